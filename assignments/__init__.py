@@ -1,0 +1,1 @@
+"""Assignment folders: assignment.toml and the Jinja templates of each assignment (data only)."""

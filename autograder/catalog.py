@@ -1,0 +1,40 @@
+"""Find assignments through the plugins and bind them to their checks."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pluggy
+
+from .assignment import Assignment, AssignmentError, AssignmentSpec, bind, load_assignment
+from .plugins import get_manager
+
+
+def assignment_folders(pm: pluggy.PluginManager | None = None) -> dict[str, Path]:
+    pm = pm or get_manager()
+    found: dict[str, Path] = {}
+    for folders in pm.hook.lmgrade_assignments():
+        for folder in folders or []:
+            folder = Path(folder)
+            if folder.name in found and found[folder.name] != folder:
+                raise AssignmentError(f"two plugins provide an assignment named {folder.name!r}: "
+                                      f"{found[folder.name]} and {folder}")
+            found[folder.name] = folder
+    return dict(sorted(found.items()))
+
+
+def load_spec(name: str, pm: pluggy.PluginManager | None = None) -> AssignmentSpec:
+    folders = assignment_folders(pm)
+    if name not in folders:
+        raise AssignmentError(f"unknown assignment {name!r} (available: {', '.join(folders) or 'none'})")
+    return load_assignment(folders[name] / "assignment.toml")
+
+
+def load(name: str, settings: dict[str, str] | None = None,
+         pm: pluggy.PluginManager | None = None) -> tuple[Assignment, dict]:
+    """The assignment `name` with the variant chosen by ``--set`` settings."""
+    pm = pm or get_manager()
+    spec = load_spec(name, pm)
+    variant = spec.resolve_variant(settings or {})
+    provided = [c for checks in pm.hook.lmgrade_checks(assignment=name, variant=variant) for c in checks or []]
+    return bind(spec, provided), variant

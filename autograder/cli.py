@@ -1,0 +1,219 @@
+"""The `lmgrade` command line (spec/cli.md)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from pathlib import Path
+
+import click
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from . import __version__, catalog, templates
+from .assignment import AssignmentError
+from .grading import Grader, Verdict
+from .oracle import LiveReference, OracleError
+from .reports.gradescope import ResultsFile
+from .reports.terminal import print_report
+from .sandbox.pool import HarnessError
+from .seeds import course_secret
+
+console = Console(highlight=False)
+err_console = Console(stderr=True, highlight=False)
+
+
+def _settings(pairs: tuple[str, ...]) -> dict[str, str]:
+    out = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise click.BadParameter(f"expected KEY=VALUE, got {pair!r}", param_hint="--set")
+        out[key.strip()] = value.strip()
+    return out
+
+
+def _load(name: str, pairs: tuple[str, ...]):
+    try:
+        return catalog.load(name, _settings(pairs))
+    except AssignmentError as exc:
+        raise click.UsageError(str(exc)) from None
+
+
+def _default_jobs() -> int:
+    return max(1, min(4, os.cpu_count() or 1))
+
+
+set_option = click.option("--set", "settings", multiple=True, metavar="KEY=VALUE",
+                          help="Choose an assignment variant, e.g. --set activation=tanh.")
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="lmgrade")
+def main() -> None:
+    """Autograder of the language-modeling course: generate, grade, report."""
+
+
+@main.command("list")
+def list_() -> None:
+    """List the assignments, their files, checks and points."""
+    try:
+        names = list(catalog.assignment_folders())
+        loaded = [catalog.load(name) for name in names]
+    except AssignmentError as exc:
+        raise click.ClickException(str(exc)) from None
+    for assignment, variant in loaded:
+        spec = assignment.spec
+        table = Table(title=f"{spec.name}: {spec.title}", title_justify="left")
+        table.add_column("check")
+        table.add_column("what it tests")
+        table.add_column("points", justify="right")
+        table.add_column("visibility")
+        for check in assignment.checks:
+            table.add_row(check.name, check.title, f"{check.points:g}", check.visibility)
+        console.print(table)
+        console.print(f"files: {', '.join(spec.files)}; total {sum(c.points for c in assignment.checks):g} points")
+        if spec.variants:
+            console.print("variants: " + ", ".join(
+                f"{v.name}={v.default} ({'/'.join(map(str, v.choices))})" for v in spec.variants.values()))
+        console.print()
+
+
+@main.command()
+@click.argument("assignment")
+@click.option("-o", "--output", "out_dir", required=True, type=click.Path(file_okay=False, path_type=Path),
+              help="Folder to write the starter files and the handout into.")
+@set_option
+def generate(assignment: str, out_dir: Path, settings: tuple[str, ...]) -> None:
+    """Render the student starter files and the handout into a folder."""
+    bound, variant = _load(assignment, settings)
+    try:
+        written = templates.generate(bound, variant, out_dir)
+    except AssignmentError as exc:
+        raise click.ClickException(str(exc)) from None
+    for path in written:
+        console.print(f"wrote {path}")
+
+
+def run_grading(assignment, variant, submission: Path, *, results: Path | None, jobs: int,
+                visible_only: bool = False, title: str | None = None) -> list[Verdict]:
+    """Grade one submission, keeping results.json valid throughout; print the report."""
+    checks = [c for c in assignment.checks if c.visibility == "visible" or not visible_only]
+    assignment = type(assignment)(assignment.spec, checks)
+    results_file = ResultsFile(results, checks) if results else None
+    verdicts: list[Verdict] = []
+    try:
+        oracle = LiveReference(assignment.spec)
+        protected = [results.resolve()] if results else []
+        with Grader(assignment, variant, oracle, secret=course_secret(), jobs=jobs,
+                    protected=protected) as grader, _progress() as progress:
+            task = progress.add_task(f"grading {assignment.name}", total=len(checks))
+
+            def on_verdict(v: Verdict) -> None:
+                verdicts.append(v)
+                if results_file:
+                    results_file.record(v.number, v.score, v.output)
+                progress.advance(task)
+
+            grader.grade(submission, on_verdict=on_verdict)
+    except (HarnessError, OracleError) as exc:
+        if results_file:
+            results_file.output = ("The autograder itself failed; this is not your fault, and the staff "
+                                   "have been told.")
+            results_file.write()
+        raise click.ClickException(f"harness fault: {exc}") from None
+    verdicts.sort(key=lambda v: v.number)
+    defences = next((v.defences for v in verdicts if v.defences), {})
+    print_report(console, title or f"{assignment.name}: {submission}", verdicts)
+    console.print(f"[dim]sandbox: {describe_defences(defences)}[/dim]")
+    return verdicts
+
+
+def describe_defences(d: dict) -> str:
+    if not d:
+        return "no student code ran"
+    parts = ["rlimits"]
+    if d.get("landlock"):
+        ll = d["landlock"]
+        parts.append(f"landlock ABI {ll['abi']}" + (" (files, TCP, signals)" if ll.get("signals") else ""))
+    else:
+        parts.append("no landlock" + (f" ({d['landlock_error']})" if d.get("landlock_error") else ""))
+    if d.get("network_namespace"):
+        parts.append("no network (own namespace)")
+    parts.append(f"uid {d.get('uid')}")
+    return ", ".join(parts)
+
+
+def _progress() -> Progress:
+    return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                    console=err_console, transient=True)
+
+
+@main.command()
+@click.argument("assignment")
+@click.argument("submission_dir", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--results", type=click.Path(dir_okay=False, path_type=Path), default=Path("results.json"),
+              show_default=True, help="Where to write Gradescope's results.json.")
+@set_option
+@click.option("--device", type=click.Choice(["auto", "cpu", "cuda"]), default="auto", show_default=True,
+              help="Device of the GPU checks.")
+@click.option("--jobs", type=click.IntRange(min=1), default=_default_jobs, show_default="up to 4",
+              help="Checks run in parallel.")
+def grade(assignment: str, submission_dir: Path, results: Path, settings: tuple[str, ...], device: str,
+          jobs: int) -> None:
+    """Grade a submission folder against the reference; write results.json."""
+    bound, variant = _load(assignment, settings)
+    run_grading(bound, variant, submission_dir, results=results, jobs=jobs)
+    console.print(f"results written to {results}")
+
+
+@main.command()
+@click.argument("assignment")
+@click.argument("submission_dir", required=False, default=".",
+                type=click.Path(exists=True, file_okay=False, path_type=Path))
+@set_option
+def check(assignment: str, submission_dir: Path, settings: tuple[str, ...]) -> None:
+    """Run the public checks on your own work (no results.json)."""
+    bound, variant = _load(assignment, settings)
+    run_grading(bound, variant, submission_dir, results=None, jobs=_default_jobs(), visible_only=True)
+
+
+@main.command()
+@click.option("-o", "--output", "out_dir", type=click.Path(file_okay=False, path_type=Path),
+              default=Path("lmgrade-demo"), show_default=True)
+def demo(out_dir: Path) -> None:
+    """The whole pipeline on built-in data: generate, grade three submissions, report."""
+    from plugins.ngram import EXAMPLES
+    from .oracle import LiveReference
+
+    name = "ngram"
+    bound, variant = _load(name, ())
+    console.rule(f"1. generate the {name} starter files")
+    starter = out_dir / "starter"
+    for path in templates.generate(bound, variant, starter):
+        console.print(f"wrote {path}")
+    submissions = {"starter": starter}
+    reference_copy = out_dir / "submissions" / "reference"
+    reference_copy.mkdir(parents=True, exist_ok=True)
+    for module in LiveReference(bound.spec).modules.values():
+        shutil.copyfile(module.__file__, reference_copy / Path(module.__file__).name)
+    submissions["reference"] = reference_copy
+    flawed = out_dir / "submissions" / "flawed"
+    shutil.copytree(EXAMPLES / "flawed", flawed, dirs_exist_ok=True)
+    submissions["flawed"] = flawed
+    totals = {}
+    for step, (label, folder) in enumerate(submissions.items(), start=2):
+        console.rule(f"{step}. grade the {label} submission")
+        results = out_dir / "results" / f"{label}.json"
+        verdicts = run_grading(bound, variant, folder, results=results, jobs=_default_jobs(),
+                               title=f"{name}: {label} submission")
+        totals[label] = (sum(v.score for v in verdicts), sum(v.max_score for v in verdicts), results)
+    console.rule("summary")
+    for label, (score, maximum, results) in totals.items():
+        console.print(f"{label:>10}: {score:.4g} / {maximum:g}   ({results})")
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

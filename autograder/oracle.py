@@ -1,0 +1,63 @@
+"""Where expected values come from.
+
+`LiveReference` runs each check's scenario against the reference solution in
+the grading process (trusted code; it never runs in the sandbox, and the
+sandbox cannot read it). Results take the same trip through `wire` as the
+submission's, so both sides are compared as the same plain types.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+from pathlib import Path
+from typing import Any
+
+from . import wire
+from .assignment import AssignmentSpec
+from .checks import Case, Check, Mistake
+
+
+class OracleError(RuntimeError):
+    """The reference failed on a check's input: a bug in the assignment, not the submission."""
+
+
+class LiveReference:
+    def __init__(self, spec: AssignmentSpec):
+        self.spec = spec
+        self.modules = {Path(f).stem: importlib.import_module(spec.reference_module(f)) for f in spec.files}
+        self._flawed: dict[str, dict] = {}
+
+    def protected_paths(self) -> list[Path]:
+        """The reference package: the sandbox must not be able to read it."""
+        package = importlib.import_module(self.spec.reference_package)
+        return [Path(p) for p in getattr(package, "__path__", [])] + [Path(m.__file__) for m in self.modules.values()]
+
+    def expected(self, check: Check, cases: list[Case]) -> list[Any]:
+        out = []
+        for i, case in enumerate(cases):
+            args = wire.decode(wire.encode(case.args))  # the reference gets its own copy
+            try:
+                out.append(wire.decode(wire.encode(check.scenario(self.modules, args))))
+            except Exception as exc:
+                raise OracleError(f"the reference failed on {check.name} case {i + 1} ({case.label}): "
+                                  f"{type(exc).__name__}: {exc}") from exc
+        return out
+
+    def _flawed_modules(self, mistake: Mistake) -> dict:
+        """Fresh copies of the reference modules with `mistake` patched in."""
+        if mistake.name not in self._flawed:
+            copies = {}
+            for key, module in self.modules.items():
+                spec = importlib.util.spec_from_file_location(f"{module.__name__}__{mistake.name}", module.__file__)
+                copy = importlib.util.module_from_spec(spec)
+                spec.loader.exec_module(copy)
+                copies[key] = copy
+            mistake.patch(copies)
+            self._flawed[mistake.name] = copies
+        return self._flawed[mistake.name]
+
+    def mistaken(self, check: Check, case: Case, mistake: Mistake) -> Any:
+        """What a submission making `mistake` returns on `case`."""
+        args = wire.decode(wire.encode(case.args))
+        return wire.decode(wire.encode(check.scenario(self._flawed_modules(mistake), args)))

@@ -1,0 +1,28 @@
+"""The plugin manager: built-in graders first, then installed entry points."""
+
+from __future__ import annotations
+
+import importlib
+from functools import lru_cache
+
+import pluggy
+
+from . import hookspecs
+
+# Registered exactly as external plugins are, only found by name, not entry point.
+DEFAULT_PLUGINS = ("plugins.ngram",)
+
+
+def make_manager(load_entry_points: bool = True) -> pluggy.PluginManager:
+    pm = pluggy.PluginManager("lmgrade")
+    pm.add_hookspecs(hookspecs)
+    for name in DEFAULT_PLUGINS:
+        pm.register(importlib.import_module(name), name=name)
+    if load_entry_points:
+        pm.load_setuptools_entrypoints("lmgrade")
+    return pm
+
+
+@lru_cache(maxsize=1)
+def get_manager() -> pluggy.PluginManager:
+    return make_manager()

@@ -1,0 +1,39 @@
+"""The per-check table and the feedback, for people at a terminal."""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from ..grading import Verdict
+
+
+def verdict_table(title: str, verdicts: list[Verdict]) -> Table:
+    table = Table(title=title, title_justify="left")
+    table.add_column("#", justify="right")
+    table.add_column("check")
+    table.add_column("score", justify="right")
+    table.add_column("", justify="center")
+    table.add_column("summary")
+    table.add_column("time", justify="right")
+    for v in verdicts:
+        mark = Text("ok", style="green") if v.passed else Text("FAIL", style="bold red")
+        summary = v.output.splitlines()[0] if v.output else ""
+        table.add_row(str(v.number), v.check.name, f"{v.score:.4g} / {v.max_score:g}", mark, summary,
+                      f"{v.wall_s:.2f}s")
+    total = sum(v.score for v in verdicts)
+    maximum = sum(v.max_score for v in verdicts)
+    table.add_section()
+    table.add_row("", "total", f"{total:.4g} / {maximum:g}", "", "", "")
+    return table
+
+
+def print_report(console: Console, title: str, verdicts: list[Verdict], *, details: bool = True) -> None:
+    console.print(verdict_table(title, verdicts))
+    if not details:
+        return
+    for v in verdicts:
+        if not v.passed:
+            console.print(Text(f"\n{v.number}. {v.check.name} ({v.score:.4g}/{v.max_score:g})", style="bold"))
+            console.print(Text(v.output))

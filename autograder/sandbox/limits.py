@@ -1,0 +1,150 @@
+"""Resource limits and privilege changes applied inside the sandboxed child.
+
+Everything here runs after fork and before any student code is imported.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import resource
+import stat
+from dataclasses import asdict, dataclass
+
+_CLONE_NEWUSER, _CLONE_NEWNET = 0x10000000, 0x40000000
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What one sandboxed run may use. Wall time is enforced by the parent."""
+
+    cpu_s: float = 10.0
+    wall_s: float = 20.0
+    memory_mb: int = 2048
+    processes: int = 4
+    file_mb: int = 16
+    output_kb: int = 64
+    open_files: int = 256
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+def _vm_size_bytes() -> int:
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+
+
+def _own_process_count(uid: int) -> int:
+    """Processes and threads this uid already runs (RLIMIT_NPROC counts them all)."""
+    count = 0
+    for entry in os.scandir("/proc"):
+        if entry.name.isdigit():
+            try:
+                if entry.stat().st_uid == uid:
+                    count += len(os.listdir(f"/proc/{entry.name}/task"))
+            except OSError:
+                pass
+    return count
+
+
+def apply_rlimits(limits: Limits, uid: int) -> None:
+    """CPU, address space (beyond what the fork server already maps), processes, files.
+
+    `uid` is the user the child will run as: the process limit counts every
+    process and thread of that user, so the budget is added to what it runs now.
+    """
+    cpu = max(1, int(limits.cpu_s + 0.999))
+    resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
+    # The fork server has numpy (and maybe torch) mapped already; the child's
+    # budget is what it may add on top of that.
+    address_space = _vm_size_bytes() + limits.memory_mb * 2**20
+    resource.setrlimit(resource.RLIMIT_AS, (address_space, address_space))
+    resource.setrlimit(resource.RLIMIT_FSIZE, (limits.file_mb * 2**20,) * 2)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (limits.open_files,) * 2)
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    nproc = limits.processes + _own_process_count(uid)
+    resource.setrlimit(resource.RLIMIT_NPROC, (nproc, nproc))
+
+
+def isolate_network() -> bool:
+    """Move into a fresh network namespace with no interfaces but a down loopback.
+
+    Works as root, or as an ordinary user where unprivileged user namespaces
+    are allowed. Returns whether it worked; Landlock still refuses TCP where
+    it does not.
+    """
+    libc = ctypes.CDLL(None, use_errno=True)
+    flags = _CLONE_NEWNET if os.geteuid() == 0 else _CLONE_NEWUSER | _CLONE_NEWNET
+    return libc.unshare(ctypes.c_int(flags)) == 0
+
+
+def world_readable(path: str) -> bool:
+    """Whether any user can reach and read `path` (every parent searchable)."""
+    path = os.path.realpath(path)
+    try:
+        if not os.stat(path).st_mode & stat.S_IROTH:
+            return False
+        parent = os.path.dirname(path)
+        while True:
+            if not os.stat(parent).st_mode & stat.S_IXOTH:
+                return False
+            if parent == os.path.dirname(parent):
+                return True
+            parent = os.path.dirname(parent)
+    except OSError:
+        return False
+
+
+def sandbox_user(slot: int) -> int | None:
+    """The unprivileged uid (and gid) student code runs as when the grader is root.
+
+    One uid per fork server, so that its process limit and the final
+    kill-everything of that uid touch no other check running in parallel.
+    """
+    if os.geteuid() != 0:
+        return None
+    return int(os.environ.get("LMGRADE_SANDBOX_UID", "61000")) + slot
+
+
+class _CapHeader(ctypes.Structure):
+    _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+
+
+class _CapData(ctypes.Structure):
+    _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32),
+                ("inheritable", ctypes.c_uint32)]
+
+
+CAP_DAC_READ_SEARCH = 2
+
+
+def drop_privileges(uid: int, keep_read_search: bool) -> None:
+    """Become `uid`, with no groups and no capabilities, for good and across execve.
+
+    `keep_read_search` keeps CAP_DAC_READ_SEARCH alone, for an interpreter the
+    unprivileged user could not read (one installed in root's home); Landlock
+    then decides alone what may be read.
+    """
+    libc = ctypes.CDLL(None, use_errno=True)
+    pr_set_securebits, pr_capbset_drop = 28, 24
+    # NOROOT and NO_SETUID_FIXUP, both locked, KEEP_CAPS locked off: no way
+    # back to root's powers by setuid or by running a program.
+    if libc.prctl(pr_set_securebits, 0x2F & ~0x10, 0, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_SECUREBITS)")
+    cap = 0
+    while True:
+        if not (keep_read_search and cap == CAP_DAC_READ_SEARCH):
+            if libc.prctl(pr_capbset_drop, cap, 0, 0, 0) != 0:
+                break
+        cap += 1
+    os.setgroups([])
+    os.setresgid(uid, uid, uid)
+    os.setresuid(uid, uid, uid)
+    kept = (1 << CAP_DAC_READ_SEARCH) if keep_read_search else 0
+    header = _CapHeader(version=0x20080522, pid=0)
+    data = (_CapData * 2)(_CapData(kept, kept, 0), _CapData(0, 0, 0))
+    if libc.capset(ctypes.byref(header), data) != 0:
+        raise OSError(ctypes.get_errno(), "capset")
+    if os.geteuid() == 0 or os.getuid() == 0:
+        raise OSError("could not drop root privileges")

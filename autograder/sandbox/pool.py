@@ -1,0 +1,252 @@
+"""The grading process's side of the sandbox: a pool of fork servers.
+
+`SandboxPool.run` runs one check's cases against a submission and returns one
+`CaseOutcome` per case. If the child dies part-way (crash, `os._exit`, CPU
+limit), the case it was on fails with the reason and a fresh child takes up
+the next case, so one bad case costs that case only; the check's wall-time
+limit is a budget shared by all its children, so a hang costs at most that.
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import signal
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .. import wire
+from .child import CASE_RESULT, CASE_START, DONE, HELLO
+from .limits import Limits
+from .server import read_message, write_message
+
+
+class HarnessError(RuntimeError):
+    """The sandbox itself failed (not the submission): grading cannot be trusted."""
+
+
+@dataclass
+class CaseOutcome:
+    """What became of one case in the sandbox.
+
+    kind: "ok" (value holds the returned data), "error" (the submission raised),
+    "import_error", "crashed" (the process died), "timeout", "not_run".
+    """
+
+    kind: str
+    value: Any = None
+    error: dict | None = None
+    message: str = ""
+
+
+@dataclass
+class RunReport:
+    outcomes: list[CaseOutcome]
+    defences: dict = field(default_factory=dict)
+    processes: int = 0
+    wall_s: float = 0.0
+    cpu_s: float = 0.0
+    output: str = ""
+
+
+def _signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
+
+
+def describe_death(header: dict, limits: Limits) -> tuple[str, str]:
+    """(kind, message) for a child that did not finish its cases."""
+    if header["killed"] == "wall":
+        return "timeout", f"time limit exceeded: still running after {limits.wall_s:g} s (wall clock)"
+    if header["killed"] == "output":
+        return "crashed", f"output limit exceeded: printed more than {limits.output_kb} KiB"
+    if header["killed"] == "result_size":
+        return "crashed", "returned more data than the grader accepts"
+    sig = header["signal"]
+    if sig == signal.SIGXCPU or (sig == signal.SIGKILL and header["cpu_s"] >= limits.cpu_s - 0.5):
+        return "timeout", f"CPU time limit exceeded ({limits.cpu_s:g} s)"
+    if sig is not None:
+        hint = " (segmentation fault)" if sig == signal.SIGSEGV else ""
+        return "crashed", f"the process was killed by {_signal_name(sig)}{hint}"
+    return "crashed", (f"the process ended with exit status {header['exit_code']} before finishing "
+                       "(does the code call sys.exit, os._exit or quit?)")
+
+
+class _Server:
+    def __init__(self, init: dict, env: dict):
+        bootstrap = ("import sys; sys.path[:0] = [%r]; "
+                     "from autograder.sandbox.server import main; main()"
+                     % str(Path(__file__).resolve().parents[2]))
+        self.proc = subprocess.Popen([sys.executable, "-I", "-c", bootstrap],
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     env=env, close_fds=True, start_new_session=True)
+        self.request(init)
+        if not self.ready.get("ready"):
+            raise HarnessError(f"sandbox server failed to start: {self.ready.get('error')}")
+
+    def request(self, header: dict, blob: bytes = b"") -> tuple[dict, bytes]:
+        self.proc.stdin.write(b"")  # raises early if the server is gone
+        write_message(self.proc.stdin.fileno(), header, blob)
+        reply = read_message(self.proc.stdout)
+        if reply is None:
+            raise HarnessError(f"sandbox server exited (status {self.proc.poll()})")
+        if not hasattr(self, "ready"):
+            self.ready = reply[0]
+        return reply
+
+    def close(self) -> None:
+        for stream in (self.proc.stdin, self.proc.stdout):
+            try:
+                stream.close()
+            except OSError:
+                pass
+        try:
+            self.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
+
+def _server_env() -> dict:
+    """A scrubbed environment: no course secret, nothing from the grader's shell."""
+    keep = ("PATH", "LANG", "LC_ALL", "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "LMGRADE_SANDBOX_USER")
+    env = {k: os.environ[k] for k in keep if k in os.environ}
+    env.update(OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1",
+               PYTHONDONTWRITEBYTECODE="1", PYTHONHASHSEED="0")
+    return env
+
+
+class SandboxPool:
+    """Up to `jobs` fork servers, started on first use and reused for every run."""
+
+    def __init__(self, *, preload: list[str], forbidden_modules: list[str],
+                 protected: list[Path], jobs: int = 1, landlock: bool = True):
+        self.init = {"sys_path": [p for p in sys.path if p], "preload": list(preload),
+                     "forbidden_modules": list(forbidden_modules),
+                     "protected": [str(p) for p in protected], "landlock": landlock}
+        self.jobs = max(1, jobs)
+        self._idle: queue.SimpleQueue[_Server] = queue.SimpleQueue()
+        self._all: list[_Server] = []
+        self._lock = threading.Lock()
+        self._slots = 0
+        self.started_s: list[float] = []
+
+    def _acquire(self) -> _Server:
+        try:
+            return self._idle.get_nowait()
+        except queue.Empty:
+            pass
+        t0 = time.perf_counter()
+        with self._lock:
+            slot = self._slots
+            self._slots += 1
+        server = _Server({**self.init, "slot": slot}, _server_env())
+        with self._lock:
+            self._all.append(server)
+            self.started_s.append(time.perf_counter() - t0)
+        return server
+
+    def close(self) -> None:
+        with self._lock:
+            servers, self._all = self._all, []
+        for server in servers:
+            server.close()
+
+    def __enter__(self) -> "SandboxPool":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def run(self, *, scenario: str, submission: Path, files: list[str], cases: list,
+            limits: Limits) -> RunReport:
+        server = self._acquire()
+        try:
+            return self._run(server, scenario, submission, files, cases, limits)
+        except HarnessError:
+            server.close()
+            raise
+        finally:
+            if server.proc.poll() is None:
+                self._idle.put(server)
+
+    def _run(self, server, scenario, submission, files, cases, limits) -> RunReport:
+        n = len(cases)
+        report = RunReport(outcomes=[CaseOutcome("not_run", message="not run") for _ in range(n)])
+        blob = wire.encode(cases)
+        deadline = time.monotonic() + limits.wall_s
+        start = 0
+        while start < n:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0.05:
+                for i in range(start, n):
+                    report.outcomes[i].message = "not run: the check's time limit was used up"
+                break
+            lim = Limits(**{**limits.as_dict(), "wall_s": remaining})
+            header, result = server.request(
+                {"scenario": scenario, "submission": str(submission), "files": files,
+                 "start": start, "limits": lim.as_dict()}, blob)
+            if header.get("status") == "harness":
+                raise HarnessError(header["detail"])
+            report.processes += 1
+            report.wall_s += header["wall_s"]
+            report.cpu_s += header["cpu_s"]
+            report.output += header["output"]
+            done, in_progress = self._take_frames(result, report, n)
+            if done:
+                break
+            kind, message = describe_death(header, limits)
+            if in_progress is None:
+                in_progress = start
+            tail = header["output"].strip()[-500:]
+            report.outcomes[in_progress] = CaseOutcome(
+                kind, message=message + (f"\nlast output:\n{tail}" if tail else ""))
+            if kind == "timeout" and header["killed"] == "wall":
+                for i in range(in_progress + 1, n):
+                    report.outcomes[i].message = "not run: the check's time limit was used up"
+                break
+            start = in_progress + 1
+        return report
+
+    @staticmethod
+    def _take_frames(result: bytes, report: RunReport, n: int) -> tuple[bool, int | None]:
+        frames, _ = wire.unpack_frames(result)
+        done, in_progress, hello = False, None, False
+        for kind, index, payload in frames:
+            if kind == HELLO and not hello:
+                hello = True
+                info = wire.decode(payload)
+                if "harness_error" in info:
+                    raise HarnessError("sandbox child failed before running student code: "
+                                       + info["harness_error"]["message"])
+                report.defences = info
+            elif not hello:
+                break  # frames before HELLO are not ours
+            elif kind == CASE_START and 0 <= index < n:
+                in_progress = index
+            elif kind == CASE_RESULT and 0 <= index < n:
+                try:
+                    outcome = wire.decode(payload)
+                    (key, value), = outcome.items()
+                    if key == "ok":
+                        report.outcomes[index] = CaseOutcome("ok", value=value)
+                    elif key in ("error", "import_error"):
+                        error = {f: str(value.get(f, ""))[:4000] for f in ("type", "message", "traceback")}
+                        report.outcomes[index] = CaseOutcome(key, error=error)
+                    else:
+                        raise ValueError(f"unknown outcome {key!r}")
+                except Exception as exc:
+                    report.outcomes[index] = CaseOutcome("error", message=f"unreadable result: {exc}")
+                in_progress = None
+            elif kind == DONE:
+                done = True
+        if not hello:
+            raise HarnessError("sandbox child never reported its defences")
+        return done, in_progress

@@ -1,0 +1,261 @@
+"""The fork server: imports the heavy libraries once, forks one child per run.
+
+Started by `autograder.sandbox.pool` with a scrubbed environment. It imports
+numpy (torch where the assignment needs it) and the plugins' scenario modules,
+never student code and never the reference, then serves run requests one at
+a time: copy the submission into a fresh folder, fork, let the child lock
+itself down, collect its frames, enforce the wall-time and output limits from
+this side, reap it and everything it started.
+
+Protocol on the inherited stdin/stdout: messages of two length-prefixed parts
+(a JSON header and a binary payload), see `read_message` / `write_message`.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import importlib
+import json
+import os
+import resource
+import select
+import shutil
+import signal
+import struct
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+_LENGTHS = struct.Struct(">QQ")
+MAX_RESULT_BYTES = 256 * 2**20
+MAX_SUBMISSION_BYTES = 64 * 2**20
+_PR_SET_CHILD_SUBREAPER = 36
+
+
+def read_message(f) -> tuple[dict, bytes] | None:
+    head = f.read(_LENGTHS.size)
+    if len(head) < _LENGTHS.size:
+        return None
+    n_json, n_blob = _LENGTHS.unpack(head)
+    return json.loads(f.read(n_json)), f.read(n_blob)
+
+
+def write_message(fd: int, header: dict, blob: bytes = b"") -> None:
+    doc = json.dumps(header).encode()
+    data = memoryview(_LENGTHS.pack(len(doc), len(blob)) + doc + blob)
+    while data:
+        data = data[os.write(fd, data):]
+
+
+def copy_submission(src: Path, dst: Path) -> None:
+    """Copy regular files and folders only: a symlink could point at the reference."""
+    budget = MAX_SUBMISSION_BYTES
+    dst.mkdir()
+    for root, dirs, files in os.walk(src, followlinks=False):
+        rel = Path(root).relative_to(src)
+        dirs[:] = [d for d in dirs if not (Path(root) / d).is_symlink() and d != "__pycache__"]
+        for d in dirs:
+            (dst / rel / d).mkdir()
+        for name in files:
+            path = Path(root) / name
+            if path.is_symlink() or not path.is_file():
+                continue
+            budget -= path.stat().st_size
+            if budget < 0:
+                raise ValueError(f"submission is larger than {MAX_SUBMISSION_BYTES // 2**20} MiB")
+            shutil.copyfile(path, dst / rel / name, follow_symlinks=False)
+
+
+def _chown_tree(path: Path, uid: int, gid: int) -> None:
+    os.chown(path, uid, gid)
+    for root, dirs, files in os.walk(path):
+        for name in dirs + files:
+            os.chown(os.path.join(root, name), uid, gid, follow_symlinks=False)
+
+
+def _reap_orphans() -> None:
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+
+
+def _kill_user_processes(uid: int) -> None:
+    """Kill every process of the sandbox user: daemons that left the process group too."""
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.setresuid(uid, uid, uid)
+            os.kill(-1, signal.SIGKILL)
+        finally:
+            os._exit(0)
+    os.waitpid(pid, 0)
+
+
+class Server:
+    def __init__(self, init: dict):
+        from . import landlock, limits
+
+        sys.path[:] = init["sys_path"]
+        self.scenarios = {}
+        for module in init["preload"]:
+            importlib.import_module(module)
+        for name in init["forbidden_modules"]:
+            loaded = [m for m in sys.modules if m == name or m.startswith(name + ".")]
+            if loaded:
+                raise RuntimeError(f"preloading imported {loaded[0]}, which student code must not see")
+        self.user = limits.sandbox_user(init.get("slot", 0))
+        # An interpreter under root's home is unreadable to that user: keep
+        # the read-search capability alone and let Landlock confine reads.
+        self.keep_read_search = self.user is not None and not all(
+            limits.world_readable(p) for p in (os.path.dirname(os.__file__), sys.executable))
+        self.use_landlock = init["landlock"] and landlock.abi_version() >= 1
+        roots = {sys.prefix, sys.base_prefix, sys.exec_prefix, "/usr", "/lib", "/lib64", "/bin",
+                 "/etc", "/dev/urandom", "/dev/random", "/dev/zero"}
+        roots.update(p for p in sys.path if p and os.path.exists(p))
+        self.read_paths = [str(p) for p in landlock.readable_except(roots, init["protected"])]
+        self.limits_cls = limits.Limits
+        self.tmp_root = Path(init.get("tmp_root") or tempfile.gettempdir())
+
+    def scenario(self, ref: str):
+        module, _, qualname = ref.partition(":")
+        obj = importlib.import_module(module)
+        for part in qualname.split("."):
+            obj = getattr(obj, part)
+        return obj
+
+    def run(self, req: dict, blob: bytes) -> tuple[dict, bytes]:
+        from .. import wire
+        from . import child
+
+        lim = self.limits_cls(**req["limits"])
+        cases = wire.decode(blob)
+        scenario = self.scenario(req["scenario"])
+        workdir = Path(tempfile.mkdtemp(prefix="lmgrade-run-", dir=self.tmp_root))
+        try:
+            try:
+                copy_submission(Path(req["submission"]), workdir / "submission")
+            except (OSError, ValueError) as exc:
+                return {"status": "harness", "detail": f"could not copy the submission: {exc}"}, b""
+            if self.user is not None:
+                _chown_tree(workdir, self.user, self.user)
+            return self._fork_and_collect(child, scenario, cases, req, lim, workdir)
+        finally:
+            shutil.rmtree(workdir, ignore_errors=True)
+
+    def _fork_and_collect(self, child, scenario, cases, req, lim, workdir) -> tuple[dict, bytes]:
+        res_r, res_w = os.pipe()
+        out_r, out_w = os.pipe()
+        started = time.monotonic()
+        pid = os.fork()
+        if pid == 0:
+            os.close(res_r)
+            os.close(out_r)
+            child.run(scenario=scenario, cases=cases, start=req["start"], files=req["files"],
+                      workdir=workdir, read_paths=self.read_paths, lim=lim, user=self.user,
+                      keep_read_search=self.keep_read_search, use_landlock=self.use_landlock, result_fd=res_w, output_fd=out_w)
+            os._exit(70)  # not reached
+        os.close(res_w)
+        os.close(out_w)
+        deadline = started + lim.wall_s
+        result, output, killed = bytearray(), bytearray(), None
+        open_fds = {res_r, out_r}
+        status = rusage = None
+        while True:
+            if status is None:
+                reaped, status_, rusage_ = os.wait4(pid, os.WNOHANG)
+                if reaped:
+                    status, rusage = status_, rusage_
+            now = time.monotonic()
+            if status is not None and not open_fds:
+                break
+            if now >= deadline:
+                killed = killed or "wall"
+                break
+            # Once the child has exited, take only what is already buffered:
+            # a grandchild may hold the pipes open forever.
+            timeout = 0 if status is not None else min(0.05, deadline - now)
+            ready, _, _ = select.select(list(open_fds), [], [], timeout)
+            if not ready and status is not None:
+                break
+            for fd in ready:
+                chunk = os.read(fd, 1 << 16)
+                if not chunk:
+                    open_fds.discard(fd)
+                elif fd == out_r:
+                    output += chunk
+                    if len(output) > lim.output_kb * 1024:
+                        killed = "output"
+                else:
+                    result += chunk
+                    if len(result) > MAX_RESULT_BYTES:
+                        killed = "result_size"
+            if killed:
+                break
+        wall = time.monotonic() - started
+        try:
+            os.killpg(pid, signal.SIGKILL)
+        except OSError:
+            pass
+        if status is None:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+            _, status, rusage = os.wait4(pid, 0)
+        if self.user is not None:
+            _kill_user_processes(self.user)
+        for fd in open_fds | {res_r, out_r}:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        header = {
+            "status": "killed" if killed else "exited",
+            "killed": killed,
+            "exit_code": os.WEXITSTATUS(status) if os.WIFEXITED(status) else None,
+            "signal": os.WTERMSIG(status) if os.WIFSIGNALED(status) else None,
+            "wall_s": wall,
+            "cpu_s": rusage.ru_utime + rusage.ru_stime,
+            "max_rss_kb": rusage.ru_maxrss,
+            "output": output[-lim.output_kb * 1024:].decode("utf-8", "replace"),
+        }
+        return header, bytes(result)
+
+
+def main() -> None:
+    # The protocol keeps its own descriptors; stray prints go to stderr.
+    proto_in = os.fdopen(os.dup(0), "rb")
+    proto_out = os.dup(1)
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.dup2(2, 1)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # Orphans of a child (daemons it started) become ours, so we reap them.
+    ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+    message = read_message(proto_in)
+    if message is None:
+        return
+    try:
+        server = Server(message[0])
+    except BaseException as exc:
+        write_message(proto_out, {"ready": False, "error": f"{type(exc).__name__}: {exc}"})
+        return
+    write_message(proto_out, {"ready": True, "landlock": server.use_landlock,
+                              "uid": server.user,
+                              "max_rss_kb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss})
+    while (message := read_message(proto_in)) is not None:
+        try:
+            header, blob = server.run(*message)
+        except Exception as exc:
+            header, blob = {"status": "harness", "detail": f"{type(exc).__name__}: {exc}"}, b""
+        write_message(proto_out, header, blob)
+        _reap_orphans()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,41 @@
+"""Render an assignment's Jinja templates: the student stubs and the handout."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import jinja2
+
+from .assignment import Assignment, AssignmentError
+
+
+def render(assignment: Assignment, variant: dict) -> dict[str, str]:
+    """{output file name: text} for every template of the assignment."""
+    spec = assignment.spec
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(spec.root)),
+                             undefined=jinja2.StrictUndefined, keep_trailing_newline=True,
+                             autoescape=False)
+    context = {"name": spec.name, "title": spec.title, "files": spec.files, "variant": variant,
+               "checks": assignment.checks, **variant}
+    out = {}
+    for output, path in spec.templates.items():
+        relative = path.relative_to(spec.root).as_posix()
+        try:
+            out[output] = env.get_template(relative).render(context)
+        except jinja2.TemplateSyntaxError as exc:
+            raise AssignmentError(f"{path}:{exc.lineno}: template syntax error: {exc.message}") from None
+        except jinja2.UndefinedError as exc:
+            raise AssignmentError(f"{path}: {exc.message}") from None
+    return out
+
+
+def generate(assignment: Assignment, variant: dict, out_dir: Path) -> list[Path]:
+    """Write the rendered files into `out_dir`; return their paths."""
+    rendered = render(assignment, variant)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    written = []
+    for name, text in rendered.items():
+        target = out_dir / name
+        target.write_text(text, encoding="utf-8")
+        written.append(target)
+    return written

@@ -1,0 +1,179 @@
+"""The checks of the ngram assignment: their inputs, tolerances and mistakes."""
+
+from __future__ import annotations
+
+from autograder.checks import Case, CaseContext, Check
+from autograder.compare import Tolerance
+from autograder.corpus import sentences
+from autograder.sandbox.limits import Limits
+
+from . import mistakes as M
+from . import scenarios
+from .sampling import judge_sample
+
+FILES = ("ngram.py",)
+BOS, EOS, UNK = "<s>", "</s>", "<unk>"
+
+# The hand-computed trigram example of the handout: after "cows eat",
+# corn 4/11, grass 3/11, hay 2/11 and the end of the sentence 2/11.
+COWS = ([["cows", "eat", "corn"]] * 4 + [["cows", "eat", "grass"]] * 3
+        + [["cows", "eat", "hay"]] * 2 + [["cows", "eat"]] * 2)
+
+
+def _corpus_label(corpus: list[list[str]]) -> str:
+    if len(corpus) <= 4:
+        return repr(corpus)
+    return f"{len(corpus)} sentences, the first {corpus[0]!r}"
+
+
+def _model_label(corpus, n, k) -> str:
+    return f"NGramLM(n={n}, k={k}) fitted on {_corpus_label(corpus)}"
+
+
+def _queries(rng, corpus, n) -> list[tuple[str, list[str]]]:
+    """Seen n-grams, unseen words and contexts, short and over-long contexts."""
+    queries = []
+    for _ in range(6):
+        s = [BOS] * (n - 1) + corpus[int(rng.integers(len(corpus)))] + [EOS]
+        t = int(rng.integers(n - 1, len(s)))
+        queries.append((s[t], s[t - n + 1:t] if n > 1 else []))
+    queries += [("zebra", queries[0][1]), (EOS, queries[1][1]), (UNK, queries[2][1]),
+                (queries[3][0], ["zebra"] * (n - 1)), (queries[4][0], []),
+                (queries[5][0], ["alice", "sees"] + queries[5][1])]
+    if n > 2:
+        queries.append((queries[0][0], queries[0][1][-1:]))
+    return [(w, list(ctx)) for w, ctx in queries]
+
+
+def pad_cases(ctx: CaseContext) -> list[Case]:
+    fixed = [(["a", "b"], 3), ([], 1), (["the", "cow"], 1), ([], 4), (["x"], 2)]
+    fixed.append((sentences(ctx.rng, 1)[0], 5))
+    return [Case(f"pad({s!r}, n={n})", {"sentence": s, "n": n}) for s, n in fixed]
+
+
+def count_cases(ctx: CaseContext) -> list[Case]:
+    small = sentences(ctx.rng, 8)
+    corpora = [(COWS, 3), (small, 1), (small, 2), (small, 3), ([["a", "b", "a"], []], 2)]
+    return [Case(f"count_ngrams({_corpus_label(c)}, n={n})", {"corpus": c, "n": n}) for c, n in corpora]
+
+
+def fit_cases(ctx: CaseContext) -> list[Case]:
+    corpus = sentences(ctx.rng, 10)
+    return [Case(_model_label(c, n, k), {"corpus": c, "n": n, "k": k})
+            for c, n, k in [(corpus, 2, 0.0), (corpus, 3, 0.5), ([["a"], []], 1, 0.0)]]
+
+
+def _prob_cases(ctx: CaseContext, settings) -> list[Case]:
+    cases = []
+    for n, k in settings:
+        corpus = sentences(ctx.rng, 40)
+        queries = _queries(ctx.rng, corpus, n)
+        cases.append(Case(_model_label(corpus, n, k), {"corpus": corpus, "n": n, "k": k, "queries": queries}))
+    return cases
+
+
+def prob_mle_cases(ctx: CaseContext) -> list[Case]:
+    cows = Case(_model_label(COWS, 3, 0.0), {
+        "corpus": COWS, "n": 3, "k": 0.0,
+        "queries": [[w, ["cows", "eat"]] for w in ("corn", "grass", "hay", EOS, "cows")]})
+    return [cows] + _prob_cases(ctx, [(1, 0.0), (2, 0.0), (3, 0.0)])
+
+
+def prob_add_k_cases(ctx: CaseContext) -> list[Case]:
+    return _prob_cases(ctx, [(1, 1.0), (2, 1.0), (2, 0.5), (3, 0.01)])
+
+
+def logprob_cases(ctx: CaseContext) -> list[Case]:
+    cases = []
+    for n, k in [(2, 0.0), (3, 0.0), (2, 0.1)]:
+        corpus = sentences(ctx.rng, 30)
+        test = corpus[:3] + sentences(ctx.rng, 2) + [[], ["the", "zebra", "sleeps"]]
+        cases.append(Case(_model_label(corpus, n, k), {"corpus": corpus, "n": n, "k": k, "sentences": test}))
+    return cases
+
+
+def perplexity_cases(ctx: CaseContext, count: int = 30) -> list[Case]:
+    cases = []
+    for n, k, held_out in [(2, 0.0, False), (3, 0.0, False), (2, 0.5, True), (3, 0.1, True), (2, 0.0, True)]:
+        corpus = sentences(ctx.rng, count)
+        # Unequal lengths expose a mean of per-sentence perplexities.
+        test = sentences(ctx.rng, 6) if held_out else corpus[:6]
+        if n == 2 and k == 0.0 and held_out:
+            test = test[:2] + [["the", "zebra", "sleeps"]]  # an unseen word under MLE: inf
+        cases.append(Case(f"{_model_label(corpus, n, k)}; perplexity({_corpus_label(test)})",
+                          {"corpus": corpus, "n": n, "k": k, "test": test}))
+    return cases
+
+
+def sample_cases(ctx: CaseContext) -> list[Case]:
+    cases = []
+    for n, k, max_len in [(2, 0.0, 100), (3, 0.0, 100), (2, 0.2, 6)]:
+        corpus = sentences(ctx.rng, 25)
+        args = {"corpus": corpus, "n": n, "k": k, "max_len": max_len, "draws": 2000, "repeat": 100,
+                "seed": int(ctx.rng.integers(2**62))}
+        cases.append(Case(f"{_model_label(corpus, n, k)}; 2000 draws of sample(rng, max_len={max_len})", args))
+    return cases
+
+
+def no_mutation_cases(ctx: CaseContext) -> list[Case]:
+    corpus = sentences(ctx.rng, 6)
+    sentence = ["the", "old", "cow", "sleeps"]
+    calls = [("pad", {"value": sentence, "n": 3}),
+             ("count_ngrams", {"value": corpus, "n": 2}),
+             ("fit", {"value": corpus, "n": 2, "k": 0.0}),
+             ("prob", {"value": ["the", "old"], "word": "cow", "corpus": corpus, "n": 3, "k": 0.5}),
+             ("logprob", {"value": sentence, "corpus": corpus, "n": 2, "k": 0.5}),
+             ("perplexity", {"value": corpus[:2], "corpus": corpus, "n": 2, "k": 0.5})]
+    return [Case(f"{call} must leave its argument {args['value']!r} unchanged", {"call": call, **args})
+            for call, args in calls]
+
+
+def bad_argument_cases(ctx: CaseContext) -> list[Case]:
+    calls = [("pad", 0, 0.0), ("pad", -2, 0.0), ("count_ngrams", 0, 0.0),
+             ("NGramLM", 0, 0.0), ("NGramLM", 2, -1.0)]
+    return [Case(f"{call}(..., n={n}{f', k={k}' if call == 'NGramLM' else ''}) must raise ValueError",
+                 {"call": call, "n": n, "k": k}) for call, n, k in calls]
+
+
+def hidden_perplexity_cases(ctx: CaseContext) -> list[Case]:
+    return perplexity_cases(ctx, count=200)
+
+
+EXACT = Tolerance(rtol=1e-9, atol=1e-12)
+LOG = Tolerance(rtol=1e-9, atol=1e-9)
+PPL = Tolerance(rtol=1e-7, atol=1e-9)
+PROB_MISTAKES = (M.UNPADDED_CONTEXT, M.BOS_IN_VOCAB, M.NO_UNK_IN_VOCAB, M.ADD_K_DENOMINATOR, *M.PADDING)
+PPL_MISTAKES = (M.PERPLEXITY_MEAN, M.PERPLEXITY_NO_EOS, M.LOG2, M.LOG10, M.LOGPROB_NO_EOS,
+                *PROB_MISTAKES)
+
+
+def ngram_checks() -> list[Check]:
+    quick = Limits(cpu_s=5, wall_s=10)
+    return [
+        Check("pad", "pad adds n - 1 BOS and one EOS", FILES, scenarios.pad, pad_cases,
+              mistakes=M.PADDING, limits=quick),
+        Check("count_ngrams", "count_ngrams counts every n-gram of the padded corpus", FILES,
+              scenarios.count_ngrams, count_cases, mistakes=M.PADDING, limits=quick),
+        Check("fit", "fit returns self and builds the vocabulary", FILES, scenarios.fit, fit_cases,
+              mistakes=(M.BOS_IN_VOCAB, M.NO_UNK_IN_VOCAB, *M.PADDING), limits=quick),
+        Check("prob_mle", "prob under maximum likelihood", FILES, scenarios.prob, prob_mle_cases,
+              tolerance=EXACT, mistakes=PROB_MISTAKES, limits=quick),
+        Check("prob_add_k", "prob with add-k smoothing", FILES, scenarios.prob, prob_add_k_cases,
+              tolerance=EXACT, mistakes=PROB_MISTAKES, limits=quick),
+        Check("logprob", "logprob of padded sentences, -inf for impossible ones", FILES, scenarios.logprob,
+              logprob_cases, tolerance=LOG, mistakes=(M.LOG2, M.LOG10, M.LOGPROB_NO_EOS, *PROB_MISTAKES),
+              limits=quick),
+        Check("perplexity", "perplexity of a corpus, inf when a sentence is impossible", FILES,
+              scenarios.perplexity, perplexity_cases, tolerance=PPL, mistakes=PPL_MISTAKES, limits=quick),
+        Check("sample", "sample draws from p(. | context) using only rng", FILES, scenarios.sample,
+              sample_cases, judge=judge_sample, limits=Limits(cpu_s=30, wall_s=45),
+              timeout_hint="Does sample stop at EOS, and after max_len tokens at the latest?"),
+        Check("no_mutation", "no function changes its arguments", FILES, scenarios.no_mutation,
+              no_mutation_cases, limits=quick),
+        Check("bad_arguments", "ValueError for arguments outside the domain", FILES, scenarios.bad_argument,
+              bad_argument_cases, limits=quick),
+        Check("perplexity_hidden", "perplexity on larger held-out corpora", FILES, scenarios.perplexity,
+              hidden_perplexity_cases, tolerance=PPL, mistakes=PPL_MISTAKES, visibility="after_due_date",
+              limits=quick),
+    ]
+

@@ -1,0 +1,101 @@
+"""What the ngram checks do with a submission, inside the sandbox.
+
+Each function gets ``modules`` ({"ngram": the submission's module, or the
+reference's}) and one case's plain-data arguments, and returns plain data.
+This module is imported by the fork server before any student code: it must
+never import the reference.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def pad(modules, args):
+    return modules["ngram"].pad(args["sentence"], args["n"])
+
+
+def count_ngrams(modules, args):
+    return modules["ngram"].count_ngrams(args["corpus"], args["n"])
+
+
+def fit(modules, args):
+    lm = modules["ngram"].NGramLM(args["n"], k=args["k"])
+    fitted = lm.fit(args["corpus"])
+    return {"fit returns self": fitted is lm, "vocab": lm.vocab}
+
+
+def _fitted(modules, args):
+    return modules["ngram"].NGramLM(args["n"], k=args["k"]).fit(args["corpus"])
+
+
+def prob(modules, args):
+    lm = _fitted(modules, args)
+    return {f"prob({w!r}, {ctx!r})": lm.prob(w, ctx) for w, ctx in args["queries"]}
+
+
+def logprob(modules, args):
+    lm = _fitted(modules, args)
+    return {f"logprob({s!r})": lm.logprob(s) for s in args["sentences"]}
+
+
+def perplexity(modules, args):
+    lm = _fitted(modules, args)
+    return lm.perplexity(args["test"])
+
+
+def sample(modules, args):
+    """Draws for a statistical test, and the model's distribution to test them against."""
+    lm = _fitted(modules, args)
+    rng = np.random.default_rng(args["seed"])
+    draws = [lm.sample(rng, max_len=args["max_len"]) for _ in range(args["draws"])]
+    # Only rng may be random: shake the global generators between the two runs.
+    np.random.seed(args["seed"] % 2**32 ^ 0x5EED)
+    __import__("random").seed(args["seed"] ^ 0x5EED)
+    rng = np.random.default_rng(args["seed"])
+    again = [lm.sample(rng, max_len=args["max_len"]) for _ in range(args["repeat"])]
+    rng = np.random.default_rng(args["seed"] + 1)
+    other = [lm.sample(rng, max_len=args["max_len"]) for _ in range(args["repeat"])]
+    vocab = sorted(lm.vocab)
+    contexts = {tuple(ctx) for ctx in modules["ngram"].count_ngrams(args["corpus"], args["n"])}
+    table = {ctx: [lm.prob(w, list(ctx)) for w in vocab] for ctx in contexts}
+    return {"draws": draws, "again": again, "other": other, "vocab": vocab, "table": table}
+
+
+def no_mutation(modules, args):
+    """Call one function and return its arguments as they are afterwards."""
+    ngram = modules["ngram"]
+    kept = args["value"]  # a fresh copy in every process: compared after the call
+    call = args["call"]
+    if call == "pad":
+        ngram.pad(kept, args["n"])
+    elif call == "count_ngrams":
+        ngram.count_ngrams(kept, args["n"])
+    elif call == "fit":
+        ngram.NGramLM(args["n"], k=args["k"]).fit(kept)
+    else:
+        lm = ngram.NGramLM(args["n"], k=args["k"]).fit(args["corpus"])
+        if call == "prob":
+            lm.prob(args["word"], kept)
+        elif call == "logprob":
+            lm.logprob(kept)
+        elif call == "perplexity":
+            lm.perplexity(kept)
+    return kept
+
+
+def bad_argument(modules, args):
+    """The name of the exception raised for an argument outside the domain."""
+    ngram = modules["ngram"]
+    try:
+        if args["call"] == "pad":
+            ngram.pad(["a"], args["n"])
+        elif args["call"] == "count_ngrams":
+            ngram.count_ngrams([["a"]], args["n"])
+        else:
+            ngram.NGramLM(args["n"], k=args["k"])
+    except ValueError:
+        return "ValueError"
+    except Exception as exc:
+        return type(exc).__name__
+    return "no exception"
