@@ -52,6 +52,7 @@ class NGramLM:
         self.counts = count_ngrams(corpus, self.n)
         self.context_totals = {ctx: sum(words.values()) for ctx, words in self.counts.items()}
         self.vocab = {tok for s in corpus for tok in pad(s, self.n) if tok != BOS} | {UNK}
+        self._distributions: dict[tuple[str, ...], numpy.ndarray] = {}
         return self
 
     def _known(self, token: str) -> str:
@@ -93,10 +94,17 @@ class NGramLM:
         context = [BOS] * (self.n - 1)
         out: list[str] = []
         while len(out) < max_len:
-            p = numpy.array([self.prob(w, context) for w in words])
-            word = words[rng.choice(len(words), p=p / p.sum())]
+            word = words[rng.choice(len(words), p=self._distribution(words, tuple(context)))]
             if word == EOS:
                 break
             out.append(word)
             context = context[1:] + [word] if self.n > 1 else context
         return out
+
+    def _distribution(self, words: list[str], context: tuple[str, ...]) -> numpy.ndarray:
+        """p(. | context) over the sorted vocabulary, computed once per context."""
+        cache = self.__dict__.setdefault("_distributions", {})
+        if context not in cache:
+            p = numpy.array([self.prob(w, context) for w in words])
+            cache[context] = p / p.sum()
+        return cache[context]
