@@ -134,7 +134,7 @@ def run_grading(assignment, variant, submission: Path, *, results: Path | None, 
 def describe_defences(d: dict) -> str:
     if not d:
         return "no student code ran"
-    parts = ["rlimits"]
+    parts = [f"limits on {', '.join(d.get('rlimits') or ['nothing'])}"]
     if d.get("landlock"):
         ll = d["landlock"]
         parts.append(f"landlock ABI {ll['abi']}" + (" (files, TCP, signals)" if ll.get("signals") else ""))

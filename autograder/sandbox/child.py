@@ -42,8 +42,7 @@ def describe_exception(exc: BaseException) -> dict:
 
 def _lock_down(workdir: Path, read_paths: list[str], lim: rlimits.Limits,
                user: int | None, keep_read_search: bool, use_landlock: bool) -> dict:
-    defences: dict[str, Any] = {"rlimits": True}
-    rlimits.apply_rlimits(lim, os.getuid() if user is None else user)
+    defences: dict[str, Any] = {"rlimits": rlimits.apply_rlimits(lim, os.getuid() if user is None else user)}
     defences["network_namespace"] = rlimits.isolate_network()
     if user is not None:
         rlimits.drop_privileges(user, keep_read_search)

@@ -48,7 +48,15 @@ def _own_process_count(uid: int) -> int:
     return count
 
 
-def apply_rlimits(limits: Limits, uid: int) -> None:
+def _try_setrlimit(which: int, value: int, applied: list[str], name: str) -> None:
+    try:
+        resource.setrlimit(which, (value, value))
+        applied.append(name)
+    except (ValueError, OSError):
+        pass  # not supported here (RLIMIT_AS on macOS): the parent's limits still hold
+
+
+def apply_rlimits(limits: Limits, uid: int) -> list[str]:
     """CPU, address space (beyond what the fork server already maps), processes, files.
 
     `uid` is the user the child will run as: the process limit counts every
@@ -56,15 +64,17 @@ def apply_rlimits(limits: Limits, uid: int) -> None:
     """
     cpu = max(1, int(limits.cpu_s + 0.999))
     resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
+    applied = ["cpu"]
     # The fork server has numpy (and maybe torch) mapped already; the child's
     # budget is what it may add on top of that.
-    address_space = _vm_size_bytes() + limits.memory_mb * 2**20
-    resource.setrlimit(resource.RLIMIT_AS, (address_space, address_space))
-    resource.setrlimit(resource.RLIMIT_FSIZE, (limits.file_mb * 2**20,) * 2)
-    resource.setrlimit(resource.RLIMIT_NOFILE, (limits.open_files,) * 2)
-    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-    nproc = limits.processes + _own_process_count(uid)
-    resource.setrlimit(resource.RLIMIT_NPROC, (nproc, nproc))
+    if os.path.exists("/proc/self/statm"):
+        _try_setrlimit(resource.RLIMIT_AS, _vm_size_bytes() + limits.memory_mb * 2**20, applied, "memory")
+    _try_setrlimit(resource.RLIMIT_FSIZE, limits.file_mb * 2**20, applied, "file size")
+    _try_setrlimit(resource.RLIMIT_NOFILE, limits.open_files, applied, "open files")
+    _try_setrlimit(resource.RLIMIT_CORE, 0, applied, "core")
+    if os.path.isdir("/proc"):
+        _try_setrlimit(resource.RLIMIT_NPROC, limits.processes + _own_process_count(uid), applied, "processes")
+    return applied
 
 
 def isolate_network() -> bool:
@@ -74,9 +84,11 @@ def isolate_network() -> bool:
     are allowed. Returns whether it worked; Landlock still refuses TCP where
     it does not.
     """
-    libc = ctypes.CDLL(None, use_errno=True)
+    unshare = getattr(ctypes.CDLL(None, use_errno=True), "unshare", None)
+    if unshare is None:  # not Linux
+        return False
     flags = _CLONE_NEWNET if os.geteuid() == 0 else _CLONE_NEWUSER | _CLONE_NEWNET
-    return libc.unshare(ctypes.c_int(flags)) == 0
+    return unshare(ctypes.c_int(flags)) == 0
 
 
 def world_readable(path: str) -> bool:

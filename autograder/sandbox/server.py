@@ -74,14 +74,33 @@ def _chown_tree(path: Path, uid: int, gid: int) -> None:
             os.chown(os.path.join(root, name), uid, gid, follow_symlinks=False)
 
 
-def _reap_orphans() -> None:
-    while True:
-        try:
-            pid, _ = os.waitpid(-1, os.WNOHANG)
-        except ChildProcessError:
+def _kill_descendants() -> None:
+    """Kill what a child left running: as a subreaper, its orphans are our children."""
+    if not os.path.isdir("/proc"):
+        return
+    me = str(os.getpid())
+    for _ in range(20):
+        children = []
+        for pid in filter(str.isdigit, os.listdir("/proc")):
+            try:
+                with open(f"/proc/{pid}/stat") as f:
+                    # The command name may contain spaces; the fields after it do not.
+                    if f.read().rsplit(")", 1)[1].split()[1] == me:
+                        children.append(int(pid))
+            except (OSError, IndexError):
+                pass
+        if not children:
             return
-        if pid == 0:
-            return
+        for pid in children:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        for pid in children:
+            try:
+                os.waitpid(pid, 0)
+            except ChildProcessError:
+                pass
 
 
 def _kill_user_processes(uid: int) -> None:
@@ -209,6 +228,7 @@ class Server:
             _, status, rusage = os.wait4(pid, 0)
         if self.user is not None:
             _kill_user_processes(self.user)
+        _kill_descendants()
         for fd in open_fds | {res_r, out_r}:
             try:
                 os.close(fd)
@@ -236,7 +256,9 @@ def main() -> None:
     os.dup2(2, 1)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     # Orphans of a child (daemons it started) become ours, so we reap them.
-    ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+    prctl = getattr(ctypes.CDLL(None, use_errno=True), "prctl", None)
+    if prctl is not None:  # Linux only; elsewhere the process group is all we can kill
+        prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
     message = read_message(proto_in)
     if message is None:
         return
@@ -254,7 +276,7 @@ def main() -> None:
         except Exception as exc:
             header, blob = {"status": "harness", "detail": f"{type(exc).__name__}: {exc}"}, b""
         write_message(proto_out, header, blob)
-        _reap_orphans()
+        _kill_descendants()
 
 
 if __name__ == "__main__":

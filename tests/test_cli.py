@@ -1,0 +1,80 @@
+"""The command line as spec/cli.md fixes it: forms, outputs and exit codes."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def lmgrade(*args, cwd=None, timeout=300):
+    return subprocess.run([sys.executable, "-m", "autograder.cli", *map(str, args)], cwd=cwd,
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def test_list():
+    out = lmgrade("list")
+    assert out.returncode == 0, out.stderr
+    assert "ngram" in out.stdout and "ngram.py" in out.stdout and "100 points" in out.stdout
+
+
+def test_generate(tmp_path):
+    out = lmgrade("generate", "ngram", "-o", tmp_path / "starter")
+    assert out.returncode == 0, out.stderr
+    assert {p.name for p in (tmp_path / "starter").iterdir()} == {"ngram.py", "README.md"}
+
+
+def test_grade_reference_writes_full_marks(tmp_path, reference_submission):
+    results = tmp_path / "out" / "results.json"
+    out = lmgrade("grade", "ngram", reference_submission, "--results", results, "--jobs", "2")
+    assert out.returncode == 0, out.stderr
+    document = json.loads(results.read_text())
+    assert document["score"] == 100 and len(document["tests"]) == 11
+    assert "total" in out.stdout and "100 / 100" in out.stdout
+
+
+@pytest.mark.parametrize("source,words", [
+    ("def pad(:\n", "SyntaxError"),
+    (None, "ngram.py is missing from the submission"),
+    ("import os\nos._exit(0)\n", "exit status 0"),
+    ("print('x' * 10**7)\n", "output limit"),
+])
+def test_a_broken_submission_still_gets_valid_results(tmp_path, source, words):
+    submission = tmp_path / "submission"
+    submission.mkdir()
+    if source is not None:
+        (submission / "ngram.py").write_text(source)
+    results = tmp_path / "results.json"
+    out = lmgrade("grade", "ngram", submission, "--results", results)
+    assert out.returncode == 0, out.stderr
+    document = json.loads(results.read_text())
+    assert document["score"] == 0 and len(document["tests"]) == 11
+    assert all(words in t["output"] for t in document["tests"]), document["tests"][0]["output"]
+
+
+def test_usage_errors_exit_non_zero(tmp_path):
+    assert lmgrade("grade", "ngram", tmp_path / "nowhere").returncode == 2
+    bad_variant = lmgrade("grade", "ngram", tmp_path, "--set", "activation=relu")
+    assert bad_variant.returncode == 2 and "no variant 'activation'" in bad_variant.stderr
+    unknown = lmgrade("generate", "nosuch", "-o", tmp_path)
+    assert unknown.returncode == 2 and "unknown assignment 'nosuch'" in unknown.stderr
+
+
+def test_check_runs_only_public_checks(reference_submission):
+    out = lmgrade("check", "ngram", reference_submission)
+    assert out.returncode == 0, out.stderr
+    assert "perplexity_hidden" not in out.stdout and "90 / 90" in out.stdout
+
+
+def test_demo(tmp_path):
+    out = lmgrade("demo", "-o", tmp_path / "demo")
+    assert out.returncode == 0, out.stderr
+    scores = {name: json.loads((tmp_path / "demo" / "results" / f"{name}.json").read_text())["score"]
+              for name in ("starter", "reference", "flawed")}
+    assert scores["starter"] == 0 and scores["reference"] == 100 and 0 < scores["flawed"] < 100
+    assert "known mistake" in out.stdout

@@ -1,0 +1,60 @@
+"""Same submission, same score; inputs depend on the course secret."""
+
+from __future__ import annotations
+
+import textwrap
+import time
+
+from autograder.grading import Grader
+from autograder.oracle import LiveReference
+from conftest import BUGGY_NGRAM, shortened
+
+
+def test_grading_twice_gives_the_same_result(ngram_grader):
+    first = ngram_grader.grade(BUGGY_NGRAM / "sample_stale_context")
+    second = ngram_grader.grade(BUGGY_NGRAM / "sample_stale_context")
+    assert [(v.score, v.output) for v in first] == [(v.score, v.output) for v in second]
+
+
+def test_inputs_follow_the_secret(ngram):
+    assignment, variant = ngram
+    oracle = LiveReference(assignment.spec)
+    check = next(c for c in assignment.checks if c.name == "perplexity_hidden")
+    with Grader(assignment, variant, oracle, secret="one") as a, Grader(assignment, variant, oracle, secret="one") as b, \
+            Grader(assignment, variant, oracle, secret="two") as c:
+        cases = [g.cases_and_expected(check)[0] for g in (a, b, c)]
+    assert [x.args for x in cases[0]] == [x.args for x in cases[1]]
+    assert [x.args for x in cases[0]] != [x.args for x in cases[2]]
+
+
+HANGING = textwrap.dedent('''
+    import time
+    BOS, EOS, UNK = "<s>", "</s>", "<unk>"
+
+    def pad(sentence, n):
+        time.sleep(1000)
+
+    def count_ngrams(corpus, n):
+        while True:
+            pass
+
+    class NGramLM:
+        def __init__(self, n, k=0.0):
+            time.sleep(1000)
+''')
+
+
+def test_a_submission_that_hangs_everywhere_ends_within_the_limits(ngram, tmp_path):
+    assignment, variant = ngram
+    fast = shortened(assignment, cpu_s=1, wall_s=1.5)
+    (tmp_path / "ngram.py").write_text(HANGING)
+    with Grader(fast, variant, LiveReference(assignment.spec), secret="s", jobs=2) as grader:
+        # Expected values are the reference's time, not the submission's.
+        for check in fast.checks:
+            grader.cases_and_expected(check)
+        started = time.monotonic()
+        verdicts = grader.grade(tmp_path)
+    elapsed = time.monotonic() - started
+    assert sum(v.score for v in verdicts) == 0
+    assert elapsed < sum(c.limits.wall_s for c in fast.checks)
+    assert all("time limit" in v.output for v in verdicts)

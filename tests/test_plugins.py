@@ -1,0 +1,82 @@
+"""A third-party package adds a check through the `lmgrade` entry-point group."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+import textwrap
+
+import pytest
+
+from autograder import catalog
+from autograder.grading import Grader
+from autograder.oracle import LiveReference
+from autograder.plugins import DEFAULT_PLUGINS, make_manager
+
+PLUGIN = textwrap.dedent('''
+    from autograder import hookimpl
+    from autograder.checks import Case, Check
+    from autograder.sandbox.limits import Limits
+
+
+    def scenario(modules, args):
+        return modules["ngram"].pad(args["words"], 2)[::-1]
+
+
+    def cases(ctx):
+        return [Case("reversed pad", {"words": ["x", "y"]})]
+
+
+    @hookimpl
+    def lmgrade_checks(assignment, variant):
+        if assignment == "ngram":
+            return [Check("reversed_pad", "pad, reversed", ("ngram.py",), scenario, cases,
+                          points=3, limits=Limits(cpu_s=2, wall_s=4))]
+        return []
+''')
+
+
+@pytest.fixture
+def installed_plugin(tmp_path, monkeypatch):
+    """A throwaway distribution on sys.path, found through its entry point."""
+    (tmp_path / "lmgrade_extra.py").write_text(PLUGIN)
+    dist = tmp_path / "lmgrade_extra-0.1.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: lmgrade-extra\nVersion: 0.1\n")
+    (dist / "entry_points.txt").write_text("[lmgrade]\nextra = lmgrade_extra\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    importlib.invalidate_caches()
+    yield
+    sys.modules.pop("lmgrade_extra", None)
+
+
+def test_builtin_plugins_are_registered_like_external_ones():
+    pm = make_manager(load_entry_points=False)
+    assert all(pm.get_plugin(name) is not None for name in DEFAULT_PLUGINS)
+    assert "ngram" in catalog.assignment_folders(pm)
+
+
+def test_hooks_have_docstrings():
+    from autograder import hookspecs
+
+    for name in ("lmgrade_assignments", "lmgrade_checks"):
+        assert getattr(hookspecs, name).__doc__.strip()
+
+
+def test_an_entry_point_plugin_adds_a_check_that_runs(installed_plugin, reference_submission):
+    pm = make_manager()
+    assert pm.get_plugin("extra") is not None
+    assignment, variant = catalog.load("ngram", pm=pm)
+    assert assignment.checks[-1].name == "reversed_pad"
+    only = type(assignment)(assignment.spec, [assignment.checks[-1]])
+    with Grader(only, variant, LiveReference(assignment.spec), secret="s") as grader:
+        (verdict,) = grader.grade(reference_submission)
+    assert verdict.check.name == "reversed_pad" and verdict.score == verdict.max_score == 3
+
+
+def test_a_check_named_in_the_toml_but_provided_by_no_plugin_is_an_error(tmp_path):
+    from autograder.assignment import AssignmentError, bind, load_assignment
+
+    spec = load_assignment(catalog.assignment_folders()["ngram"] / "assignment.toml")
+    with pytest.raises(AssignmentError, match=r"\[checks.pad\]: no plugin provides"):
+        bind(spec, [])

@@ -1,0 +1,89 @@
+"""results.json: valid Gradescope JSON from before the first check to after the last."""
+
+from __future__ import annotations
+
+import json
+
+import jsonschema
+import pytest
+
+from autograder.reports.gradescope import NOT_GRADED, ResultsFile, results_json
+
+# Gradescope's results.json format (its autograder specification), as a JSON schema.
+GRADESCOPE_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "score": {"type": "number"},
+        "execution_time": {"type": "number"},
+        "output": {"type": "string"},
+        "output_format": {"enum": ["text", "html", "simple_format", "md", "ansi"]},
+        "visibility": {"enum": ["hidden", "after_due_date", "after_published", "visible"]},
+        "stdout_visibility": {"enum": ["hidden", "after_due_date", "after_published", "visible"]},
+        "extra_data": {"type": "object"},
+        "leaderboard": {"type": "array", "items": {
+            "type": "object", "required": ["name", "value"],
+            "properties": {"name": {"type": "string"}, "order": {"enum": ["asc", "desc"]}}}},
+        "tests": {"type": "array", "items": {
+            "type": "object",
+            "required": ["name", "score", "max_score", "output", "visibility"],
+            "properties": {
+                "score": {"type": "number"},
+                "max_score": {"type": "number"},
+                "status": {"enum": ["passed", "failed"]},
+                "name": {"type": "string"},
+                "number": {"type": "string"},
+                "output": {"type": "string"},
+                "tags": {"type": "array", "items": {"type": "string"}},
+                "visibility": {"enum": ["hidden", "after_due_date", "after_published", "visible"]},
+            },
+            "additionalProperties": False,
+        }},
+    },
+    "required": ["tests"],
+    "additionalProperties": False,
+}
+
+
+def validate(document: dict) -> None:
+    jsonschema.validate(document, GRADESCOPE_SCHEMA)
+    assert document["score"] == pytest.approx(sum(t["score"] for t in document["tests"]))
+
+
+def test_provisional_file_lists_every_check_at_zero(ngram, tmp_path):
+    assignment, _ = ngram
+    path = tmp_path / "results.json"
+    ResultsFile(path, assignment.checks)
+    document = json.loads(path.read_text())
+    validate(document)
+    assert [t["name"].split(":")[0] for t in document["tests"]] == [c.name for c in assignment.checks]
+    assert all(t["score"] == 0 and t["output"] == NOT_GRADED for t in document["tests"])
+    assert sum(t["max_score"] for t in document["tests"]) == 100
+
+
+def test_partial_scores_and_visibility(ngram):
+    assignment, _ = ngram
+    checks = list(enumerate(assignment.checks, start=1))
+    graded = {1: (2.5, "half"), 11: (10.0, "all good")}
+    document = results_json(checks, graded, output="summary", started=None)
+    validate(document)
+    first, last = document["tests"][0], document["tests"][-1]
+    assert (first["score"], first["status"], first["output"].strip()) == (2.5, "failed", "half")
+    assert (last["score"], last["status"], last["visibility"]) == (10.0, "passed", "after_due_date")
+    assert document["score"] == 12.5 and document["output"] == "summary"
+    assert isinstance(document["execution_time"], float)
+
+
+def test_grading_writes_valid_results_and_keeps_them_valid(ngram_grader, reference_submission, tmp_path):
+    path = tmp_path / "results.json"
+    results = ResultsFile(path, ngram_grader.assignment.checks)
+    seen = []
+
+    def record(verdict):
+        results.record(verdict.number, verdict.score, verdict.output)
+        document = json.loads(path.read_text())
+        validate(document)
+        seen.append(document["score"])
+
+    ngram_grader.grade(reference_submission, on_verdict=record)
+    assert len(seen) == len(ngram_grader.assignment.checks)
+    assert seen == sorted(seen) and seen[-1] == 100

@@ -1,0 +1,247 @@
+"""Every way a submission can misbehave costs it the case it happens in, nothing more."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import textwrap
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from autograder.sandbox import landlock
+from autograder.sandbox.limits import Limits
+from autograder.sandbox.pool import SandboxPool
+
+ROOT = Path(__file__).resolve().parents[1]
+SECRET_FILE = ROOT / "reference" / "ngram.py"
+
+VICTIM = textwrap.dedent('''
+    import os, signal, socket, sys, time
+
+    def ok(x):
+        return {"x": x, "t": (x, [x]), "inf": float("inf")}
+
+    def busy():
+        while True:
+            pass
+
+    def sleep():
+        time.sleep(1000)
+
+    def os_exit():
+        os._exit(3)
+
+    def sys_exit():
+        sys.exit(2)
+
+    def segfault():
+        import ctypes
+        return ctypes.string_at(0)
+
+    def memory():
+        return len(bytearray(8 * 2**30))
+
+    def read(path):
+        return open(path).read(100)
+
+    def connect():
+        socket.create_connection(("127.0.0.1", 9), timeout=2)
+        return "connected"
+
+    def kill_parent():
+        os.kill(os.getppid(), signal.SIGKILL)
+        return "killed"
+
+    def fork_bomb():
+        children = 0
+        for _ in range(200):
+            if os.fork() == 0:
+                time.sleep(60)
+                os._exit(0)
+            children += 1
+        return children
+
+    def flood():
+        while True:
+            print("x" * 1000)
+
+    def write_outside(path):
+        with open(path, "w") as f:
+            f.write("pwned")
+        return "written"
+
+    def write_home():
+        with open("mine.txt", "w") as f:
+            f.write("ok")
+        return open("mine.txt").read()
+
+    def environment():
+        return sorted(os.environ)
+
+    def daemon():
+        if os.fork() == 0:
+            os.setsid()
+            if os.fork() == 0:
+                os.execv("/bin/sleep", ["sleep", "31337"])
+            os._exit(0)
+        time.sleep(0.3)
+        return "spawned"
+
+    def returns_object():
+        return object()
+
+    def reference_loaded():
+        return [m for m in sys.modules if m == "reference" or m.startswith("reference.")]
+''')
+
+
+@pytest.fixture(scope="module")
+def victim(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("victim")
+    (folder / "victim.py").write_text(VICTIM)
+    return folder
+
+
+@pytest.fixture(scope="module")
+def pool():
+    with SandboxPool(preload=["numpy", "sandbox_fixtures.scenarios"], forbidden_modules=["reference"],
+                     protected=[ROOT / "reference"], jobs=1) as p:
+        yield p
+
+
+def run(pool, victim, *cases, **limits):
+    lim = Limits(**{"cpu_s": 2, "wall_s": 4, "memory_mb": 512, **limits})
+    return pool.run(scenario="sandbox_fixtures.scenarios:call", submission=victim, files=["victim.py"],
+                    cases=[{"fn": fn, "args": list(args)} for fn, *args in cases], limits=lim).outcomes
+
+
+def test_plain_data_comes_back_with_its_types(pool, victim):
+    (out,) = run(pool, victim, ("ok", 3))
+    assert out.kind == "ok"
+    assert out.value == {"x": 3, "t": (3, [3]), "inf": float("inf")}
+
+
+@pytest.mark.parametrize("fn,kind,words", [
+    ("os_exit", "crashed", "exit status 3"),
+    ("segfault", "crashed", "SIGSEGV"),
+    ("busy", "timeout", "CPU time limit"),
+    ("flood", "crashed", "output limit"),
+])
+def test_a_dying_case_costs_that_case_only(pool, victim, fn, kind, words):
+    before, bad, after = run(pool, victim, ("ok", 1), (fn,), ("ok", 2))
+    assert before.kind == "ok" and before.value["x"] == 1
+    assert bad.kind == kind and words in bad.message, bad
+    assert after.kind == "ok" and after.value["x"] == 2
+
+
+def test_sys_exit_is_an_error_of_the_case(pool, victim):
+    bad, after = run(pool, victim, ("sys_exit",), ("ok", 2))
+    assert bad.kind == "error" and bad.error["type"] == "SystemExit"
+    assert after.kind == "ok"
+
+
+def test_memory_blowup_is_a_memory_error(pool, victim):
+    bad, after = run(pool, victim, ("memory",), ("ok", 2))
+    assert bad.kind == "error" and bad.error["type"] == "MemoryError"
+    assert after.kind == "ok"
+
+
+def test_a_hang_uses_the_wall_budget_and_no_more(pool, victim):
+    t0 = time.monotonic()
+    outcomes = run(pool, victim, ("sleep",), ("ok", 1), wall_s=1.5)
+    assert time.monotonic() - t0 < 1.5 + 1.0
+    assert outcomes[0].kind == "timeout" and "wall clock" in outcomes[0].message
+    assert outcomes[1].kind == "not_run" and "time limit" in outcomes[1].message
+
+
+@pytest.mark.skipif(landlock.abi_version() < 1, reason="Landlock is not available on this kernel")
+def test_the_reference_cannot_be_read(pool, victim):
+    (out,) = run(pool, victim, ("read", str(SECRET_FILE)))
+    assert out.kind == "error" and out.error["type"] == "PermissionError"
+
+
+@pytest.mark.skipif(landlock.abi_version() < 1, reason="Landlock is not available on this kernel")
+def test_nothing_outside_the_work_folder_can_be_written(pool, victim, tmp_path):
+    target = tmp_path / "escape.txt"
+    outside, home = run(pool, victim, ("write_outside", str(target)), ("write_home",))
+    assert outside.kind == "error" and not target.exists()
+    assert home.kind == "ok" and home.value == "ok"
+
+
+def test_no_network(pool, victim):
+    (out,) = run(pool, victim, ("connect",))
+    assert out.kind == "error" and out.error["type"] in ("PermissionError", "OSError", "ConnectionRefusedError")
+    assert out.error["type"] != "ConnectionRefusedError" or landlock.abi_version() < 4
+
+
+@pytest.mark.skipif(landlock.abi_version() < 6 and os.geteuid() != 0,
+                    reason="needs Landlock signal scoping (ABI 6) or a separate sandbox user")
+def test_the_fork_server_cannot_be_killed(pool, victim):
+    killed, after = run(pool, victim, ("kill_parent",), ("ok", 5))
+    assert killed.kind == "error" and killed.error["type"] == "PermissionError"
+    assert after.kind == "ok"
+
+
+def test_process_limit(pool, victim):
+    (out,) = run(pool, victim, ("fork_bomb",), processes=4)
+    assert out.kind == "error" and out.error["type"] == "BlockingIOError"
+
+
+def _sleepers() -> list[str]:
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                if f.read() == b"sleep\x0031337\x00":
+                    found.append(pid)
+        except OSError:
+            pass
+    return found
+
+
+@pytest.mark.skipif(not Path("/bin/sleep").exists(), reason="needs /bin/sleep")
+def test_daemons_are_killed_with_the_run(pool, victim):
+    (out,) = run(pool, victim, ("daemon",))
+    assert out.kind == "ok"
+    deadline = time.monotonic() + 2
+    while _sleepers() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert _sleepers() == []
+
+
+def test_the_environment_is_scrubbed(pool, victim, monkeypatch):
+    (out,) = run(pool, victim, ("environment",))
+    assert out.kind == "ok"
+    assert "LMGRADE_SECRET" not in out.value
+    assert {"HOME", "TMPDIR"} <= set(out.value)
+
+
+def test_the_reference_is_not_preloaded(pool, victim):
+    (out,) = run(pool, victim, ("reference_loaded",))
+    assert out.kind == "ok" and out.value == []
+
+
+def test_values_that_are_not_plain_data_are_refused(pool, victim):
+    (out,) = run(pool, victim, ("returns_object",))
+    assert out.kind == "error" and "cannot be graded" in out.error["message"]
+
+
+def test_preloading_the_reference_is_refused():
+    with SandboxPool(preload=["reference.ngram"], forbidden_modules=["reference"], protected=[], jobs=1) as p:
+        with pytest.raises(Exception, match="must not see"):
+            p.run(scenario="x:y", submission=ROOT, files=[], cases=[{}], limits=Limits())
+
+
+def test_defences_are_reported(pool, victim):
+    report = pool.run(scenario="sandbox_fixtures.scenarios:call", submission=victim, files=["victim.py"],
+                      cases=[{"fn": "ok", "args": [1]}], limits=Limits())
+    assert {"cpu", "file size", "open files"} <= set(report.defences["rlimits"])
+    if os.path.isdir("/proc"):
+        assert {"memory", "processes"} <= set(report.defences["rlimits"])
+    if landlock.abi_version() >= 1:
+        assert report.defences["landlock"]["abi"] == landlock.abi_version()
+    if os.geteuid() == 0:
+        assert report.defences["uid"] != 0

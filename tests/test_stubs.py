@@ -1,0 +1,69 @@
+"""The generated stubs and the reference expose the same public names and signatures."""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import importlib.util
+import inspect
+
+import pytest
+
+from autograder import catalog, templates
+
+
+def public_api(module) -> dict[str, str]:
+    """Public constants, functions and classes (with their methods) defined by `module`."""
+    api = {}
+    for name, obj in vars(module).items():
+        if name.startswith("_"):
+            continue
+        if isinstance(obj, str):
+            api[name] = repr(obj)
+        elif getattr(obj, "__module__", None) != module.__name__:
+            continue  # imported, not defined here
+        elif inspect.isfunction(obj):
+            api[name] = str(inspect.signature(obj))
+        elif inspect.isclass(obj):
+            api[name] = "class"
+            for attr, member in vars(obj).items():
+                if inspect.isfunction(member) and (not attr.startswith("_") or attr == "__init__"):
+                    api[f"{name}.{attr}"] = str(inspect.signature(member))
+    return api
+
+
+def load_source(path, name):
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize("assignment_name", ["ngram"])
+def test_stub_and_reference_match(assignment_name, tmp_path):
+    assignment, variant = catalog.load(assignment_name)
+    templates.generate(assignment, variant, tmp_path)
+    for filename in assignment.spec.files:
+        stub = load_source(tmp_path / filename, f"stub_{assignment_name}_{filename[:-3]}")
+        reference = importlib.import_module(assignment.spec.reference_module(filename))
+        assert public_api(stub) == public_api(reference)
+
+
+def test_every_stub_body_raises_not_implemented(ngram, tmp_path):
+    assignment, variant = ngram
+    templates.generate(assignment, variant, tmp_path)
+    tree = ast.parse((tmp_path / "ngram.py").read_text())
+    functions = [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)]
+    assert len(functions) == 8
+    for fn in functions:
+        assert ast.get_docstring(fn), fn.name
+        last = fn.body[-1]
+        assert isinstance(last, ast.Raise) and "NotImplementedError" in ast.unparse(last), fn.name
+
+
+def test_handout_lists_every_check_with_its_points(ngram, tmp_path):
+    assignment, variant = ngram
+    text = templates.render(assignment, variant)["README.md"]
+    for check in assignment.checks:
+        assert f"`{check.name}`" in text
+    assert "4/11" in text

@@ -1,0 +1,89 @@
+"""Plain data across the boundary, and the words of a failed comparison."""
+
+from __future__ import annotations
+
+import math
+import pickle
+
+import numpy as np
+import pytest
+
+from autograder import wire
+from autograder.compare import Tolerance, compare
+
+
+@pytest.mark.parametrize("value", [
+    None, True, 3, -2.5, float("inf"), "text", [1, (2, 3)], {("a", "b"): {"c": 1}}, {1, 2},
+    np.arange(6.0).reshape(2, 3), np.float32(1.5),
+])
+def test_round_trip_keeps_values_and_types(value):
+    back = wire.decode(wire.encode(value))
+    if isinstance(value, np.ndarray):
+        assert back.dtype == value.dtype and np.array_equal(back, value)
+    else:
+        assert back == value and type(back) is type(value)
+
+
+def test_nested_arrays_round_trip():
+    back = wire.decode(wire.encode({"nested": [np.zeros(3, dtype=np.int64)]}))
+    assert back["nested"][0].dtype == np.int64 and back["nested"][0].tolist() == [0, 0, 0]
+
+
+def test_nan_round_trips():
+    assert math.isnan(wire.decode(wire.encode(float("nan"))))
+
+
+@pytest.mark.parametrize("value", [object(), np.array([object()]), type("F", (float,), {})(1.0)])
+def test_anything_else_is_refused(value):
+    with pytest.raises(wire.WireError, match="cannot be graded"):
+        wire.encode(value)
+
+
+def test_pickles_and_garbage_are_not_decoded():
+    with pytest.raises(wire.WireError):
+        wire.decode(pickle.dumps({"score": 100}))
+    with pytest.raises(wire.WireError):
+        wire.decode(b"\x00" * 3)
+
+
+def test_frames_split_cleanly():
+    data = wire.pack_frame(1, -1, b"abc") + wire.pack_frame(3, 2, b"") + wire.pack_frame(4, 0, b"xy")[:5]
+    frames, rest = wire.unpack_frames(data)
+    assert frames == [(1, -1, b"abc"), (3, 2, b"")] and len(rest) == 5
+
+
+TOL = Tolerance(rtol=1e-9, atol=1e-12)
+
+
+def test_numbers_within_tolerance_match():
+    assert compare(1.0, 1.0 + 1e-12, TOL) is None
+    assert compare(float("-inf"), float("-inf"), TOL) is None
+    assert compare(0.25, 1 / 4, TOL) is None
+
+
+def test_a_wrong_number_says_where_and_by_how_much():
+    msg = compare({"prob('a', [])": 0.25}, {"prob('a', [])": 0.3}, TOL)
+    assert "at [\"prob('a', [])\"]" in msg and "expected 0.25, got 0.3" in msg and "error 0.05" in msg
+
+
+def test_arrays_report_the_worst_index():
+    expected = np.zeros((2, 3))
+    got = expected.copy()
+    got[1, 2] = 0.5
+    got[0, 0] = 0.1
+    msg = compare(expected, got, TOL)
+    assert "2 of 6 values wrong" in msg and "index (1, 2)" in msg and "max error 0.5" in msg
+
+
+def test_hidden_comparisons_never_show_the_expected_value():
+    assert "0.25" not in compare(0.25, 0.3, TOL, reveal=False)
+    assert "secret" not in compare(["secret"], ["other"], TOL, reveal=False)
+    assert "7" not in compare(np.full(3, 7.0), np.zeros(3), TOL, reveal=False)
+    assert "missing" in compare({"secret": 1}, {}, TOL, reveal=False) and "secret" not in compare({"secret": 1}, {}, TOL, reveal=False)
+
+
+def test_type_mistakes_are_named():
+    assert "expected a tuple" in compare((1, 2), [1, 2], TOL)
+    assert "expected a dict" in compare({"a": 1}, [("a", 1)], TOL)
+    assert "expected a number" in compare(1.0, "1.0", TOL)
+    assert "wrong shape" in compare(np.zeros(3), np.zeros(4), TOL)
