@@ -31,6 +31,9 @@ VICTIM = textwrap.dedent('''
     def sleep():
         time.sleep(1000)
 
+    def kill_self():
+        os.kill(os.getpid(), signal.SIGKILL)
+
     def os_exit():
         os._exit(3)
 
@@ -126,6 +129,7 @@ def test_plain_data_comes_back_with_its_types(pool, victim):
 
 @pytest.mark.parametrize("fn,kind,words", [
     ("os_exit", "crashed", "exit status 3"),
+    ("kill_self", "crashed", "SIGKILL"),
     ("segfault", "crashed", "SIGSEGV"),
     ("busy", "timeout", "CPU time limit"),
     ("flood", "crashed", "output limit"),
@@ -245,3 +249,37 @@ def test_defences_are_reported(pool, victim):
         assert report.defences["landlock"]["abi"] == landlock.abi_version()
     if os.geteuid() == 0:
         assert report.defences["uid"] != 0
+
+
+PEEKING = textwrap.dedent('''
+    def pad(sentence, n):
+        seen = []
+        for path in sentence:
+            try:
+                with open(path) as f:
+                    f.read(1)
+                seen.append("READ " + path)
+            except OSError as exc:
+                seen.append(type(exc).__name__)
+        return seen
+''')
+
+
+@pytest.mark.skipif(landlock.abi_version() < 1, reason="Landlock is not available on this kernel")
+def test_a_graded_submission_cannot_read_reference_plugins_or_assignment(ngram_grader, tmp_path):
+    (tmp_path / "ngram.py").write_text(PEEKING)
+    secrets = [ROOT / "reference" / "ngram.py", ROOT / "plugins" / "ngram" / "checks.py",
+               ROOT / "assignments" / "ngram" / "assignment.toml"]
+    report = ngram_grader.pool.run(scenario="plugins.ngram.scenarios:pad", submission=tmp_path,
+                                   files=["ngram.py"], cases=[{"sentence": [str(p) for p in secrets], "n": 1}],
+                                   limits=Limits())
+    (out,) = report.outcomes
+    assert out.kind == "ok" and not any(v.startswith("READ") for v in out.value), out.value
+
+
+def test_readable_except_hides_protected_paths_inside_allowed_trees(tmp_path):
+    for name in ("a/secret.json", "a/other.py", "b/c.txt", "top.txt"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("x")
+    allowed = set(landlock.readable_except([tmp_path], [tmp_path / "a" / "secret.json"]))
+    assert allowed == {tmp_path / "a" / "other.py", tmp_path / "b", tmp_path / "top.txt"}
