@@ -58,7 +58,7 @@ def compare(expected: Any, got: Any, tol: Tolerance, *, reveal: bool = True, pat
         if not isinstance(got, Tensor):
             return f"expected a tensor{where}, got {_type_name(got)}"
         return compare(expected.values, got.values, tol, reveal=reveal, path=path)
-    if isinstance(expected, np.ndarray) or isinstance(got, np.ndarray):
+    if isinstance(expected, np.ndarray):
         return _compare_arrays(expected, got, tol, reveal, where)
     if _is_number(expected):
         if not _is_number(got):

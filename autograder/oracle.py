@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +28,7 @@ class LiveReference:
         self.spec = spec
         self.modules = {Path(f).stem: importlib.import_module(spec.reference_module(f)) for f in spec.files}
         self._flawed: dict[str, dict] = {}
+        self._lock = threading.Lock()  # checks are judged in parallel threads
 
     def protected_paths(self) -> list[Path]:
         """The reference package: the sandbox must not be able to read it."""
@@ -46,16 +48,20 @@ class LiveReference:
 
     def _flawed_modules(self, mistake: Mistake) -> dict:
         """Fresh copies of the reference modules with `mistake` patched in."""
-        if mistake.name not in self._flawed:
-            copies = {}
-            for key, module in self.modules.items():
-                spec = importlib.util.spec_from_file_location(f"{module.__name__}__{mistake.name}", module.__file__)
-                copy = importlib.util.module_from_spec(spec)
-                spec.loader.exec_module(copy)
-                copies[key] = copy
-            mistake.patch(copies)
-            self._flawed[mistake.name] = copies
-        return self._flawed[mistake.name]
+        with self._lock:
+            if mistake.name not in self._flawed:
+                self._flawed[mistake.name] = self._make_flawed(mistake)
+            return self._flawed[mistake.name]
+
+    def _make_flawed(self, mistake: Mistake) -> dict:
+        copies = {}
+        for key, module in self.modules.items():
+            spec = importlib.util.spec_from_file_location(f"{module.__name__}__{mistake.name}", module.__file__)
+            copy = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(copy)
+            copies[key] = copy
+        mistake.patch(copies)
+        return copies
 
     def mistaken(self, check: Check, case: Case, mistake: Mistake) -> Any:
         """What a submission making `mistake` returns on `case`."""

@@ -33,12 +33,16 @@ def _describe(value: Any) -> str:
 def _encode(value: Any, arrays: list[np.ndarray], depth: int) -> Any:
     if depth > MAX_DEPTH:
         raise WireError(f"value nested deeper than {MAX_DEPTH} levels")
-    # Exact type checks: a subclass of float could lie in __repr__ or __eq__.
-    if value is None or type(value) in (bool, str):
+    # Subclasses (Counter, defaultdict, namedtuple, IntEnum) travel as their
+    # base type; the grader sees the data, not the class.
+    if value is None or type(value) is bool:
         return value
-    if type(value) is int:
-        return value
-    if type(value) is float:
+    if isinstance(value, str):
+        return str.__str__(value)
+    if isinstance(value, int) and not isinstance(value, bool):
+        return int.__index__(value)
+    if isinstance(value, float):
+        value = float.__float__(value)
         return value if math.isfinite(value) else {"$float": repr(value)}
     if isinstance(value, np.generic) and type(value) is not np.object_:
         return {"$scalar": _encode(value.item(), arrays, depth + 1), "dtype": str(value.dtype)}
@@ -50,17 +54,17 @@ def _encode(value: Any, arrays: list[np.ndarray], depth: int) -> Any:
     if _is_tensor(value):
         return {"$tensor": _encode(value.detach().cpu().numpy(), arrays, depth + 1),
                 "dtype": str(value.dtype).replace("torch.", ""), "device": value.device.type}
-    if type(value) is list:
-        return [_encode(v, arrays, depth + 1) for v in value]
-    if type(value) is tuple:
-        return {"$tuple": [_encode(v, arrays, depth + 1) for v in value]}
-    if type(value) in (set, frozenset):
+    if isinstance(value, list):
+        return [_encode(v, arrays, depth + 1) for v in list.__iter__(value)]
+    if isinstance(value, tuple):
+        return {"$tuple": [_encode(v, arrays, depth + 1) for v in tuple.__iter__(value)]}
+    if isinstance(value, (set, frozenset)):
         items = [_encode(v, arrays, depth + 1) for v in value]
         items.sort(key=lambda v: json.dumps(v, sort_keys=True))
         return {"$set": items}
-    if type(value) is dict:
+    if isinstance(value, dict):
         return {"$dict": [[_encode(k, arrays, depth + 1), _encode(v, arrays, depth + 1)]
-                          for k, v in value.items()]}
+                          for k, v in dict.items(value)]}
     raise WireError(f"a value of type {_describe(value)} cannot be graded")
 
 

@@ -33,7 +33,18 @@ def test_nan_round_trips():
     assert math.isnan(wire.decode(wire.encode(float("nan"))))
 
 
-@pytest.mark.parametrize("value", [object(), np.array([object()]), type("F", (float,), {})(1.0)])
+def test_subclasses_travel_as_their_base_type():
+    from collections import Counter, defaultdict, namedtuple
+
+    counts = defaultdict(Counter)
+    counts[("a",)]["b"] += 2
+    assert wire.decode(wire.encode(counts)) == {("a",): {"b": 2}}
+    point = namedtuple("Point", "x y")(1, 2.5)
+    assert wire.decode(wire.encode(point)) == (1, 2.5)
+    assert type(wire.decode(wire.encode(type("F", (float,), {})(1.5)))) is float
+
+
+@pytest.mark.parametrize("value", [object(), np.array([object()]), lambda: 1])
 def test_anything_else_is_refused(value):
     with pytest.raises(wire.WireError, match="cannot be graded"):
         wire.encode(value)
@@ -87,3 +98,4 @@ def test_type_mistakes_are_named():
     assert "expected a dict" in compare({"a": 1}, [("a", 1)], TOL)
     assert "expected a number" in compare(1.0, "1.0", TOL)
     assert "wrong shape" in compare(np.zeros(3), np.zeros(4), TOL)
+    assert "expected a list" in compare(["a"], np.array(["a"]), TOL)
