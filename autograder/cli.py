@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import shutil
 import sys
 from pathlib import Path
@@ -18,6 +17,7 @@ from .grading import Grader, Verdict
 from .oracle import LiveReference, OracleError
 from .reports.gradescope import ResultsFile
 from .reports.terminal import print_report
+from .sandbox.limits import available_cpus
 from .sandbox.pool import HarnessError
 from .seeds import course_secret
 
@@ -43,7 +43,7 @@ def _load(name: str, pairs: tuple[str, ...]):
 
 
 def _default_jobs() -> int:
-    return max(1, min(4, os.cpu_count() or 1))
+    return max(1, min(4, int(available_cpus())))
 
 
 set_option = click.option("--set", "settings", multiple=True, metavar="KEY=VALUE",

@@ -283,3 +283,19 @@ def test_readable_except_hides_protected_paths_inside_allowed_trees(tmp_path):
         (tmp_path / name).write_text("x")
     allowed = set(landlock.readable_except([tmp_path], [tmp_path / "a" / "secret.json"]))
     assert allowed == {tmp_path / "a" / "other.py", tmp_path / "b", tmp_path / "top.txt"}
+
+
+@pytest.mark.parametrize("files,expected", [
+    ({"cpu.max": "50000 100000\n"}, 0.5),
+    ({"cpu.max": "max 100000\n"}, None),
+    ({"cpu/cpu.cfs_quota_us": "150000\n", "cpu/cpu.cfs_period_us": "100000\n"}, 1.5),
+    ({}, None),
+])
+def test_available_cpus_follows_the_cgroup_quota(tmp_path, files, expected):
+    from autograder.sandbox.limits import available_cpus
+
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    unlimited = float(len(os.sched_getaffinity(0)))
+    assert available_cpus(str(tmp_path)) == (min(unlimited, expected) if expected else unlimited)

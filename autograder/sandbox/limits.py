@@ -30,6 +30,31 @@ class Limits:
         return asdict(self)
 
 
+def available_cpus(cgroup: str = "/sys/fs/cgroup") -> float:
+    """CPUs this process may really use: affinity, capped by a cgroup CPU quota.
+
+    Gradescope gives a container half a CPU while os.cpu_count() reports the
+    host's; running one check per reported CPU there would starve them all.
+    """
+    try:
+        cpus = float(len(os.sched_getaffinity(0)))
+    except AttributeError:  # macOS
+        cpus = float(os.cpu_count() or 1)
+    for quota_file, period_file in ((f"{cgroup}/cpu.max", None),  # cgroup v2, then v1
+                                    (f"{cgroup}/cpu/cpu.cfs_quota_us", f"{cgroup}/cpu/cpu.cfs_period_us")):
+        try:
+            with open(quota_file) as f:
+                fields = f.read().split()
+            if period_file:
+                with open(period_file) as f:
+                    fields.append(f.read().strip())
+            if fields[0] not in ("max", "-1"):
+                return min(cpus, int(fields[0]) / int(fields[1]))
+        except (OSError, ValueError, IndexError):
+            continue
+    return cpus
+
+
 def _vm_size_bytes() -> int:
     with open("/proc/self/statm") as f:
         return int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")

@@ -148,7 +148,7 @@ PPL_MISTAKES = (M.PERPLEXITY_MEAN, M.PERPLEXITY_NO_EOS, M.LOG2, M.LOG10, M.LOGPR
 
 
 def ngram_checks() -> list[Check]:
-    quick = Limits(cpu_s=5, wall_s=10)
+    quick = Limits(cpu_s=4, wall_s=8)
     return [
         Check("pad", "pad adds n - 1 BOS and one EOS", FILES, scenarios.pad, pad_cases,
               mistakes=M.PADDING, limits=quick),
