@@ -16,7 +16,7 @@ from .assignment import AssignmentError
 from .grading import Grader, Verdict
 from .oracle import LiveReference, OracleError
 from .reports.gradescope import ResultsFile
-from .reports.terminal import print_report
+from .reports.terminal import describe_defences, print_report
 from .sandbox.limits import available_cpus
 from .sandbox.pool import HarnessError
 from .seeds import course_secret
@@ -106,6 +106,9 @@ def run_grading(assignment, variant, submission: Path, *, results: Path | None, 
     verdicts: list[Verdict] = []
     try:
         oracle = LiveReference(assignment.spec)
+    except ImportError as exc:
+        raise click.ClickException(f"the reference solution of {assignment.name} is not installed here ({exc})") from None
+    try:
         protected = [results.resolve()] if results else []
         with Grader(assignment, variant, oracle, secret=course_secret(), jobs=jobs,
                     protected=protected) as grader, _progress() as progress:
@@ -129,21 +132,6 @@ def run_grading(assignment, variant, submission: Path, *, results: Path | None, 
     print_report(console, title or f"{assignment.name}: {submission}", verdicts)
     console.print(f"[dim]sandbox: {describe_defences(defences)}[/dim]")
     return verdicts
-
-
-def describe_defences(d: dict) -> str:
-    if not d:
-        return "no student code ran"
-    parts = [f"limits on {', '.join(d.get('rlimits') or ['nothing'])}"]
-    if d.get("landlock"):
-        ll = d["landlock"]
-        parts.append(f"landlock ABI {ll['abi']}" + (" (files, TCP, signals)" if ll.get("signals") else ""))
-    else:
-        parts.append("no landlock" + (f" ({d['landlock_error']})" if d.get("landlock_error") else ""))
-    if d.get("network_namespace"):
-        parts.append("no network (own namespace)")
-    parts.append(f"uid {d.get('uid')}")
-    return ", ".join(parts)
 
 
 def _progress() -> Progress:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -114,7 +115,7 @@ class Grader:
         self._lock = threading.Lock()
 
     def _plugin_paths(self) -> list[Path]:
-        import sys
+        """The folders of the modules the checks come from: hidden from the sandbox."""
         paths = set()
         for check in self.assignment.checks:
             module = sys.modules.get(check.scenario.__module__)

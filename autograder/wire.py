@@ -13,6 +13,7 @@ import io
 import json
 import math
 import struct
+import sys
 from typing import Any
 
 import numpy as np
@@ -69,7 +70,7 @@ def _encode(value: Any, arrays: list[np.ndarray], depth: int) -> Any:
 
 
 def _is_tensor(value: Any) -> bool:
-    torch = __import__("sys").modules.get("torch")
+    torch = sys.modules.get("torch")  # never imported here: only a loaded torch makes tensors
     return torch is not None and type(value) in (torch.Tensor, torch.nn.Parameter)
 
 

@@ -37,3 +37,18 @@ def print_report(console: Console, title: str, verdicts: list[Verdict], *, detai
         if not v.passed:
             console.print(Text(f"\n{v.number}. {v.check.name} ({v.score:.4g}/{v.max_score:g})", style="bold"))
             console.print(Text(v.output))
+
+
+def describe_defences(d: dict) -> str:
+    if not d:
+        return "no student code ran"
+    parts = [f"limits on {', '.join(d.get('rlimits') or ['nothing'])}"]
+    if d.get("landlock"):
+        ll = d["landlock"]
+        parts.append(f"landlock ABI {ll['abi']}" + (" (files, TCP, signals)" if ll.get("signals") else ""))
+    else:
+        parts.append("no landlock" + (f" ({d['landlock_error']})" if d.get("landlock_error") else ""))
+    if d.get("network_namespace"):
+        parts.append("no network (own namespace)")
+    parts.append(f"uid {d.get('uid')}")
+    return ", ".join(parts)

@@ -21,7 +21,8 @@ from . import landlock, limits as rlimits
 
 HELLO, CASE_START, CASE_RESULT, DONE = 1, 2, 3, 4
 RESULT_FD = 3
-_BASE_ENV_KEYS = ("PATH", "LANG", "LC_ALL", "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
+# All the child keeps of the environment (OpenBLAS needs its CPU type on some machines).
+SAFE_ENV_KEYS = ("PATH", "LANG", "LC_ALL", "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
 
 
 def _write_all(fd: int, data: bytes) -> None:
@@ -91,7 +92,7 @@ def run(*, scenario: Callable, cases: list, start: int, files: list[str], workdi
         os.dup2(result_fd, RESULT_FD)
         os.closerange(RESULT_FD + 1, 1 << 16)
         os.chdir(workdir)
-        kept = {k: os.environ[k] for k in _BASE_ENV_KEYS if k in os.environ}
+        kept = {k: os.environ[k] for k in SAFE_ENV_KEYS if k in os.environ}
         os.environ.clear()
         os.environ.update(kept, HOME=str(workdir), TMPDIR=str(workdir),
                           OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")

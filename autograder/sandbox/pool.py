@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import wire
-from .child import CASE_RESULT, CASE_START, DONE, HELLO
+from .child import CASE_RESULT, CASE_START, DONE, HELLO, SAFE_ENV_KEYS
 from .limits import Limits
 from .server import read_message, write_message
 
@@ -87,18 +87,18 @@ class _Server:
         self.proc = subprocess.Popen([sys.executable, "-I", "-c", bootstrap],
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      env=env, close_fds=True, start_new_session=True)
-        self.request(init)
-        if not self.ready.get("ready"):
-            raise HarnessError(f"sandbox server failed to start: {self.ready.get('error')}")
+        ready, _ = self.request(init)
+        if not ready.get("ready"):
+            raise HarnessError(f"sandbox server failed to start: {ready.get('error')}")
 
     def request(self, header: dict, blob: bytes = b"") -> tuple[dict, bytes]:
-        self.proc.stdin.write(b"")  # raises early if the server is gone
-        write_message(self.proc.stdin.fileno(), header, blob)
+        try:
+            write_message(self.proc.stdin.fileno(), header, blob)
+        except OSError as exc:
+            raise HarnessError(f"sandbox server is gone ({exc})") from None
         reply = read_message(self.proc.stdout)
         if reply is None:
             raise HarnessError(f"sandbox server exited (status {self.proc.poll()})")
-        if not hasattr(self, "ready"):
-            self.ready = reply[0]
         return reply
 
     def close(self) -> None:
@@ -116,8 +116,7 @@ class _Server:
 
 def _server_env() -> dict:
     """A scrubbed environment: no course secret, nothing from the grader's shell."""
-    keep = ("PATH", "LANG", "LC_ALL", "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "LMGRADE_SANDBOX_USER")
-    env = {k: os.environ[k] for k in keep if k in os.environ}
+    env = {k: os.environ[k] for k in (*SAFE_ENV_KEYS, "LMGRADE_SANDBOX_UID") if k in os.environ}
     env.update(OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1",
                PYTHONDONTWRITEBYTECODE="1", PYTHONHASHSEED="0")
     return env

@@ -27,6 +27,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from .limits import Limits
+
 _LENGTHS = struct.Struct(">QQ")
 MAX_RESULT_BYTES = 256 * 2**20
 MAX_SUBMISSION_BYTES = 64 * 2**20
@@ -120,7 +122,6 @@ class Server:
         from . import landlock, limits
 
         sys.path[:] = init["sys_path"]
-        self.scenarios = {}
         for module in init["preload"]:
             importlib.import_module(module)
         for name in init["forbidden_modules"]:
@@ -137,7 +138,6 @@ class Server:
                  "/etc", "/dev/urandom", "/dev/random", "/dev/zero"}
         roots.update(p for p in sys.path if p and os.path.exists(p))
         self.read_paths = [str(p) for p in landlock.readable_except(roots, init["protected"])]
-        self.limits_cls = limits.Limits
         self.tmp_root = Path(init.get("tmp_root") or tempfile.gettempdir())
 
     def scenario(self, ref: str):
@@ -151,7 +151,7 @@ class Server:
         from .. import wire
         from . import child
 
-        lim = self.limits_cls(**req["limits"])
+        lim = Limits(**req["limits"])
         cases = wire.decode(blob)
         scenario = self.scenario(req["scenario"])
         workdir = Path(tempfile.mkdtemp(prefix="lmgrade-run-", dir=self.tmp_root))
