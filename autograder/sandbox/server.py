@@ -184,6 +184,11 @@ class Server:
         result, output, killed = bytearray(), bytearray(), None
         open_fds = {res_r, out_r}
         status = rusage = None
+        # A pidfd turns readable when the child exits, so select wakes at once.
+        try:
+            exit_fd = os.pidfd_open(pid)
+        except (AttributeError, OSError):  # not Linux >= 5.3: poll instead
+            exit_fd = None
         while True:
             if status is None:
                 reaped, status_, rusage_ = os.wait4(pid, os.WNOHANG)
@@ -197,11 +202,16 @@ class Server:
                 break
             # Once the child has exited, take only what is already buffered:
             # a grandchild may hold the pipes open forever.
-            timeout = 0 if status is not None else min(0.05, deadline - now)
-            ready, _, _ = select.select(list(open_fds), [], [], timeout)
+            watched = list(open_fds)
+            if status is None and exit_fd is not None:
+                watched.append(exit_fd)
+            timeout = 0 if status is not None else min(0.05 if exit_fd is None else 1.0, deadline - now)
+            ready, _, _ = select.select(watched, [], [], timeout)
             if not ready and status is not None:
                 break
             for fd in ready:
+                if fd == exit_fd:
+                    continue  # reaped at the top of the loop
                 chunk = os.read(fd, 1 << 16)
                 if not chunk:
                     open_fds.discard(fd)
@@ -216,6 +226,8 @@ class Server:
             if killed:
                 break
         wall = time.monotonic() - started
+        if exit_fd is not None:
+            os.close(exit_fd)
         try:
             os.killpg(pid, signal.SIGKILL)
         except OSError:
