@@ -11,7 +11,6 @@ from autograder.oracle import LiveReference
 from autograder.sandbox.limits import Limits
 
 ROOT = Path(__file__).resolve().parents[1]
-BUGGY_NGRAM = Path(__file__).parent / "buggy_ngram"
 TEST_SECRET = "test-secret"
 
 
@@ -35,6 +34,15 @@ def ngram_grader(ngram):
     with Grader(shortened(assignment), variant, LiveReference(assignment.spec), secret=TEST_SECRET,
                 jobs=2) as grader:
         yield grader
+
+
+@pytest.fixture(scope="session")
+def buggy(tmp_path_factory):
+    """Folder of each buggy submission of the catalogue, by name."""
+    from buggy_ngram import BUGS
+
+    root = tmp_path_factory.mktemp("buggy_ngram")
+    return {name: bug.write(root / name) for name, bug in BUGS.items()}
 
 
 @pytest.fixture(scope="session")

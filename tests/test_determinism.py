@@ -7,12 +7,12 @@ import time
 
 from autograder.grading import Grader
 from autograder.oracle import LiveReference
-from conftest import BUGGY_NGRAM, shortened
+from conftest import shortened
 
 
-def test_grading_twice_gives_the_same_result(ngram_grader):
-    first = ngram_grader.grade(BUGGY_NGRAM / "sample_stale_context")
-    second = ngram_grader.grade(BUGGY_NGRAM / "sample_stale_context")
+def test_grading_twice_gives_the_same_result(ngram_grader, buggy):
+    first = ngram_grader.grade(buggy["sample_stale_context"])
+    second = ngram_grader.grade(buggy["sample_stale_context"])
     assert [(v.score, v.output) for v in first] == [(v.score, v.output) for v in second]
 
 
