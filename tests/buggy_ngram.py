@@ -111,6 +111,12 @@ BUGS = {
         (("        while len(out) < max_len:\n", "        while True:\n"),
          ("            if word == EOS:\n                break", "            if word == EOS:\n                continue")),
         {"sample": "time limit exceeded"}),
+    "count_ngrams_missing": Bug(
+        "count_ngrams is left unimplemented; NGramLM counts on its own, so sample keeps its points.",
+        (("def count_ngrams(corpus", "def _count(corpus"),
+         ("self.counts = count_ngrams(corpus, self.n)", "self.counts = _count(corpus, self.n)"),
+         ("class NGramLM:", "def count_ngrams(corpus, n):\n    raise NotImplementedError\n\n\nclass NGramLM:")),
+        {"count_ngrams": "not implemented"}),
     "pad_mutates": Bug(
         "pad appends EOS to the caller's list.",
         ((PAD, "    sentence.append(EOS)\n    return [BOS] * (n - 1) + sentence\n"),),

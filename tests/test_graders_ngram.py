@@ -41,6 +41,11 @@ def test_each_bug_loses_points_on_the_right_check(bug, ngram_grader, buggy):
     assert sum(v.score for v in verdicts.values()) < 100
 
 
+def test_a_bug_elsewhere_does_not_cost_the_sample_check(ngram_grader, buggy):
+    verdicts = by_name(ngram_grader.grade(buggy["count_ngrams_missing"]))
+    assert verdicts["sample"].passed, verdicts["sample"].output
+
+
 def test_hidden_checks_never_show_expected_values(ngram_grader, buggy):
     verdicts = by_name(ngram_grader.grade(buggy["perplexity_without_eos"]))
     hidden = verdicts["perplexity_hidden"]
