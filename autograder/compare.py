@@ -39,6 +39,10 @@ def _type_name(value: Any) -> str:
     return type(value).__name__
 
 
+def _items(n: int) -> str:
+    return f"{n} item" if n == 1 else f"{n} items"
+
+
 def _is_number(value: Any) -> bool:
     return (isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_)))
 
@@ -81,8 +85,8 @@ def compare(expected: Any, got: Any, tol: Tolerance, *, reveal: bool = True, pat
             return f"expected a {type(expected).__name__}{where}, got {_type_name(got)} {_short(got)}"
         if len(got) != len(expected):
             if not reveal:
-                return f"wrong length{where}: got {len(got)} items"
-            return (f"wrong length{where}: expected {len(expected)} items, got {len(got)}\n"
+                return f"wrong length{where}: got {_items(len(got))}"
+            return (f"wrong length{where}: expected {_items(len(expected))}, got {len(got)}\n"
                     f"  expected {_short(expected)}\n  got      {_short(got)}")
         for i, (e, g) in enumerate(zip(expected, got)):
             diff = compare(e, g, tol, reveal=reveal, path=f"{path}[{i}]")

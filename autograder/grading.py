@@ -15,6 +15,9 @@ from .sandbox.pool import CaseOutcome, SandboxPool
 from .seeds import check_rng
 
 ALL_CASES_NOTE = "{passed}/{total} cases passed"
+# Gradescope cuts a results.json whose outputs pass 100,000 characters; no
+# check may take more than its share.
+MAX_FEEDBACK_CHARS = 6000
 
 
 @dataclass
@@ -77,7 +80,7 @@ def _indent(text: str, prefix: str = "    ") -> str:
     return "\n".join(prefix + line for line in text.splitlines())
 
 
-def summarize(check: Check, cases: list[tuple[Case, CaseVerdict]], reveal: bool) -> str:
+def summarize(cases: list[tuple[Case, CaseVerdict]], reveal: bool) -> str:
     passed = sum(v.passed for _, v in cases)
     lines = [ALL_CASES_NOTE.format(passed=passed, total=len(cases)) + "."]
     messages = {v.message for _, v in cases}
@@ -93,8 +96,12 @@ def summarize(check: Check, cases: list[tuple[Case, CaseVerdict]], reveal: bool)
             lines.append(f"case {i + 1}: {label}: same as above")
             continue
         shown.add(verdict.message)
-        lines.append(f"case {i + 1}: {label}")
-        lines.append(_indent(verdict.message))
+        block = f"case {i + 1}: {label}\n{_indent(verdict.message)}"
+        if sum(map(len, lines)) + len(block) > MAX_FEEDBACK_CHARS:
+            rest = sum(not v.passed for _, v in cases[i:])
+            lines.append(f"... and {rest} more failed case{'s' if rest > 1 else ''}, not shown")
+            break
+        lines.append(block)
     return "\n".join(lines)
 
 
@@ -155,7 +162,7 @@ class Grader:
                   for case, exp, outcome in zip(cases, expected, run.outcomes)]
         passed = sum(v.passed for _, v in judged)
         score = check.points * passed / len(cases) if cases else 0.0
-        return Verdict(check, number, score, summarize(check, judged, reveal), judged,
+        return Verdict(check, number, score, summarize(judged, reveal), judged,
                        wall_s=run.wall_s, processes=run.processes, defences=run.defences)
 
     def grade(self, submission: Path, on_verdict: Callable[[Verdict], None] | None = None) -> list[Verdict]:

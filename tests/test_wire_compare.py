@@ -99,3 +99,4 @@ def test_type_mistakes_are_named():
     assert "expected a number" in compare(1.0, "1.0", TOL)
     assert "wrong shape" in compare(np.zeros(3), np.zeros(4), TOL)
     assert "expected a list" in compare(["a"], np.array(["a"]), TOL)
+

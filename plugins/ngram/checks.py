@@ -167,7 +167,9 @@ def ngram_checks() -> list[Check]:
               scenarios.perplexity, perplexity_cases, tolerance=PPL, mistakes=PPL_MISTAKES, limits=quick),
         Check("sample", "sample draws from p(. | context) using only rng", FILES, scenarios.sample,
               sample_cases, judge=judge_sample, limits=Limits(cpu_s=30, wall_s=45),
-              timeout_hint="Does sample stop at EOS, and after max_len tokens at the latest?"),
+              timeout_hint=("sample must stop at EOS, or after max_len tokens at the latest. If it does, "
+                            "make prob fast (count once, in fit): sample asks it about every word of the "
+                            "vocabulary at every step, 2000 times per case.")),
         Check("no_mutation", "no function changes its arguments", FILES, scenarios.no_mutation,
               no_mutation_cases, limits=quick),
         Check("bad_arguments", "ValueError for arguments outside the domain", FILES, scenarios.bad_argument,
