@@ -80,3 +80,42 @@ def test_a_check_named_in_the_toml_but_provided_by_no_plugin_is_an_error(tmp_pat
     spec = load_assignment(catalog.assignment_folders()["ngram"] / "assignment.toml")
     with pytest.raises(AssignmentError, match=r"\[checks.pad\]: no plugin provides"):
         bind(spec, [])
+
+
+BROKEN = textwrap.dedent('''
+    from autograder import hookimpl
+    from autograder.checks import Case, Check
+
+
+    def scenario(modules, args):
+        return modules["ngram"].no_such_function()
+
+
+    def cases(ctx):
+        return [Case("calls what the reference lacks", {})]
+
+
+    @hookimpl
+    def lmgrade_checks(assignment, variant):
+        return [Check("broken", "a check whose reference fails", ("ngram.py",), scenario, cases)]
+''')
+
+
+def test_a_harness_fault_exits_non_zero_and_leaves_valid_results(tmp_path, reference_submission):
+    import json
+    import os
+    import subprocess
+
+    (tmp_path / "lmgrade_broken.py").write_text(BROKEN)
+    dist = tmp_path / "lmgrade_broken-0.1.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: lmgrade-broken\nVersion: 0.1\n")
+    (dist / "entry_points.txt").write_text("[lmgrade]\nbroken = lmgrade_broken\n")
+    results = tmp_path / "results.json"
+    out = subprocess.run([sys.executable, "-m", "autograder.cli", "grade", "ngram", str(reference_submission),
+                          "--results", str(results), "--jobs", "1"], capture_output=True, text=True,
+                         env={**os.environ, "PYTHONPATH": str(tmp_path)})
+    assert out.returncode == 1 and "harness fault" in out.stderr and "no_such_function" in out.stderr
+    document = json.loads(results.read_text())
+    assert "The autograder itself failed" in document["output"]
+    assert len(document["tests"]) == 12 and document["tests"][-1]["score"] == 0
