@@ -268,8 +268,9 @@ PEEKING = textwrap.dedent('''
 @pytest.mark.skipif(landlock.abi_version() < 1, reason="Landlock is not available on this kernel")
 def test_a_graded_submission_cannot_read_reference_plugins_or_assignment(ngram_grader, tmp_path):
     (tmp_path / "ngram.py").write_text(PEEKING)
+    # The source checkout is not readable at all: its history holds the reference too.
     secrets = [ROOT / "reference" / "ngram.py", ROOT / "plugins" / "ngram" / "checks.py",
-               ROOT / "assignments" / "ngram" / "assignment.toml"]
+               ROOT / "assignments" / "ngram" / "assignment.toml", ROOT / "README.md", ROOT / "pyproject.toml"]
     report = ngram_grader.pool.run(scenario="plugins.ngram.scenarios:pad", submission=tmp_path,
                                    files=["ngram.py"], cases=[{"sentence": [str(p) for p in secrets], "n": 1}],
                                    limits=Limits())

@@ -136,7 +136,12 @@ class Server:
         self.use_landlock = init["landlock"] and landlock.abi_version() >= 1
         roots = {sys.prefix, sys.base_prefix, sys.exec_prefix, "/usr", "/lib", "/lib64", "/bin",
                  "/etc", "/dev/urandom", "/dev/random", "/dev/zero"}
-        roots.update(p for p in sys.path if p and os.path.exists(p))
+        # Installed packages stay readable, for imports the student's code
+        # makes; other sys.path entries (a source checkout, with its .git and
+        # reference; PYTHONPATH folders) do not: what the child needs from
+        # them is already imported.
+        roots.update(p for p in sys.path
+                     if os.path.basename(p.rstrip(os.sep)) in ("site-packages", "dist-packages") and os.path.isdir(p))
         self.read_paths = [str(p) for p in landlock.readable_except(roots, init["protected"])]
         self.tmp_root = Path(init.get("tmp_root") or tempfile.gettempdir())
 
