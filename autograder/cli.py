@@ -20,6 +20,7 @@ from .reports.terminal import describe_defences, print_report
 from .sandbox.limits import available_cpus
 from .sandbox.pool import HarnessError
 from .seeds import course_secret
+from .submission import locate
 
 console = Console(highlight=False)
 err_console = Console(stderr=True, highlight=False)
@@ -102,7 +103,10 @@ def run_grading(assignment, variant, submission: Path, *, results: Path | None, 
     """Grade one submission, keeping results.json valid throughout; print the report."""
     checks = [c for c in assignment.checks if c.visibility == "visible" or not visible_only]
     assignment = type(assignment)(assignment.spec, checks)
-    results_file = ResultsFile(results, checks) if results else None
+    submission, note = locate(submission, assignment.spec.files)
+    results_file = ResultsFile(results, checks, output=note) if results else None
+    if note:
+        console.print(note)
     verdicts: list[Verdict] = []
     try:
         oracle = LiveReference(assignment.spec)
@@ -124,7 +128,7 @@ def run_grading(assignment, variant, submission: Path, *, results: Path | None, 
     except (HarnessError, OracleError) as exc:
         if results_file:
             results_file.output = ("The autograder itself failed; this is not your fault, and the staff "
-                                   "have been told.")
+                                   "have been told.\n" + note).strip()
             results_file.write()
         raise click.ClickException(f"harness fault: {exc}") from None
     verdicts.sort(key=lambda v: v.number)
