@@ -127,6 +127,8 @@ class SandboxPool:
 
     def __init__(self, *, preload: list[str], forbidden_modules: list[str],
                  protected: list[Path], jobs: int = 1, landlock: bool = True):
+        if not hasattr(os, "fork"):
+            raise HarnessError("the sandbox needs fork(): run lmgrade on Linux or macOS (on Windows, in WSL)")
         self.init = {"sys_path": [p for p in sys.path if p], "preload": list(preload),
                      "forbidden_modules": list(forbidden_modules),
                      "protected": [str(p) for p in protected], "landlock": landlock}
