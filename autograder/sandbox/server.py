@@ -131,9 +131,12 @@ class Server:
         self.user = limits.sandbox_user(init.get("slot", 0))
         # An interpreter under root's home is unreadable to that user: keep
         # the read-search capability alone and let Landlock confine reads.
-        self.keep_read_search = self.user is not None and not all(
-            limits.world_readable(p) for p in (os.path.dirname(os.__file__), sys.executable))
         self.use_landlock = init["landlock"] and landlock.abi_version() >= 1
+        # Without Landlock the capability would open every file to student
+        # code: then the child goes without it, and an interpreter it cannot
+        # read fails loudly at an import instead of leaking the reference.
+        self.keep_read_search = self.user is not None and self.use_landlock and not all(
+            limits.world_readable(p) for p in (os.path.dirname(os.__file__), sys.executable))
         roots = {sys.prefix, sys.base_prefix, sys.exec_prefix, "/usr", "/lib", "/lib64", "/bin",
                  "/etc", "/dev/urandom", "/dev/random", "/dev/zero"}
         # Installed packages stay readable, for imports the student's code
