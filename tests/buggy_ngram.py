@@ -73,6 +73,10 @@ BUGS = {
         "prob uses the context from position n - 1 on, not its last n - 1 tokens.",
         (("last[-(self.n - 1) :]", "last[self.n - 1 :]"),),
         {"prob_mle": "wrong value"}),
+    "context_must_be_a_list": Bug(
+        "prob concatenates the context to a list, so a tuple context raises TypeError.",
+        (("last = [BOS] * (self.n - 1) + list(context)", "last = [BOS] * (self.n - 1) + context"),),
+        {"prob_mle": "TypeError"}),
     "log_base_2": Bug(
         "logprob uses log base 2.",
         (("total += math.log(p)", "total += math.log2(p)"),),

@@ -76,7 +76,10 @@ def prob_mle_cases(ctx: CaseContext) -> list[Case]:
     cows = Case(_model_label(COWS, 3, 0.0), {
         "corpus": COWS, "n": 3, "k": 0.0,
         "queries": [[w, ["cows", "eat"]] for w in ("corn", "grass", "hay", EOS, "cows")]})
-    return [cows] + _prob_cases(ctx, [(1, 0.0), (2, 0.0), (3, 0.0)])
+    # context is a Sequence[str]: a tuple must do as well as a list.
+    as_tuple = Case(f"{_model_label(COWS, 3, 0.0)}; the context given as a tuple", {
+        "corpus": COWS, "n": 3, "k": 0.0, "queries": [["corn", ("cows", "eat")], ["hay", ("eat",)]]})
+    return [cows, as_tuple] + _prob_cases(ctx, [(1, 0.0), (2, 0.0), (3, 0.0)])
 
 
 def prob_add_k_cases(ctx: CaseContext) -> list[Case]:

@@ -1,0 +1,61 @@
+#!/usr/bin/env python3
+"""Set up and run lmgrade from a clone, with nothing but Python 3.10+.
+
+    python3 dev.py demo [lmgrade demo options]   # set up, then run the demo
+    python3 dev.py test [pytest options]         # set up, then run the test suite
+    python3 dev.py setup                         # only set up
+
+Set-up creates .venv (LMGRADE_VENV elsewhere), installs torch (the pinned
+CPU build by default; TORCH=... to change) and the project with its test
+extras, and is redone only when pyproject.toml changes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+import sys
+import venv
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent
+VENV = Path(os.environ.get("LMGRADE_VENV", ROOT / ".venv"))
+TORCH = os.environ.get("TORCH", "torch==2.13.0")
+BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
+
+
+def run(*args: str) -> None:
+    subprocess.run(args, check=True, cwd=ROOT)
+
+
+def setup() -> None:
+    stamp = VENV / ".lmgrade-installed"
+    wanted = hashlib.sha256((ROOT / "pyproject.toml").read_bytes() + TORCH.encode()).hexdigest()
+    if stamp.exists() and stamp.read_text() == wanted:
+        return
+    print(f"setting up {VENV} ...", flush=True)
+    venv.EnvBuilder(with_pip=True).create(VENV)
+    pip = [str(BIN / "python"), "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
+    run(*pip, TORCH)
+    run(*pip, "-e", f"{ROOT}[test]")
+    stamp.write_text(wanted)
+
+
+def main() -> int:
+    if sys.version_info < (3, 10):
+        sys.exit("lmgrade needs Python 3.10 or newer")
+    command, *rest = sys.argv[1:] or ["help"]
+    if command not in ("setup", "demo", "test"):
+        print(__doc__)
+        return 0 if command in ("help", "-h", "--help") else 2
+    setup()
+    if command == "demo":
+        return subprocess.run([str(BIN / "lmgrade"), "demo", *rest], cwd=ROOT).returncode
+    if command == "test":
+        return subprocess.run([str(BIN / "python"), "-m", "pytest", *rest], cwd=ROOT).returncode
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
