@@ -110,9 +110,6 @@ def run_grading(assignment, variant, submission: Path, *, results: Path | None, 
     verdicts: list[Verdict] = []
     try:
         oracle = LiveReference(assignment.spec)
-    except ImportError as exc:
-        raise click.ClickException(f"the reference solution of {assignment.name} is not installed here ({exc})") from None
-    try:
         protected = [results.resolve()] if results else []
         with Grader(assignment, variant, oracle, secret=course_secret(), jobs=jobs,
                     protected=protected) as grader, _progress() as progress:
@@ -125,10 +122,12 @@ def run_grading(assignment, variant, submission: Path, *, results: Path | None, 
                 progress.advance(task)
 
             grader.grade(submission, on_verdict=on_verdict)
-    except (HarnessError, OracleError) as exc:
+    except (HarnessError, OracleError, ImportError) as exc:
+        if isinstance(exc, ImportError):
+            exc = f"the reference solution of {assignment.name} cannot be imported here ({exc})"
         if results_file:
-            results_file.output = ("The autograder itself failed; this is not your fault, and the staff "
-                                   "have been told.\n" + note).strip()
+            results_file.output = ("The autograder itself failed, not your submission: please tell the "
+                                   "course staff.\n" + note).strip()
             results_file.write()
         raise click.ClickException(f"harness fault: {exc}") from None
     verdicts.sort(key=lambda v: v.number)
@@ -178,7 +177,6 @@ def check(assignment: str, submission_dir: Path, settings: tuple[str, ...]) -> N
 def demo(out_dir: Path) -> None:
     """The whole pipeline on built-in data: generate, grade three submissions, report."""
     from plugins.ngram import EXAMPLES
-    from .oracle import LiveReference
 
     name = "ngram"
     bound, variant = _load(name, ())

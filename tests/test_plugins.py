@@ -117,5 +117,5 @@ def test_a_harness_fault_exits_non_zero_and_leaves_valid_results(tmp_path, refer
                          env={**os.environ, "PYTHONPATH": str(tmp_path)})
     assert out.returncode == 1 and "harness fault" in out.stderr and "no_such_function" in out.stderr
     document = json.loads(results.read_text())
-    assert "The autograder itself failed" in document["output"]
+    assert "The autograder itself failed, not your submission" in document["output"]
     assert len(document["tests"]) == 12 and document["tests"][-1]["score"] == 0
