@@ -25,3 +25,17 @@ def test_hidden_cases_are_not_labelled_with_their_inputs():
              (Case("pad(['x'], n=2)", {}), CaseVerdict(True))]
     text = summarize(cases, reveal=False)
     assert "secret" not in text and "case 1: hidden input" in text and text.startswith("1/2 cases passed.")
+
+
+def test_the_defences_line_says_what_was_in_force():
+    from autograder.reports.terminal import describe_defences
+
+    root = {"rlimits": ["cpu", "memory"], "landlock": {"abi": 4, "network": True, "signals": False},
+            "network_namespace": True, "user_namespace": False, "uid": 61000, "read_search_capability": False}
+    assert describe_defences(root) == ("limits on cpu, memory, landlock ABI 4 (files, TCP), "
+                                       "no network (own namespace), uid 61000")
+    user = {"rlimits": ["cpu"], "landlock": None, "landlock_error": "Landlock is not available",
+            "network_namespace": True, "user_namespace": True, "uid": 65534}
+    assert describe_defences(user) == ("limits on cpu, no landlock (Landlock is not available), "
+                                       "no network (own namespace), own user namespace")
+    assert describe_defences({}) == "no student code ran"

@@ -45,10 +45,14 @@ def describe_defences(d: dict) -> str:
     parts = [f"limits on {', '.join(d.get('rlimits') or ['nothing'])}"]
     if d.get("landlock"):
         ll = d["landlock"]
-        parts.append(f"landlock ABI {ll['abi']}" + (" (files, TCP, signals)" if ll.get("signals") else ""))
+        confined = ["files"] + ["TCP"] * bool(ll.get("network")) + ["signals"] * bool(ll.get("signals"))
+        parts.append(f"landlock ABI {ll['abi']} ({', '.join(confined)})")
     else:
         parts.append("no landlock" + (f" ({d['landlock_error']})" if d.get("landlock_error") else ""))
     if d.get("network_namespace"):
         parts.append("no network (own namespace)")
-    parts.append(f"uid {d.get('uid')}")
+    if d.get("user_namespace"):
+        parts.append("own user namespace")
+    else:
+        parts.append(f"uid {d.get('uid')}" + (" (read-search capability kept)" if d.get("read_search_capability") else ""))
     return ", ".join(parts)

@@ -45,6 +45,8 @@ def _lock_down(workdir: Path, read_paths: list[str], lim: rlimits.Limits,
                user: int | None, keep_read_search: bool, use_landlock: bool) -> dict:
     defences: dict[str, Any] = {"rlimits": rlimits.apply_rlimits(lim, os.getuid() if user is None else user)}
     defences["network_namespace"] = rlimits.isolate_network()
+    # As an ordinary user that came with a user namespace: ids show as 65534 in it.
+    defences["user_namespace"] = defences["network_namespace"] and os.geteuid() != 0 and user is None
     if user is not None:
         rlimits.drop_privileges(user, keep_read_search)
     defences["uid"] = os.getuid()
