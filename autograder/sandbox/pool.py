@@ -196,6 +196,10 @@ class SandboxPool:
                  "start": start, "limits": lim.as_dict()}, blob)
             if header.get("status") == "harness":
                 raise HarnessError(header["detail"])
+            if header.get("status") == "rejected":
+                for outcome in report.outcomes:
+                    outcome.kind, outcome.message = "crashed", header["detail"]
+                break
             report.processes += 1
             report.wall_s += header["wall_s"]
             report.cpu_s += header["cpu_s"]

@@ -167,7 +167,8 @@ class Server:
             try:
                 copy_submission(Path(req["submission"]), workdir / "submission")
             except (OSError, ValueError) as exc:
-                return {"status": "harness", "detail": f"could not copy the submission: {exc}"}, b""
+                # The submission's fault (too large, unreadable files), not the harness's.
+                return {"status": "rejected", "detail": f"the submission could not be copied: {exc}"}, b""
             if self.user is not None:
                 _chown_tree(workdir, self.user, self.user)
             return self._fork_and_collect(child, scenario, cases, req, lim, workdir)
