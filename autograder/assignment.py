@@ -153,7 +153,6 @@ def load_assignment(path: Path) -> AssignmentSpec:
     top.only({"assignment", "variants", "templates", "limits", "checks"})
 
     meta = top.sub("assignment")
-    meta.section = "assignment"
     meta.only({"name", "title", "files", "reference", "preload"})
     name = meta.get("name", str, required=True)
     if name != path.parent.name:
@@ -167,10 +166,8 @@ def load_assignment(path: Path) -> AssignmentSpec:
 
     variants = {}
     vtable = top.sub("variants")
-    vtable.section = "variants"
     for vname in vtable.table:
         v = vtable.sub(vname)
-        v.section = f"variants.{vname}"
         v.only({"default", "choices", "help"})
         default = v.get("default", (str, bool, int, float), required=True)
         choices = tuple(v.get("choices", list, []))
@@ -180,7 +177,6 @@ def load_assignment(path: Path) -> AssignmentSpec:
 
     templates = {}
     ttable = top.sub("templates")
-    ttable.section = "templates"
     for output, template in ttable.table.items():
         template = ttable.get(output, str)
         tpath = path.parent / template
@@ -192,15 +188,12 @@ def load_assignment(path: Path) -> AssignmentSpec:
         raise ttable.error(None, f"no template for the submitted file(s) {', '.join(missing_stubs)}")
 
     limits_reader = top.sub("limits")
-    limits_reader.section = "limits"
     limits = _limits(limits_reader)
 
     checks = {}
     ctable = top.sub("checks")
-    ctable.section = "checks"
     for cname in ctable.table:
         c = ctable.sub(cname)
-        c.section = f"checks.{cname}"
         c.only({"points", "visibility", "limits"})
         points = c.get("points", (int, float), None)
         if points is not None and points < 0:
@@ -209,7 +202,6 @@ def load_assignment(path: Path) -> AssignmentSpec:
         if visibility is not None and visibility not in VISIBILITIES:
             raise c.error("visibility", f"{visibility!r} is not one of {', '.join(VISIBILITIES)}")
         climits = c.sub("limits")
-        climits.section = f"checks.{cname}.limits"
         checks[cname] = CheckConfig(points, visibility, _limits(climits))
 
     return AssignmentSpec(name=name, title=meta.get("title", str, name), path=path,

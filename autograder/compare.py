@@ -96,33 +96,32 @@ def compare(expected: Any, got: Any, tol: Tolerance, *, reveal: bool = True, pat
     if isinstance(expected, (set, frozenset)):
         if not isinstance(got, (set, frozenset)):
             return f"expected a set{where}, got {_type_name(got)} {_short(got)}"
-        missing, extra = expected - got, got - expected
-        if not missing and not extra:
-            return None
-        parts = []
-        if missing:
-            parts.append(f"missing {_short(sorted(missing, key=repr)) if reveal else len(missing)}")
-        if extra:
-            parts.append(f"unexpected {_short(sorted(extra, key=repr))}")
-        return f"wrong set{where}: " + "; ".join(parts)
+        return _membership("set", where, sorted(expected - got, key=repr), sorted(got - expected, key=repr), reveal)
     if isinstance(expected, dict):
         if not isinstance(got, dict):
             return f"expected a dict{where}, got {_type_name(got)} {_short(got)}"
-        missing = [k for k in expected if k not in got]
-        extra = [k for k in got if k not in expected]
-        if missing or extra:
-            parts = []
-            if missing:
-                parts.append(f"missing keys {_short(missing[:5]) if reveal else len(missing)}")
-            if extra:
-                parts.append(f"unexpected keys {_short(extra[:5])}")
-            return f"wrong keys{where}: " + "; ".join(parts)
+        diff = _membership("keys", where, [k for k in expected if k not in got],
+                           [k for k in got if k not in expected], reveal)
+        if diff:
+            return diff
         for key, e in expected.items():
             diff = compare(e, got[key], tol, reveal=reveal, path=f"{path}[{key!r}]")
             if diff:
                 return diff
         return None
     raise TypeError(f"cannot compare expected values of type {type(expected).__name__}")
+
+
+def _membership(what: str, where: str, missing: list, extra: list, reveal: bool) -> str | None:
+    """Items expected but absent, and present but not expected (shown up to five)."""
+    if not missing and not extra:
+        return None
+    parts = []
+    if missing:
+        parts.append(f"missing {_short(missing[:5]) if reveal else len(missing)}")
+    if extra:
+        parts.append(f"unexpected {_short(extra[:5])}")
+    return f"wrong {what}{where}: " + "; ".join(parts)
 
 
 def _compare_arrays(expected: Any, got: Any, tol: Tolerance, reveal: bool, where: str) -> str | None:

@@ -36,14 +36,19 @@ PLUGIN = textwrap.dedent('''
 ''')
 
 
+def install_plugin(folder, name: str, source: str) -> None:
+    """A throwaway distribution `lmgrade_<name>` in `folder`, with an `lmgrade` entry point `name`."""
+    (folder / f"lmgrade_{name}.py").write_text(source)
+    dist = folder / f"lmgrade_{name}-0.1.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text(f"Metadata-Version: 2.1\nName: lmgrade-{name}\nVersion: 0.1\n")
+    (dist / "entry_points.txt").write_text(f"[lmgrade]\n{name} = lmgrade_{name}\n")
+
+
 @pytest.fixture
 def installed_plugin(tmp_path, monkeypatch):
-    """A throwaway distribution on sys.path, found through its entry point."""
-    (tmp_path / "lmgrade_extra.py").write_text(PLUGIN)
-    dist = tmp_path / "lmgrade_extra-0.1.dist-info"
-    dist.mkdir()
-    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: lmgrade-extra\nVersion: 0.1\n")
-    (dist / "entry_points.txt").write_text("[lmgrade]\nextra = lmgrade_extra\n")
+    """The plugin on sys.path, found through its entry point."""
+    install_plugin(tmp_path, "extra", PLUGIN)
     monkeypatch.syspath_prepend(str(tmp_path))
     importlib.invalidate_caches()
     yield
@@ -106,11 +111,7 @@ def test_a_harness_fault_exits_non_zero_and_leaves_valid_results(tmp_path, refer
     import os
     import subprocess
 
-    (tmp_path / "lmgrade_broken.py").write_text(BROKEN)
-    dist = tmp_path / "lmgrade_broken-0.1.dist-info"
-    dist.mkdir()
-    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: lmgrade-broken\nVersion: 0.1\n")
-    (dist / "entry_points.txt").write_text("[lmgrade]\nbroken = lmgrade_broken\n")
+    install_plugin(tmp_path, "broken", BROKEN)
     results = tmp_path / "results.json"
     out = subprocess.run([sys.executable, "-m", "autograder.cli", "grade", "ngram", str(reference_submission),
                           "--results", str(results), "--jobs", "1"], capture_output=True, text=True,
