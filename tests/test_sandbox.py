@@ -312,3 +312,41 @@ def test_an_oversized_submission_fails_its_cases_not_the_harness(pool, tmp_path)
     assert all(o.kind == "crashed" and "larger than" in o.message for o in outcomes)
     (tmp_path / "data.bin").unlink()
     assert run(pool, tmp_path, ("ok", 3))[0].kind == "ok"  # the same server goes on serving
+
+
+def test_a_running_child_dies_with_its_fork_server(victim):
+    """An interrupted grader leaves nothing behind: the child goes with the server."""
+    import threading
+
+    with SandboxPool(preload=["numpy", "sandbox_fixtures.scenarios"], forbidden_modules=["reference"],
+                     protected=[ROOT / "reference"], jobs=1) as doomed:
+        worker = threading.Thread(target=lambda: pytest.raises(Exception, run, doomed, victim, ("sleep",),
+                                                                wall_s=30), daemon=True)
+        worker.start()
+        deadline = time.monotonic() + 10
+        while not doomed._all and time.monotonic() < deadline:
+            time.sleep(0.05)
+        server = doomed._all[0].proc
+        time.sleep(0.5)  # the child is sleeping now
+        children = [int(p) for p in os.listdir("/proc") if p.isdigit() and _parent_of(p) == server.pid]
+        assert children, "the child should be running"
+        server.kill()
+        worker.join(10)
+        time.sleep(0.3)
+        assert all(not Path(f"/proc/{c}").exists() or _state(c) == "Z" for c in children)
+
+
+def _parent_of(pid: str) -> int:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return int(f.read().rsplit(")", 1)[1].split()[1])
+    except (OSError, IndexError, ValueError):
+        return -1
+
+
+def _state(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return "gone"

@@ -41,14 +41,16 @@ def describe_exception(exc: BaseException) -> dict:
             "traceback": "".join(tb.format())[-4000:]}
 
 
-def _lock_down(workdir: Path, read_paths: list[str], lim: rlimits.Limits,
-               user: int | None, keep_read_search: bool, use_landlock: bool) -> dict:
+def _lock_down(workdir: Path, read_paths: list[str], lim: rlimits.Limits, user: int | None,
+               keep_read_search: bool, use_landlock: bool, server_pid: int) -> dict:
     defences: dict[str, Any] = {"rlimits": rlimits.apply_rlimits(lim, os.getuid() if user is None else user)}
     defences["network_namespace"] = rlimits.isolate_network()
     # As an ordinary user that came with a user namespace: ids show as 65534 in it.
     defences["user_namespace"] = defences["network_namespace"] and os.geteuid() != 0 and user is None
     if user is not None:
         rlimits.drop_privileges(user, keep_read_search)
+    # After the last change of credentials, which would clear it.
+    rlimits.die_with_parent(server_pid)
     defences["uid"] = os.getuid()
     defences["read_search_capability"] = user is not None and keep_read_search
     if use_landlock:
@@ -81,6 +83,7 @@ def _import_submission(directory: Path, files: list[str]) -> dict[str, Any]:
 def run(*, scenario: Callable, cases: list, start: int, files: list[str], workdir: Path,
         read_paths: list[str], lim: rlimits.Limits, user: int | None, keep_read_search: bool,
         use_landlock: bool, result_fd: int, output_fd: int) -> None:
+    server_pid = os.getppid()
     try:
         os.setsid()
         for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGCHLD, signal.SIGPIPE):
@@ -98,7 +101,7 @@ def run(*, scenario: Callable, cases: list, start: int, files: list[str], workdi
         os.environ.clear()
         os.environ.update(kept, HOME=str(workdir), TMPDIR=str(workdir),
                           OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
-        defences = _lock_down(workdir, read_paths, lim, user, keep_read_search, use_landlock)
+        defences = _lock_down(workdir, read_paths, lim, user, keep_read_search, use_landlock, server_pid)
         send(HELLO, -1, wire.encode(defences))
     except BaseException as exc:  # the harness itself failed: say so, never run student code
         try:

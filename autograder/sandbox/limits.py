@@ -8,10 +8,12 @@ from __future__ import annotations
 import ctypes
 import os
 import resource
+import signal
 import stat
 from dataclasses import asdict, dataclass
 
 _CLONE_NEWUSER, _CLONE_NEWNET = 0x10000000, 0x40000000
+_PR_SET_PDEATHSIG = 1
 
 
 @dataclass(frozen=True)
@@ -100,6 +102,15 @@ def apply_rlimits(limits: Limits, uid: int) -> list[str]:
     if os.path.isdir("/proc"):
         _try_setrlimit(resource.RLIMIT_NPROC, limits.processes + _own_process_count(uid), applied, "processes")
     return applied
+
+
+def die_with_parent(parent: int) -> None:
+    """Be killed if the fork server (pid `parent`) dies, instead of running on."""
+    prctl = getattr(ctypes.CDLL(None, use_errno=True), "prctl", None)
+    if prctl is not None:
+        prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    if os.getppid() != parent:  # it died before the request took effect
+        os._exit(70)
 
 
 def isolate_network() -> bool:
