@@ -327,9 +327,12 @@ def test_a_running_child_dies_with_its_fork_server(victim):
         while not doomed._all and time.monotonic() < deadline:
             time.sleep(0.05)
         server = doomed._all[0].proc
-        time.sleep(0.5)  # the child is sleeping now
-        children = [int(p) for p in os.listdir("/proc") if p.isdigit() and _parent_of(p) == server.pid]
+        children = []
+        while not children and time.monotonic() < deadline:
+            time.sleep(0.05)
+            children = [int(p) for p in os.listdir("/proc") if p.isdigit() and _parent_of(p) == server.pid]
         assert children, "the child should be running"
+        time.sleep(0.3)  # past its lock-down, sleeping in the submission
         server.kill()
         worker.join(10)
         time.sleep(0.3)
