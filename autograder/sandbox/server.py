@@ -27,6 +27,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from .. import wire
+from . import child, landlock, limits
 from .limits import Limits
 
 _LENGTHS = struct.Struct(">QQ")
@@ -119,8 +121,6 @@ def _kill_user_processes(uid: int) -> None:
 
 class Server:
     def __init__(self, init: dict):
-        from . import landlock, limits
-
         sys.path[:] = init["sys_path"]
         for module in init["preload"]:
             importlib.import_module(module)
@@ -129,12 +129,11 @@ class Server:
             if loaded:
                 raise RuntimeError(f"preloading imported {loaded[0]}, which student code must not see")
         self.user = limits.sandbox_user(init.get("slot", 0))
+        self.use_landlock = init["landlock"] and landlock.abi_version() >= 1
         # An interpreter under root's home is unreadable to that user: keep
         # the read-search capability alone and let Landlock confine reads.
-        self.use_landlock = init["landlock"] and landlock.abi_version() >= 1
-        # Without Landlock the capability would open every file to student
-        # code: then the child goes without it, and an interpreter it cannot
-        # read fails loudly at an import instead of leaking the reference.
+        # Without Landlock it would open every file to student code: the
+        # child then goes without, and an import fails loudly instead.
         self.keep_read_search = self.user is not None and self.use_landlock and not all(
             limits.world_readable(p) for p in (os.path.dirname(os.__file__), sys.executable))
         roots = {sys.prefix, sys.base_prefix, sys.exec_prefix, "/usr", "/lib", "/lib64", "/bin",
@@ -156,9 +155,6 @@ class Server:
         return obj
 
     def run(self, req: dict, blob: bytes) -> tuple[dict, bytes]:
-        from .. import wire
-        from . import child
-
         lim = Limits(**req["limits"])
         cases = wire.decode(blob)
         scenario = self.scenario(req["scenario"])
@@ -171,11 +167,11 @@ class Server:
                 return {"status": "rejected", "detail": f"the submission could not be copied: {exc}"}, b""
             if self.user is not None:
                 _chown_tree(workdir, self.user, self.user)
-            return self._fork_and_collect(child, scenario, cases, req, lim, workdir)
+            return self._fork_and_collect(scenario, cases, req, lim, workdir)
         finally:
             shutil.rmtree(workdir, ignore_errors=True)
 
-    def _fork_and_collect(self, child, scenario, cases, req, lim, workdir) -> tuple[dict, bytes]:
+    def _fork_and_collect(self, scenario, cases, req, lim, workdir) -> tuple[dict, bytes]:
         res_r, res_w = os.pipe()
         out_r, out_w = os.pipe()
         started = time.monotonic()
