@@ -30,7 +30,6 @@ class Verdict:
     output: str
     cases: list[tuple[Case, CaseVerdict]] = field(default_factory=list)
     wall_s: float = 0.0
-    processes: int = 0
     defences: dict = field(default_factory=dict)
 
     @property
@@ -163,7 +162,7 @@ class Grader:
         passed = sum(v.passed for _, v in judged)
         score = check.points * passed / len(cases) if cases else 0.0
         return Verdict(check, number, score, summarize(judged, reveal), judged,
-                       wall_s=run.wall_s, processes=run.processes, defences=run.defences)
+                       wall_s=run.wall_s, defences=run.defences)
 
     def grade(self, submission: Path, on_verdict: Callable[[Verdict], None] | None = None) -> list[Verdict]:
         submission = Path(submission).resolve()

@@ -38,9 +38,8 @@ class LiveReference:
     def expected(self, check: Check, cases: list[Case]) -> list[Any]:
         out = []
         for i, case in enumerate(cases):
-            args = wire.decode(wire.encode(case.args))  # the reference gets its own copy
             try:
-                out.append(wire.decode(wire.encode(check.scenario(self.modules, args))))
+                out.append(_run(check, self.modules, case))
             except Exception as exc:
                 raise OracleError(f"the reference failed on {check.name} case {i + 1} ({case.label}): "
                                   f"{type(exc).__name__}: {exc}") from exc
@@ -65,5 +64,9 @@ class LiveReference:
 
     def mistaken(self, check: Check, case: Case, mistake: Mistake) -> Any:
         """What a submission making `mistake` returns on `case`."""
-        args = wire.decode(wire.encode(case.args))
-        return wire.decode(wire.encode(check.scenario(self._flawed_modules(mistake), args)))
+        return _run(check, self._flawed_modules(mistake), case)
+
+
+def _run(check: Check, modules: dict, case: Case) -> Any:
+    """The scenario on its own copy of the arguments, its result as plain data like the sandbox's."""
+    return wire.decode(wire.encode(check.scenario(modules, wire.decode(wire.encode(case.args)))))

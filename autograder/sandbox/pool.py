@@ -48,10 +48,7 @@ class CaseOutcome:
 class RunReport:
     outcomes: list[CaseOutcome]
     defences: dict = field(default_factory=dict)
-    processes: int = 0
     wall_s: float = 0.0
-    cpu_s: float = 0.0
-    output: str = ""
 
 
 def _signal_name(number: int) -> str:
@@ -200,10 +197,7 @@ class SandboxPool:
                 for outcome in report.outcomes:
                     outcome.kind, outcome.message = "crashed", header["detail"]
                 break
-            report.processes += 1
             report.wall_s += header["wall_s"]
-            report.cpu_s += header["cpu_s"]
-            report.output += header["output"]
             done, in_progress = self._take_frames(result, report, n)
             if done:
                 break

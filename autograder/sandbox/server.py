@@ -17,7 +17,6 @@ import ctypes
 import importlib
 import json
 import os
-import resource
 import select
 import shutil
 import signal
@@ -284,16 +283,13 @@ def main() -> None:
     except BaseException as exc:
         write_message(proto_out, {"ready": False, "error": f"{type(exc).__name__}: {exc}"})
         return
-    write_message(proto_out, {"ready": True, "landlock": server.use_landlock,
-                              "uid": server.user,
-                              "max_rss_kb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss})
+    write_message(proto_out, {"ready": True})
     while (message := read_message(proto_in)) is not None:
         try:
             header, blob = server.run(*message)
         except Exception as exc:
             header, blob = {"status": "harness", "detail": f"{type(exc).__name__}: {exc}"}, b""
         write_message(proto_out, header, blob)
-        _kill_descendants()
 
 
 if __name__ == "__main__":
