@@ -6,6 +6,7 @@ can fix a typo without reading this code.
 
 from __future__ import annotations
 
+import importlib.util
 import sys
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
@@ -59,8 +60,12 @@ class AssignmentSpec:
     def root(self) -> Path:
         return self.path.parent
 
-    def reference_module(self, filename: str) -> str:
-        return f"{self.reference_package}.{Path(filename).stem}"
+    def reference_folder(self) -> Path:
+        """The folder of the reference package, which holds one file per submitted file."""
+        spec = importlib.util.find_spec(self.reference_package)
+        if spec is None or not spec.submodule_search_locations:
+            raise ModuleNotFoundError(f"no package named {self.reference_package!r}")
+        return Path(list(spec.submodule_search_locations)[0])
 
     def resolve_variant(self, settings: dict[str, str]) -> dict[str, Any]:
         """The variant from ``--set KEY=VALUE`` strings, defaults filled in."""

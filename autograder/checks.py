@@ -10,8 +10,14 @@ A `Check` has three parts that run in three places:
   that does not import the reference: the fork server imports it by name.
 - ``judge(case, expected, got)`` in the grading process: a `CaseVerdict`.
   The default compares the two with `compare.compare` and the check's
-  tolerance, then asks the check's known mistakes whether one explains the
-  difference.
+  tolerance. Once every case is judged, the grading run asks the check's
+  known mistakes whether one of them explains every answer (`explains`).
+
+Points only for work done: a *property* check (arguments left unchanged,
+ValueError outside the domain, determinism, causality) must not pay a
+submission that does nothing. Its scenario returns `property_result(answer,
+holds)`: the same call's answer beside the property, and a case passes only
+where the answer is right too.
 """
 
 from __future__ import annotations
@@ -25,6 +31,12 @@ from .compare import Tolerance, compare
 from .sandbox.limits import Limits
 
 VISIBILITIES = ("visible", "hidden", "after_due_date", "after_published")
+ANSWER, PROPERTY = "answer", "property"
+
+
+def property_result(answer: Any, holds: Any) -> dict:
+    """What the scenario of a property check returns: the call's answer and the property."""
+    return {ANSWER: answer, PROPERTY: holds}
 
 
 @dataclass
@@ -77,6 +89,8 @@ class Check:
     judge: Callable[..., CaseVerdict] | None = None
     # Said to the student when a case runs out of time.
     timeout_hint: str = ""
+    # A property check: its scenario returns property_result(answer, holds).
+    property_check: bool = False
     # Defaults that assignment.toml may override.
     points: float = 1.0
     visibility: str = "visible"
@@ -86,28 +100,24 @@ class Check:
     def scenario_ref(self) -> str:
         return f"{self.scenario.__module__}:{self.scenario.__qualname__}"
 
-    def verdict(self, case: Case, expected: Any, got: Any, *, reveal: bool,
-                mistaken: Callable[[Mistake], Any] | None = None) -> CaseVerdict:
-        """Judge one case. `mistaken(m)` gives the answer a submission making m returns."""
+    def verdict(self, case: Case, expected: Any, got: Any, *, reveal: bool) -> CaseVerdict:
+        """Judge one case's answer."""
         if self.judge is not None:
             return self.judge(self, case, expected, got, reveal=reveal)
+        if self.property_check:
+            diff = compare(expected[ANSWER], got[ANSWER], self.tolerance, reveal=reveal)
+            if diff is not None:
+                return CaseVerdict(False, "the call's own answer is wrong, so the property earns nothing "
+                                          f"here: {diff}")
+            expected, got = expected[PROPERTY], got[PROPERTY]
         diff = compare(expected, got, self.tolerance, reveal=reveal)
-        if diff is None:
-            return CaseVerdict(True)
-        mistake = diagnose(self.mistakes, got, self.tolerance, mistaken) if mistaken else None
-        if mistake is not None:
-            diff += f"\nThis matches a known mistake: {mistake.explanation}."
-        return CaseVerdict(False, diff)
+        return CaseVerdict(diff is None, diff or "")
 
 
-def diagnose(mistakes: tuple[Mistake, ...], got: Any, tolerance: Tolerance,
-             mistaken: Callable[[Mistake], Any]) -> Mistake | None:
-    """The first known mistake whose answer matches what the submission returned."""
-    for mistake in mistakes:
-        try:
-            answer = mistaken(mistake)
-        except Exception:
-            continue  # the mistake crashes on this input: it explains nothing here
-        if compare(answer, got, tolerance) is None:
-            return mistake
-    return None
+def explains(answers: list[Any], got: list[Any], tolerance: Tolerance) -> bool:
+    """Whether a mistake's answers match everything a submission returned.
+
+    A mistake is named only where it accounts for every answer of the check,
+    the right ones included; one case where it coincides is not enough.
+    """
+    return all(compare(a, g, tolerance) is None for a, g in zip(answers, got, strict=True))

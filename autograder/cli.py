@@ -13,14 +13,10 @@ from rich.table import Table
 
 from . import __version__, catalog, templates
 from .assignment import AssignmentError
-from .grading import Grader, Verdict
-from .oracle import LiveReference, OracleError
-from .reports.gradescope import ResultsFile
+from .errors import HarnessFault
+from .grading import GradingRun, grade_submission
 from .reports.terminal import describe_defences, print_report
 from .sandbox.limits import available_cpus
-from .sandbox.pool import HarnessError
-from .seeds import course_secret
-from .submission import locate
 
 console = Console(highlight=False)
 err_console = Console(stderr=True, highlight=False)
@@ -99,42 +95,22 @@ def generate(assignment: str, out_dir: Path, settings: tuple[str, ...]) -> None:
 
 
 def run_grading(assignment, variant, submission: Path, *, results: Path | None, jobs: int,
-                visible_only: bool = False, title: str | None = None) -> list[Verdict]:
-    """Grade one submission, keeping results.json valid throughout; print the report."""
-    checks = [c for c in assignment.checks if c.visibility == "visible" or not visible_only]
-    assignment = type(assignment)(assignment.spec, checks)
-    submission, note = locate(submission, assignment.spec.files)
-    results_file = ResultsFile(results, checks, output=note) if results else None
-    if note:
-        console.print(note)
-    verdicts: list[Verdict] = []
+                visible_only: bool = False, title: str | None = None) -> GradingRun:
+    """Grade one submission with a progress bar; print the report."""
     try:
-        oracle = LiveReference(assignment.spec)
-        protected = [results.resolve()] if results else []
-        with Grader(assignment, variant, oracle, secret=course_secret(), jobs=jobs,
-                    protected=protected) as grader, _progress() as progress:
-            task = progress.add_task(f"grading {assignment.name}", total=len(checks))
-
-            def on_verdict(v: Verdict) -> None:
-                verdicts.append(v)
-                if results_file:
-                    results_file.record(v.number, v.score, v.output)
-                progress.advance(task)
-
-            grader.grade(submission, on_verdict=on_verdict)
-    except (HarnessError, OracleError, ImportError) as exc:
-        if isinstance(exc, ImportError):
-            exc = f"the reference solution of {assignment.name} cannot be imported here ({exc})"
-        if results_file:
-            results_file.output = ("The autograder itself failed, not your submission: please tell the "
-                                   "course staff.\n" + note).strip()
-            results_file.write()
+        with _progress() as progress:
+            task = progress.add_task(f"grading {assignment.name}", total=None)
+            run = grade_submission(assignment, variant, submission, results=results, jobs=jobs,
+                                   visible_only=visible_only,
+                                   on_start=lambda n: progress.update(task, total=n),
+                                   on_verdict=lambda v: progress.advance(task))
+    except HarnessFault as exc:
         raise click.ClickException(f"harness fault: {exc}") from None
-    verdicts.sort(key=lambda v: v.number)
-    defences = next((v.defences for v in verdicts if v.defences), {})
-    print_report(console, title or f"{assignment.name}: {submission}", verdicts)
-    console.print(f"[dim]sandbox: {describe_defences(defences)}[/dim]")
-    return verdicts
+    if run.note:
+        console.print(run.note)
+    print_report(console, title or f"{assignment.name}: {run.submission}", run.verdicts)
+    console.print(f"[dim]sandbox: {describe_defences(run.defences)}[/dim]")
+    return run
 
 
 def _progress() -> Progress:
@@ -187,8 +163,8 @@ def demo(out_dir: Path) -> None:
     submissions = {"starter": starter}
     reference_copy = out_dir / "submissions" / "reference"
     reference_copy.mkdir(parents=True, exist_ok=True)
-    for module in LiveReference(bound.spec).modules.values():
-        shutil.copyfile(module.__file__, reference_copy / Path(module.__file__).name)
+    for filename in bound.spec.files:
+        shutil.copyfile(bound.spec.reference_folder() / filename, reference_copy / filename)
     submissions["reference"] = reference_copy
     flawed = out_dir / "submissions" / "flawed"
     shutil.copytree(EXAMPLES / "flawed", flawed, dirs_exist_ok=True)
@@ -197,9 +173,9 @@ def demo(out_dir: Path) -> None:
     for step, (label, folder) in enumerate(submissions.items(), start=2):
         console.rule(f"{step}. grade the {label} submission")
         results = out_dir / "results" / f"{label}.json"
-        verdicts = run_grading(bound, variant, folder, results=results, jobs=_default_jobs(),
-                               title=f"{name}: {label} submission")
-        totals[label] = (sum(v.score for v in verdicts), sum(v.max_score for v in verdicts), results)
+        run = run_grading(bound, variant, folder, results=results, jobs=_default_jobs(),
+                          title=f"{name}: {label} submission")
+        totals[label] = (run.score, run.max_score, results)
     console.rule("summary")
     for label, (score, maximum, results) in totals.items():
         console.print(f"{label:>10}: {score:.4g} / {maximum:g}   ({results})")

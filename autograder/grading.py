@@ -1,4 +1,16 @@
-"""One grading run: cases, expected values, sandboxed runs, verdicts."""
+"""Grading: one submission, one call.
+
+`grade_submission` is what every command grades with (`grade`, `check`, and
+the commands that ship or regrade): it finds the submitted files, keeps a
+results.json valid from before the first check to the last, runs the checks
+through a `Grader` and returns a `GradingRun`. Whatever the submission does
+is a verdict; only a `HarnessFault` is not, and even then results.json is
+left valid and says so.
+
+A `Grader` holds what outlives one submission: the sandbox pool and the
+expected values, computed once per check and shared by every submission it
+grades.
+"""
 
 from __future__ import annotations
 
@@ -10,14 +22,17 @@ from pathlib import Path
 from typing import Any, Callable
 
 from .assignment import Assignment
-from .checks import Case, CaseContext, CaseVerdict, Check
+from .checks import ANSWER, PROPERTY, Case, CaseContext, CaseVerdict, Check, Mistake, explains
+from .errors import HarnessFault
+from .feedback import describe_output, outcome_verdict, summarize
+from .oracle import LiveReference
+from .reports.gradescope import ResultsFile
 from .sandbox.pool import CaseOutcome, SandboxPool
-from .seeds import check_rng
+from .seeds import check_rng, course_secret
+from .submission import locate
 
-ALL_CASES_NOTE = "{passed}/{total} cases passed"
-# Gradescope cuts a results.json whose outputs pass 100,000 characters; no
-# check may take more than its share.
-MAX_FEEDBACK_CHARS = 6000
+HARNESS_FAULT_NOTE = ("The autograder itself failed, not your submission: please tell the course staff "
+                      "(your score is not final).")
 
 
 @dataclass
@@ -31,6 +46,7 @@ class Verdict:
     cases: list[tuple[Case, CaseVerdict]] = field(default_factory=list)
     wall_s: float = 0.0
     defences: dict = field(default_factory=dict)
+    mistake: Mistake | None = None
 
     @property
     def max_score(self) -> float:
@@ -41,67 +57,25 @@ class Verdict:
         return self.score >= self.max_score
 
 
-def outcome_verdict(check: Check, case: Case, expected: Any, outcome: CaseOutcome, reveal: bool,
-                    mistaken=None) -> CaseVerdict:
-    """Turn what happened in the sandbox into a verdict on one case."""
-    if outcome.kind == "ok":
-        return check.verdict(case, expected, outcome.value, reveal=reveal, mistaken=mistaken)
-    if outcome.kind in ("error", "import_error"):
-        err = outcome.error or {}
-        if outcome.kind == "import_error":
-            return CaseVerdict(False, f"could not import the submission: {err.get('type')}: {err.get('message')}\n"
-                                      + _traceback_tail(err))
-        if err.get("type") == "NotImplementedError":
-            return CaseVerdict(False, "not implemented (raised NotImplementedError)")
-        if err.get("type") == "MemoryError":
-            return CaseVerdict(False, f"ran out of memory (limit {check.limits.memory_mb} MiB)")
-        return CaseVerdict(False, f"raised {err.get('type')}: {err.get('message')}\n" + _traceback_tail(err))
-    if outcome.kind == "timeout" and check.timeout_hint:
-        return CaseVerdict(False, f"{outcome.message}\n{check.timeout_hint}")
-    return CaseVerdict(False, outcome.message)
+@dataclass
+class GradingRun:
+    """What grading one submission gave."""
 
+    submission: Path          # the folder that was graded
+    note: str                 # where the files were found, when not at the top
+    verdicts: list[Verdict]
 
-def _traceback_tail(err: dict, lines: int = 6) -> str:
-    """The end of the traceback, without the import machinery's own frames."""
-    kept, skip = [], False
-    for line in (err.get("traceback") or "").rstrip().splitlines():
-        if line.lstrip().startswith('File "<frozen '):
-            skip = True
-            continue
-        if skip and line.startswith("    ") and not line.lstrip().startswith("File "):
-            continue
-        skip = False
-        kept.append(line)
-    return "\n".join(kept[-lines:])
+    @property
+    def score(self) -> float:
+        return sum(v.score for v in self.verdicts)
 
+    @property
+    def max_score(self) -> float:
+        return sum(v.max_score for v in self.verdicts)
 
-def _indent(text: str, prefix: str = "    ") -> str:
-    return "\n".join(prefix + line for line in text.splitlines())
-
-
-def summarize(cases: list[tuple[Case, CaseVerdict]], reveal: bool) -> str:
-    passed = sum(v.passed for _, v in cases)
-    lines = [ALL_CASES_NOTE.format(passed=passed, total=len(cases)) + "."]
-    messages = {v.message for _, v in cases}
-    if not passed and len(cases) > 1 and len(messages) == 1:
-        return f"{lines[0]}\nevery case: {messages.pop()}"
-    shown: set[str] = set()
-    for i, (case, verdict) in enumerate(cases):
-        if verdict.passed:
-            continue
-        label = case.label if reveal else "hidden input"
-        # The same failure on every case (not implemented, import error) is said once.
-        if verdict.message in shown:
-            lines.append(f"case {i + 1}: {label}: same as above")
-            continue
-        shown.add(verdict.message)
-        block = f"case {i + 1}: {label}\n{_indent(verdict.message)}"
-        if sum(map(len, lines)) + len(block) > MAX_FEEDBACK_CHARS:
-            rest = sum(not v.passed for _, v in cases[i:])
-            lines.append(f"... and {rest} more failed case{'s' if rest > 1 else ''}, not shown")
-            break
-        lines.append(block)
-    return "\n".join(lines)
+    @property
+    def defences(self) -> dict:
+        return next((v.defences for v in self.verdicts if v.defences), {})
 
 
 class Grader:
@@ -118,6 +92,7 @@ class Grader:
                                            *self._plugin_paths()],
                                 jobs=self.jobs, landlock=landlock)
         self._expected: dict[str, tuple[list[Case], list[Any]]] = {}
+        self._mistaken: dict[tuple[str, str], list[Any] | None] = {}
         self._lock = threading.Lock()
 
     def _plugin_paths(self) -> list[Path]:
@@ -144,8 +119,36 @@ class Grader:
             if check.name not in self._expected:
                 rng = check_rng(self.secret, self.assignment.name, check.name)
                 cases = check.make_cases(CaseContext(rng=rng, variant=self.variant))
-                self._expected[check.name] = (cases, self.oracle.expected(check, cases))
+                expected = self.oracle.expected(check, cases)
+                if check.property_check and not all(isinstance(e, dict) and set(e) == {ANSWER, PROPERTY}
+                                                    for e in expected):
+                    raise HarnessFault(f"{check.name} is a property check: its scenario must return "
+                                       "property_result(answer, holds)")
+                self._expected[check.name] = (cases, expected)
             return self._expected[check.name]
+
+    def _mistake_answers(self, check: Check, cases: list[Case], mistake: Mistake) -> list[Any] | None:
+        """What a submission making `mistake` returns on every case (None: it crashes on one)."""
+        key = (check.name, mistake.name)
+        with self._lock:
+            if key not in self._mistaken:
+                try:
+                    self._mistaken[key] = [self.oracle.mistaken(check, case, mistake) for case in cases]
+                except Exception:
+                    self._mistaken[key] = None  # a mistake that crashes explains no answer
+            return self._mistaken[key]
+
+    def diagnose(self, check: Check, cases: list[Case], outcomes: list[CaseOutcome]) -> Mistake | None:
+        """The first known mistake that explains every answer the submission gave."""
+        answered = [i for i, o in enumerate(outcomes) if o.kind == "ok"]
+        if not answered:
+            return None
+        for mistake in check.mistakes:
+            answers = self._mistake_answers(check, cases, mistake)
+            if answers is not None and explains([answers[i] for i in answered],
+                                                [outcomes[i].value for i in answered], check.tolerance):
+                return mistake
+        return None
 
     def grade_check(self, check: Check, number: int, submission: Path) -> Verdict:
         cases, expected = self.cases_and_expected(check)
@@ -156,29 +159,80 @@ class Grader:
             return Verdict(check, number, 0.0, msg, [(c, CaseVerdict(False, msg)) for c in cases])
         run = self.pool.run(scenario=check.scenario_ref, submission=submission, files=list(check.files),
                             cases=[c.args for c in cases], limits=check.limits)
-        judged = [(case, outcome_verdict(check, case, exp, outcome, reveal,
-                                         mistaken=lambda m, case=case: self.oracle.mistaken(check, case, m)))
+        judged = [(case, outcome_verdict(check, case, exp, outcome, reveal))
                   for case, exp, outcome in zip(cases, expected, run.outcomes)]
         passed = sum(v.passed for _, v in judged)
+        mistake = self.diagnose(check, cases, run.outcomes) if passed < len(cases) and check.mistakes else None
         score = check.points * passed / len(cases) if cases else 0.0
-        return Verdict(check, number, score, summarize(judged, reveal), judged,
-                       wall_s=run.wall_s, defences=run.defences)
+        output = summarize(judged, reveal, mistake)
+        printed = describe_output(run.output, failed=passed < len(cases), reveal=reveal)
+        if printed:
+            output += "\n" + printed
+        return Verdict(check, number, score, output, judged, wall_s=run.wall_s, defences=run.defences,
+                       mistake=mistake)
 
-    def grade(self, submission: Path, on_verdict: Callable[[Verdict], None] | None = None) -> list[Verdict]:
+    def grade(self, submission: Path, on_verdict: Callable[[Verdict], None] | None = None,
+              checks: list[Check] | None = None) -> list[Verdict]:
+        """Verdicts of `checks` (all the assignment's by default), numbered as in the assignment."""
         submission = Path(submission).resolve()
-        checks = list(enumerate(self.assignment.checks, start=1))
-        verdicts: list[Verdict | None] = [None] * len(checks)
+        chosen = self.assignment.checks if checks is None else checks
+        numbered = [(n, c) for n, c in enumerate(self.assignment.checks, start=1) if c in chosen]
+        verdicts: dict[int, Verdict] = {}
         report_lock = threading.Lock()
 
         def one(item):
             number, check = item
             verdict = self.grade_check(check, number, submission)
             with report_lock:
-                verdicts[number - 1] = verdict
+                verdicts[number] = verdict
                 if on_verdict:
                     on_verdict(verdict)
 
         with ThreadPoolExecutor(max_workers=self.jobs) as executor:
-            for future in [executor.submit(one, item) for item in checks]:
+            for future in [executor.submit(one, item) for item in numbered]:
                 future.result()
-        return verdicts
+        return [verdicts[n] for n, _ in numbered]
+
+
+def grade_submission(assignment: Assignment, variant: dict, submission: Path, *,
+                     results: Path | None = None, jobs: int = 1, visible_only: bool = False,
+                     grader: Grader | None = None, secret: str | None = None,
+                     on_start: Callable[[int], None] | None = None,
+                     on_verdict: Callable[[Verdict], None] | None = None) -> GradingRun:
+    """Grade one submission folder; keep `results` (if given) a valid results.json throughout.
+
+    `grader` lets many submissions share one sandbox pool and one set of
+    expected values; without it, one is made (with the live reference) and
+    closed. Raises `HarnessFault` when grading cannot be trusted, after
+    writing a results.json that says so.
+    """
+    checks = [c for c in assignment.checks if c.visibility == "visible" or not visible_only]
+    submission, note = locate(Path(submission), assignment.spec.files)
+    results_file = ResultsFile(results, checks, output=note) if results else None
+    verdicts: list[Verdict] = []
+
+    def record(verdict: Verdict) -> None:
+        verdicts.append(verdict)
+        if results_file:
+            results_file.record(checks.index(verdict.check) + 1, verdict.score, verdict.output)
+        if on_verdict:
+            on_verdict(verdict)
+
+    try:
+        if on_start:
+            on_start(len(checks))
+        if grader is None:
+            protected = [Path(results).resolve()] if results else []
+            with Grader(assignment, variant, LiveReference(assignment.spec),
+                        secret=course_secret() if secret is None else secret, jobs=jobs,
+                        protected=protected) as own:
+                own.grade(submission, on_verdict=record, checks=checks)
+        else:
+            grader.grade(submission, on_verdict=record, checks=checks)
+    except BaseException:  # a HarnessFault, a bug of the harness, an interrupt: never the submission's
+        if results_file:
+            results_file.output = f"{HARNESS_FAULT_NOTE}\n{note}".strip()
+            results_file.write()
+        raise
+    verdicts.sort(key=lambda v: v.number)
+    return GradingRun(submission=submission, note=note, verdicts=verdicts)

@@ -141,23 +141,3 @@ class Tensor:
 
     def __repr__(self) -> str:
         return f"Tensor(shape={self.values.shape}, dtype={self.dtype}, device={self.device})"
-
-
-def pack_frame(kind: int, index: int, payload: bytes = b"") -> bytes:
-    """One framed message of the child: kind, case index, payload."""
-    return struct.pack(">BiQ", kind, index, len(payload)) + payload
-
-
-FRAME_HEADER = struct.calcsize(">BiQ")
-
-
-def unpack_frames(buffer: bytes) -> tuple[list[tuple[int, int, bytes]], bytes]:
-    """Split complete frames off the front of `buffer`; return them and the rest."""
-    frames = []
-    while len(buffer) >= FRAME_HEADER:
-        kind, index, size = struct.unpack_from(">BiQ", buffer)
-        if len(buffer) < FRAME_HEADER + size:
-            break
-        frames.append((kind, index, buffer[FRAME_HEADER : FRAME_HEADER + size]))
-        buffer = buffer[FRAME_HEADER + size :]
-    return frames, buffer

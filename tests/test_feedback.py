@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from autograder.checks import Case, CaseVerdict
-from autograder.grading import MAX_FEEDBACK_CHARS, summarize
+from autograder.feedback import MAX_FEEDBACK_CHARS, summarize
 
 
 def test_feedback_of_one_check_stays_short():

@@ -132,7 +132,7 @@ def test_plain_data_comes_back_with_its_types(pool, victim):
     ("kill_self", "crashed", "SIGKILL"),
     ("segfault", "crashed", "SIGSEGV"),
     ("busy", "timeout", "CPU time limit"),
-    ("flood", "crashed", "output limit"),
+    ("flood", "timeout", "time limit"),  # printing is never a fault: only time ends it
 ])
 def test_a_dying_case_costs_that_case_only(pool, victim, fn, kind, words):
     before, bad, after = run(pool, victim, ("ok", 1), (fn,), ("ok", 2))

@@ -6,10 +6,12 @@ import ast
 import importlib
 import importlib.util
 import inspect
+from pathlib import Path
 
 import pytest
 
 from autograder import catalog, templates
+from autograder.loader import load_files
 
 
 def public_api(module) -> dict[str, str]:
@@ -43,9 +45,10 @@ def load_source(path, name):
 def test_stub_and_reference_match(assignment_name, tmp_path):
     assignment, variant = catalog.load(assignment_name)
     templates.generate(assignment, variant, tmp_path)
+    references = load_files(assignment.spec.reference_folder(), assignment.spec.files)
     for filename in assignment.spec.files:
         stub = load_source(tmp_path / filename, f"stub_{assignment_name}_{filename[:-3]}")
-        reference = importlib.import_module(assignment.spec.reference_module(filename))
+        reference = references[Path(filename).stem]
         assert public_api(stub) == public_api(reference)
 
 

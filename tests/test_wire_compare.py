@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from autograder import wire
+from autograder.sandbox import protocol
 from autograder.compare import Tolerance, compare
 
 
@@ -58,8 +59,8 @@ def test_pickles_and_garbage_are_not_decoded():
 
 
 def test_frames_split_cleanly():
-    data = wire.pack_frame(1, -1, b"abc") + wire.pack_frame(3, 2, b"") + wire.pack_frame(4, 0, b"xy")[:5]
-    frames, rest = wire.unpack_frames(data)
+    data = protocol.pack_frame(1, -1, b"abc") + protocol.pack_frame(3, 2, b"") + protocol.pack_frame(4, 0, b"xy")[:5]
+    frames, rest = protocol.unpack_frames(data)
     assert frames == [(1, -1, b"abc"), (3, 2, b"")] and len(rest) == 5
 
 

@@ -2,27 +2,33 @@
 
 Runs in a process freshly forked from the fork server. It never returns: it
 ends with ``os._exit``. What it tells the parent goes through one pipe as
-frames (see `wire.pack_frame`): HELLO with the defences in force, written
-before any student code runs; CASE_START and CASE_RESULT for every case; DONE.
+frames (`protocol.py`): HELLO with the defences in force, written before any
+student code runs; CASE_START and CASE_RESULT for every case; DONE.
+
+Its folder (``workdir``) is the only place it may write: the copy of the
+submission (its current folder), a temporary folder and a home, which the
+usual environment variables point to, so `tempfile`, caches and writes next
+to the code all work. The fork server removes the folder after the run.
 """
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import signal
 import sys
+import tempfile
 import traceback
 from pathlib import Path
 from typing import Any, Callable
 
 from .. import wire
-from . import landlock, limits as rlimits
+from ..loader import load_files
+from . import landlock, privileges
+from .limits import Limits, apply_rlimits
+from .protocol import CASE_RESULT, CASE_START, DONE, HELLO, SAFE_ENV_KEYS, pack_frame
 
-HELLO, CASE_START, CASE_RESULT, DONE = 1, 2, 3, 4
 RESULT_FD = 3
-# All the child keeps of the environment (OpenBLAS needs its CPU type on some machines).
-SAFE_ENV_KEYS = ("PATH", "LANG", "LC_ALL", "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
+PRIVATE_FOLDERS = ("tmp", "home/.cache", "home/.config")
 
 
 def _write_all(fd: int, data: bytes) -> None:
@@ -32,7 +38,7 @@ def _write_all(fd: int, data: bytes) -> None:
 
 
 def send(kind: int, index: int, payload: bytes = b"") -> None:
-    _write_all(RESULT_FD, wire.pack_frame(kind, index, payload))
+    _write_all(RESULT_FD, pack_frame(kind, index, payload))
 
 
 def describe_exception(exc: BaseException) -> dict:
@@ -41,16 +47,25 @@ def describe_exception(exc: BaseException) -> dict:
             "traceback": "".join(tb.format())[-4000:]}
 
 
-def _lock_down(workdir: Path, read_paths: list[str], lim: rlimits.Limits, user: int | None,
+def private_environment(workdir: Path) -> dict[str, str]:
+    """Where temporary files, caches and settings go: all inside `workdir`."""
+    tmp, home = str(workdir / "tmp"), str(workdir / "home")
+    return {"HOME": home, "TMPDIR": tmp, "TMP": tmp, "TEMP": tmp,
+            "XDG_CACHE_HOME": f"{home}/.cache", "XDG_CONFIG_HOME": f"{home}/.config",
+            "MPLCONFIGDIR": f"{home}/.config/matplotlib", "TORCHINDUCTOR_CACHE_DIR": f"{tmp}/torchinductor",
+            "TRITON_CACHE_DIR": f"{tmp}/triton"}
+
+
+def _lock_down(workdir: Path, read_paths: list[str], lim: Limits, user: int | None,
                keep_read_search: bool, use_landlock: bool, server_pid: int) -> dict:
-    defences: dict[str, Any] = {"rlimits": rlimits.apply_rlimits(lim, os.getuid() if user is None else user)}
-    defences["network_namespace"] = rlimits.isolate_network()
+    defences: dict[str, Any] = {"rlimits": apply_rlimits(lim, os.getuid() if user is None else user)}
+    defences["network_namespace"] = privileges.isolate_network()
     # As an ordinary user that came with a user namespace: ids show as 65534 in it.
     defences["user_namespace"] = defences["network_namespace"] and os.geteuid() != 0 and user is None
     if user is not None:
-        rlimits.drop_privileges(user, keep_read_search)
+        privileges.drop_privileges(user, keep_read_search)
     # After the last change of credentials, which would clear it.
-    rlimits.die_with_parent(server_pid)
+    privileges.die_with_parent(server_pid)
     defences["uid"] = os.getuid()
     defences["read_search_capability"] = user is not None and keep_read_search
     if use_landlock:
@@ -65,23 +80,8 @@ def _lock_down(workdir: Path, read_paths: list[str], lim: rlimits.Limits, user: 
     return defences
 
 
-def _import_submission(directory: Path, files: list[str]) -> dict[str, Any]:
-    """Import each submitted file under its own name, fresh in this process."""
-    sys.path.insert(0, str(directory))
-    modules = {}
-    for filename in files:
-        name = Path(filename).stem
-        sys.modules.pop(name, None)
-        spec = importlib.util.spec_from_file_location(name, directory / filename)
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-        modules[name] = module
-    return modules
-
-
 def run(*, scenario: Callable, cases: list, start: int, files: list[str], workdir: Path,
-        read_paths: list[str], lim: rlimits.Limits, user: int | None, keep_read_search: bool,
+        read_paths: list[str], lim: Limits, user: int | None, keep_read_search: bool,
         use_landlock: bool, result_fd: int, output_fd: int) -> None:
     server_pid = os.getppid()
     try:
@@ -96,11 +96,14 @@ def run(*, scenario: Callable, cases: list, start: int, files: list[str], workdi
         os.dup2(output_fd, 2)
         os.dup2(result_fd, RESULT_FD)
         os.closerange(RESULT_FD + 1, 1 << 16)
-        os.chdir(workdir)
+        submission = workdir / "submission"
+        os.chdir(submission)
         kept = {k: os.environ[k] for k in SAFE_ENV_KEYS if k in os.environ}
         os.environ.clear()
-        os.environ.update(kept, HOME=str(workdir), TMPDIR=str(workdir),
+        os.environ.update(kept, **private_environment(workdir),
                           OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
+        # The fork server chose its temporary folder long ago; ours is private.
+        tempfile.tempdir = None
         defences = _lock_down(workdir, read_paths, lim, user, keep_read_search, use_landlock, server_pid)
         send(HELLO, -1, wire.encode(defences))
     except BaseException as exc:  # the harness itself failed: say so, never run student code
@@ -110,7 +113,9 @@ def run(*, scenario: Callable, cases: list, start: int, files: list[str], workdi
             os._exit(70)
 
     try:
-        modules = _import_submission(workdir / "submission", files)
+        # Helper modules of the student's own sit beside the submitted files.
+        sys.path.insert(0, str(submission))
+        modules = load_files(submission, files, keep=True)
         import_error = None
     except BaseException as exc:
         import_error = describe_exception(exc)

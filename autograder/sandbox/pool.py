@@ -21,12 +21,14 @@ from pathlib import Path
 from typing import Any
 
 from .. import wire
-from .child import CASE_RESULT, CASE_START, DONE, HELLO, SAFE_ENV_KEYS
+from ..errors import HarnessFault
+from . import lease
 from .limits import Limits
-from .server import read_message, write_message
+from .protocol import (CASE_RESULT, CASE_START, DONE, HELLO, SAFE_ENV_KEYS, RunReply, read_message,
+                       unpack_frames, write_message)
 
 
-class HarnessError(RuntimeError):
+class HarnessError(HarnessFault):
     """The sandbox itself failed (not the submission): grading cannot be trusted."""
 
 
@@ -45,10 +47,31 @@ class CaseOutcome:
 
 
 @dataclass
+class Output:
+    """What the check's children printed: the first and last bytes, and how many in all."""
+
+    head: str = ""
+    tail: str = ""
+    total_bytes: int = 0
+
+    def add(self, reply: RunReply) -> None:
+        if not self.total_bytes:
+            self.head = reply.output_head
+        if reply.output_bytes:
+            self.tail = reply.output_tail
+        self.total_bytes += reply.output_bytes
+
+    @property
+    def shortened(self) -> bool:
+        return self.total_bytes > len(self.head.encode()) + len(self.tail.encode())
+
+
+@dataclass
 class RunReport:
     outcomes: list[CaseOutcome]
     defences: dict = field(default_factory=dict)
     wall_s: float = 0.0
+    output: Output = field(default_factory=Output)
 
 
 def _signal_name(number: int) -> str:
@@ -58,33 +81,40 @@ def _signal_name(number: int) -> str:
         return f"signal {number}"
 
 
-def describe_death(header: dict, limits: Limits) -> tuple[str, str]:
+def describe_death(reply: RunReply, limits: Limits) -> tuple[str, str]:
     """(kind, message) for a child that did not finish its cases."""
-    if header["killed"] == "wall":
+    if reply.killed == "wall":
         return "timeout", f"time limit exceeded: still running after {limits.wall_s:g} s (wall clock)"
-    if header["killed"] == "output":
-        return "crashed", f"output limit exceeded: printed more than {limits.output_kb} KiB"
-    if header["killed"] == "result_size":
+    if reply.killed == "result_size":
         return "crashed", "returned more data than the grader accepts"
-    sig = header["signal"]
-    if sig == signal.SIGXCPU or (sig == signal.SIGKILL and header["cpu_s"] >= limits.cpu_s - 0.5):
+    sig = reply.signal
+    if sig == signal.SIGXCPU or (sig == signal.SIGKILL and reply.cpu_s >= limits.cpu_s - 0.5):
         return "timeout", f"CPU time limit exceeded ({limits.cpu_s:g} s)"
     if sig is not None:
         hint = " (segmentation fault)" if sig == signal.SIGSEGV else ""
         return "crashed", f"the process was killed by {_signal_name(sig)}{hint}"
-    return "crashed", (f"the process ended with exit status {header['exit_code']} before finishing "
+    return "crashed", (f"the process ended with exit status {reply.exit_code} before finishing "
                        "(does the code call sys.exit, os._exit or quit?)")
 
 
 class _Server:
+    """One fork server, holding the lease of its sandbox slot for as long as it lives."""
+
     def __init__(self, init: dict, env: dict):
         bootstrap = ("import sys; sys.path[:0] = [%r]; "
                      "from autograder.sandbox.server import main; main()"
                      % str(Path(__file__).resolve().parents[2]))
-        self.proc = subprocess.Popen([sys.executable, "-I", "-c", bootstrap],
-                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     env=env, close_fds=True, start_new_session=True)
-        ready, _ = self.request(init)
+        try:
+            slot = lease.acquire()
+        except lease.LeaseError as exc:
+            raise HarnessError(str(exc)) from None
+        try:
+            self.proc = subprocess.Popen([sys.executable, "-I", "-c", bootstrap],
+                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, pass_fds=(slot.fd,),
+                                         env=env, close_fds=True, start_new_session=True)
+        finally:
+            slot.release()  # the server holds it now, until it exits
+        ready, _ = self.request({**init, "slot": slot.slot})
         if not ready.get("ready"):
             raise HarnessError(f"sandbox server failed to start: {ready.get('error')}")
 
@@ -133,7 +163,6 @@ class SandboxPool:
         self._idle: queue.SimpleQueue[_Server] = queue.SimpleQueue()
         self._all: list[_Server] = []
         self._lock = threading.Lock()
-        self._slots = 0
         self.started_s: list[float] = []
 
     def _acquire(self) -> _Server:
@@ -142,10 +171,7 @@ class SandboxPool:
         except queue.Empty:
             pass
         t0 = time.perf_counter()
-        with self._lock:
-            slot = self._slots
-            self._slots += 1
-        server = _Server({**self.init, "slot": slot}, _server_env())
+        server = _Server(self.init, _server_env())
         with self._lock:
             self._all.append(server)
             self.started_s.append(time.perf_counter() - t0)
@@ -191,23 +217,25 @@ class SandboxPool:
             header, result = server.request(
                 {"scenario": scenario, "submission": str(submission), "files": files,
                  "start": start, "limits": lim.as_dict()}, blob)
-            if header.get("status") == "harness":
-                raise HarnessError(header["detail"])
-            if header.get("status") == "rejected":
+            reply = RunReply(**header)
+            if reply.status == "harness":
+                raise HarnessError(reply.detail)
+            if reply.status == "rejected":
                 for outcome in report.outcomes:
-                    outcome.kind, outcome.message = "crashed", header["detail"]
+                    outcome.kind, outcome.message = "crashed", reply.detail
                 break
-            report.wall_s += header["wall_s"]
+            report.wall_s += reply.wall_s
+            report.output.add(reply)
             done, in_progress = self._take_frames(result, report, n)
             if done:
                 break
-            kind, message = describe_death(header, limits)
+            kind, message = describe_death(reply, limits)
             if in_progress is None:
                 in_progress = start
-            tail = header["output"].strip()[-500:]
+            tail = reply.output_tail.strip()[-500:]
             report.outcomes[in_progress] = CaseOutcome(
                 kind, message=message + (f"\nlast output:\n{tail}" if tail else ""))
-            if kind == "timeout" and header["killed"] == "wall":
+            if kind == "timeout" and reply.killed == "wall":
                 for i in range(in_progress + 1, n):
                     report.outcomes[i].message = "not run: the check's time limit was used up"
                 break
@@ -216,7 +244,7 @@ class SandboxPool:
 
     @staticmethod
     def _take_frames(result: bytes, report: RunReport, n: int) -> tuple[bool, int | None]:
-        frames, _ = wire.unpack_frames(result)
+        frames, _ = unpack_frames(result)
         done, in_progress, hello = False, None, False
         for kind, index, payload in frames:
             if kind == HELLO and not hello:

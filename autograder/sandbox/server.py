@@ -7,48 +7,32 @@ a time: copy the submission into a fresh folder, fork, let the child lock
 itself down, collect its frames, enforce the wall-time and output limits from
 this side, reap it and everything it started.
 
-Protocol on the inherited stdin/stdout: messages of two length-prefixed parts
-(a JSON header and a binary payload), see `read_message` / `write_message`.
+It holds its sandbox slot's lease (see `lease.py`) for as long as it lives,
+and exits when the grading process goes: its input closes. What it says to
+the grading process is in `protocol.py`.
 """
 
 from __future__ import annotations
 
 import ctypes
 import importlib
-import json
 import os
 import select
 import shutil
 import signal
-import struct
 import sys
 import tempfile
 import time
 from pathlib import Path
 
 from .. import wire
-from . import child, landlock, limits
+from . import child, landlock, privileges
 from .limits import Limits
+from .protocol import RunReply, read_message, write_message
 
-_LENGTHS = struct.Struct(">QQ")
 MAX_RESULT_BYTES = 256 * 2**20
 MAX_SUBMISSION_BYTES = 64 * 2**20
 _PR_SET_CHILD_SUBREAPER = 36
-
-
-def read_message(f) -> tuple[dict, bytes] | None:
-    head = f.read(_LENGTHS.size)
-    if len(head) < _LENGTHS.size:
-        return None
-    n_json, n_blob = _LENGTHS.unpack(head)
-    return json.loads(f.read(n_json)), f.read(n_blob)
-
-
-def write_message(fd: int, header: dict, blob: bytes = b"") -> None:
-    doc = json.dumps(header).encode()
-    data = memoryview(_LENGTHS.pack(len(doc), len(blob)) + doc + blob)
-    while data:
-        data = data[os.write(fd, data):]
 
 
 def copy_submission(src: Path, dst: Path) -> None:
@@ -106,20 +90,39 @@ def _kill_descendants() -> None:
                 pass
 
 
-def _kill_user_processes(uid: int) -> None:
-    """Kill every process of the sandbox user: daemons that left the process group too."""
-    pid = os.fork()
-    if pid == 0:
-        try:
-            os.setresuid(uid, uid, uid)
-            os.kill(-1, signal.SIGKILL)
-        finally:
-            os._exit(0)
-    os.waitpid(pid, 0)
+class GraderGone(Exception):
+    """The grading process closed our input: it exited or was killed."""
+
+
+class _Output:
+    """What a child prints: the head and the tail are kept, the middle only counted.
+
+    Printing is never a fault, so there is no limit on it but time.
+    """
+
+    KEEP = 4096
+
+    def __init__(self):
+        self.head, self.tail, self.total = bytearray(), bytearray(), 0
+
+    def add(self, chunk: bytes) -> None:
+        self.total += len(chunk)
+        room = self.KEEP - len(self.head)
+        if room > 0:
+            self.head += chunk[:room]
+            chunk = chunk[room:]
+        if chunk:
+            self.tail += chunk
+            del self.tail[:-self.KEEP]
+
+    @staticmethod
+    def text(data: bytes) -> str:
+        return bytes(data).decode("utf-8", "replace")
 
 
 class Server:
-    def __init__(self, init: dict):
+    def __init__(self, init: dict, grader_fd: int):
+        self.grader_fd = grader_fd
         sys.path[:] = init["sys_path"]
         for module in init["preload"]:
             importlib.import_module(module)
@@ -127,14 +130,17 @@ class Server:
             loaded = [m for m in sys.modules if m == name or m.startswith(name + ".")]
             if loaded:
                 raise RuntimeError(f"preloading imported {loaded[0]}, which student code must not see")
-        self.user = limits.sandbox_user(init.get("slot", 0))
+        self.user = privileges.sandbox_user(init["slot"])
+        if self.user is not None:
+            # Left by an earlier holder of this slot that died: we own the uid now.
+            privileges.kill_user_processes(self.user)
         self.use_landlock = init["landlock"] and landlock.abi_version() >= 1
         # An interpreter under root's home is unreadable to that user: keep
         # the read-search capability alone and let Landlock confine reads.
         # Without Landlock it would open every file to student code: the
         # child then goes without, and an import fails loudly instead.
         self.keep_read_search = self.user is not None and self.use_landlock and not all(
-            limits.world_readable(p) for p in (os.path.dirname(os.__file__), sys.executable))
+            privileges.world_readable(p) for p in (os.path.dirname(os.__file__), sys.executable))
         roots = {sys.prefix, sys.base_prefix, sys.exec_prefix, "/usr", "/lib", "/lib64", "/bin",
                  "/etc", "/dev/urandom", "/dev/random", "/dev/zero"}
         # Installed packages stay readable, for imports the student's code
@@ -153,7 +159,7 @@ class Server:
             obj = getattr(obj, part)
         return obj
 
-    def run(self, req: dict, blob: bytes) -> tuple[dict, bytes]:
+    def run(self, req: dict, blob: bytes) -> tuple[RunReply, bytes]:
         lim = Limits(**req["limits"])
         cases = wire.decode(blob)
         scenario = self.scenario(req["scenario"])
@@ -163,14 +169,17 @@ class Server:
                 copy_submission(Path(req["submission"]), workdir / "submission")
             except (OSError, ValueError) as exc:
                 # The submission's fault (too large, unreadable files), not the harness's.
-                return {"status": "rejected", "detail": f"the submission could not be copied: {exc}"}, b""
+                return RunReply("rejected", detail=f"the submission could not be copied: {exc}"), b""
+            # The child's private places to write: temporary files, caches, a home.
+            for sub in child.PRIVATE_FOLDERS:
+                (workdir / sub).mkdir(parents=True)
             if self.user is not None:
                 _chown_tree(workdir, self.user, self.user)
             return self._fork_and_collect(scenario, cases, req, lim, workdir)
         finally:
             shutil.rmtree(workdir, ignore_errors=True)
 
-    def _fork_and_collect(self, scenario, cases, req, lim, workdir) -> tuple[dict, bytes]:
+    def _fork_and_collect(self, scenario, cases, req, lim, workdir) -> tuple[RunReply, bytes]:
         res_r, res_w = os.pipe()
         out_r, out_w = os.pipe()
         started = time.monotonic()
@@ -180,12 +189,13 @@ class Server:
             os.close(out_r)
             child.run(scenario=scenario, cases=cases, start=req["start"], files=req["files"],
                       workdir=workdir, read_paths=self.read_paths, lim=lim, user=self.user,
-                      keep_read_search=self.keep_read_search, use_landlock=self.use_landlock, result_fd=res_w, output_fd=out_w)
+                      keep_read_search=self.keep_read_search, use_landlock=self.use_landlock,
+                      result_fd=res_w, output_fd=out_w)
             os._exit(70)  # not reached
         os.close(res_w)
         os.close(out_w)
         deadline = started + lim.wall_s
-        result, output, killed = bytearray(), bytearray(), None
+        result, output, killed, gone = bytearray(), _Output(), None, False
         open_fds = {res_r, out_r}
         status = rusage = None
         # A pidfd turns readable when the child exits, so select wakes at once.
@@ -206,12 +216,17 @@ class Server:
                 break
             # Once the child has exited, take only what is already buffered:
             # a grandchild may hold the pipes open forever.
-            watched = list(open_fds)
+            watched = [*open_fds, self.grader_fd]
             if status is None and exit_fd is not None:
                 watched.append(exit_fd)
             timeout = 0 if status is not None else min(0.05 if exit_fd is None else 1.0, deadline - now)
             ready, _, _ = select.select(watched, [], [], timeout)
             if not ready and status is not None:
+                break
+            if self.grader_fd in ready:
+                # The grading process sends nothing while a run is on: this is
+                # the end of our input. Nobody waits for this run any more.
+                gone = True
                 break
             for fd in ready:
                 if fd == exit_fd:
@@ -220,9 +235,7 @@ class Server:
                 if not chunk:
                     open_fds.discard(fd)
                 elif fd == out_r:
-                    output += chunk
-                    if len(output) > lim.output_kb * 1024:
-                        killed = "output"
+                    output.add(chunk)
                 else:
                     result += chunk
                     if len(result) > MAX_RESULT_BYTES:
@@ -243,29 +256,33 @@ class Server:
                 pass
             _, status, rusage = os.wait4(pid, 0)
         if self.user is not None:
-            _kill_user_processes(self.user)
+            privileges.kill_user_processes(self.user)
         _kill_descendants()
         for fd in open_fds | {res_r, out_r}:
             try:
                 os.close(fd)
             except OSError:
                 pass
-        header = {
-            "status": "killed" if killed else "exited",
-            "killed": killed,
-            "exit_code": os.WEXITSTATUS(status) if os.WIFEXITED(status) else None,
-            "signal": os.WTERMSIG(status) if os.WIFSIGNALED(status) else None,
-            "wall_s": wall,
-            "cpu_s": rusage.ru_utime + rusage.ru_stime,
-            "max_rss_kb": rusage.ru_maxrss,
-            "output": output[-lim.output_kb * 1024:].decode("utf-8", "replace"),
-        }
-        return header, bytes(result)
+        if gone:
+            raise GraderGone()
+        reply = RunReply(
+            status="killed" if killed else "exited",
+            killed=killed,
+            exit_code=os.WEXITSTATUS(status) if os.WIFEXITED(status) else None,
+            signal=os.WTERMSIG(status) if os.WIFSIGNALED(status) else None,
+            wall_s=wall,
+            cpu_s=rusage.ru_utime + rusage.ru_stime,
+            output_head=output.text(output.head),
+            output_tail=output.text(output.tail),
+            output_bytes=output.total,
+        )
+        return reply, bytes(result)
 
 
 def main() -> None:
     # The protocol keeps its own descriptors; stray prints go to stderr.
-    proto_in = os.fdopen(os.dup(0), "rb")
+    grader_fd = os.dup(0)
+    proto_in = os.fdopen(grader_fd, "rb")
     proto_out = os.dup(1)
     devnull = os.open(os.devnull, os.O_RDONLY)
     os.dup2(devnull, 0)
@@ -279,17 +296,19 @@ def main() -> None:
     if message is None:
         return
     try:
-        server = Server(message[0])
+        server = Server(message[0], grader_fd)
     except BaseException as exc:
         write_message(proto_out, {"ready": False, "error": f"{type(exc).__name__}: {exc}"})
         return
     write_message(proto_out, {"ready": True})
     while (message := read_message(proto_in)) is not None:
         try:
-            header, blob = server.run(*message)
+            reply, blob = server.run(*message)
+        except GraderGone:
+            return
         except Exception as exc:
-            header, blob = {"status": "harness", "detail": f"{type(exc).__name__}: {exc}"}, b""
-        write_message(proto_out, header, blob)
+            reply, blob = RunReply("harness", detail=f"{type(exc).__name__}: {exc}"), b""
+        write_message(proto_out, reply.as_dict(), blob)
 
 
 if __name__ == "__main__":

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-from autograder.checks import Case, CaseContext, Check
-from autograder.compare import Tolerance
+from autograder import Case, CaseContext, Check, Limits, Tolerance
 from autograder.corpus import sentences
-from autograder.sandbox.limits import Limits
 
 from . import mistakes as M
 from . import scenarios
@@ -132,10 +130,15 @@ def no_mutation_cases(ctx: CaseContext) -> list[Case]:
 
 
 def bad_argument_cases(ctx: CaseContext) -> list[Case]:
-    calls = [("pad", 0, 0.0), ("pad", -2, 0.0), ("count_ngrams", 0, 0.0),
-             ("NGramLM", 0, 0.0), ("NGramLM", 2, -1.0)]
-    return [Case(f"{call}(..., n={n}{f', k={k}' if call == 'NGramLM' else ''}) must raise ValueError",
-                 {"call": call, "n": n, "k": k}) for call, n, k in calls]
+    domain = ("ValueError",)
+    # A value of the wrong type may be refused as Python's own code does, with TypeError.
+    wrong_type = ("ValueError", "TypeError")
+    calls = [("pad", 0, 0.0, domain), ("pad", -2, 0.0, domain), ("pad", 2.5, 0.0, wrong_type),
+             ("count_ngrams", 0, 0.0, domain), ("count_ngrams", "2", 0.0, wrong_type),
+             ("NGramLM", 0, 0.0, domain), ("NGramLM", 2, -1.0, domain), ("NGramLM", 2, "1", wrong_type)]
+    return [Case(f"{call}(..., n={n!r}{f', k={k!r}' if call == 'NGramLM' else ''}) must raise "
+                 f"{' or '.join(accepted)}", {"call": call, "n": n, "k": k, "accepted": list(accepted)})
+            for call, n, k, accepted in calls]
 
 
 def hidden_perplexity_cases(ctx: CaseContext) -> list[Case]:
@@ -174,9 +177,9 @@ def ngram_checks() -> list[Check]:
                             "make prob fast (count once, in fit): sample asks it about every word of the "
                             "vocabulary at every step, 2000 times per case.")),
         Check("no_mutation", "no function changes its arguments", FILES, scenarios.no_mutation,
-              no_mutation_cases, limits=quick),
+              no_mutation_cases, property_check=True, limits=quick),
         Check("bad_arguments", "ValueError for arguments outside the domain", FILES, scenarios.bad_argument,
-              bad_argument_cases, limits=quick),
+              bad_argument_cases, property_check=True, limits=quick),
         Check("perplexity_hidden", "perplexity on larger held-out corpora", FILES, scenarios.perplexity,
               hidden_perplexity_cases, tolerance=PPL, mistakes=PPL_MISTAKES, visibility="after_due_date",
               limits=quick),

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 import types
 
-from autograder.checks import Mistake
+from autograder import Mistake
 
 
 def _set_pad(body):
@@ -39,10 +39,10 @@ def _vocab_size_off_by(delta):
         def patched(self, corpus):
             fit(self, corpus)
             self.vocab = set(self.vocab)
-            if delta > 0:
-                self.vocab.add(m.BOS)
-            else:
+            if delta < 0:
                 self.vocab.discard(m.UNK)
+            elif self.n > 1:  # BOS is in the padded corpus only when n > 1
+                self.vocab.add(m.BOS)
             return self
         return patched
     return make

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from autograder import property_result
+
 
 def pad(modules, args):
     return modules["ngram"].pad(args["sentence"], args["n"])
@@ -69,39 +71,48 @@ def sample(modules, args):
 
 
 def no_mutation(modules, args):
-    """Call one function and return its arguments as they are afterwards."""
+    """Call one function; its answer, and its argument as it is afterwards."""
     ngram = modules["ngram"]
     kept = args["value"]  # a fresh copy in every process: compared after the call
     call = args["call"]
     if call == "pad":
-        ngram.pad(kept, args["n"])
+        answer = ngram.pad(kept, args["n"])
     elif call == "count_ngrams":
-        ngram.count_ngrams(kept, args["n"])
+        answer = ngram.count_ngrams(kept, args["n"])
     elif call == "fit":
-        ngram.NGramLM(args["n"], k=args["k"]).fit(kept)
+        answer = ngram.NGramLM(args["n"], k=args["k"]).fit(kept).vocab
     else:
         lm = ngram.NGramLM(args["n"], k=args["k"]).fit(args["corpus"])
         if call == "prob":
-            lm.prob(args["word"], kept)
+            answer = lm.prob(args["word"], kept)
         elif call == "logprob":
-            lm.logprob(kept)
-        elif call == "perplexity":
-            lm.perplexity(kept)
-    return kept
+            answer = lm.logprob(kept)
+        else:
+            answer = lm.perplexity(kept)
+    return property_result(answer, kept)
+
+
+def _raises(call, accepted: tuple[str, ...]) -> str:
+    """What calling `call` raised, in the grader's words."""
+    try:
+        call()
+    except Exception as exc:
+        return " or ".join(accepted) if type(exc).__name__ in accepted else type(exc).__name__
+    return "no exception"
 
 
 def bad_argument(modules, args):
-    """The name of the exception raised for an argument outside the domain."""
+    """The exception raised outside the domain, beside the answer to a call inside it."""
     ngram = modules["ngram"]
-    try:
-        if args["call"] == "pad":
-            ngram.pad(["a"], args["n"])
-        elif args["call"] == "count_ngrams":
-            ngram.count_ngrams([["a"]], args["n"])
-        else:
-            ngram.NGramLM(args["n"], k=args["k"])
-    except ValueError:
-        return "ValueError"
-    except Exception as exc:
-        return type(exc).__name__
-    return "no exception"
+    accepted = tuple(args["accepted"])
+    n, k = args["n"], args["k"]
+    if args["call"] == "pad":
+        answer = ngram.pad(["a"], 2)
+        raised = _raises(lambda: ngram.pad(["a"], n), accepted)
+    elif args["call"] == "count_ngrams":
+        answer = ngram.count_ngrams([["a"]], 2)
+        raised = _raises(lambda: ngram.count_ngrams([["a"]], n), accepted)
+    else:
+        answer = ngram.NGramLM(2, k=0.5).fit([["a"]]).prob("a", ["a"])
+        raised = _raises(lambda: ngram.NGramLM(n, k=k), accepted)
+    return property_result(answer, raised)
