@@ -172,11 +172,10 @@ class Grader:
                        mistake=mistake)
 
     def grade(self, submission: Path, on_verdict: Callable[[Verdict], None] | None = None,
-              checks: list[Check] | None = None) -> list[Verdict]:
-        """Verdicts of `checks` (all the assignment's by default), numbered as in the assignment."""
+              only: set[str] | None = None) -> list[Verdict]:
+        """Verdicts of the checks named in `only` (all by default), numbered as in the assignment."""
         submission = Path(submission).resolve()
-        chosen = self.assignment.checks if checks is None else checks
-        numbered = [(n, c) for n, c in enumerate(self.assignment.checks, start=1) if c in chosen]
+        numbered = [(n, c) for n, c in enumerate(self.assignment.checks, start=1) if only is None or c.name in only]
         verdicts: dict[int, Verdict] = {}
         report_lock = threading.Lock()
 
@@ -207,6 +206,7 @@ def grade_submission(assignment: Assignment, variant: dict, submission: Path, *,
     writing a results.json that says so.
     """
     checks = [c for c in assignment.checks if c.visibility == "visible" or not visible_only]
+    position = {c.name: i for i, c in enumerate(checks, start=1)}
     submission, note = locate(Path(submission), assignment.spec.files)
     results_file = ResultsFile(results, checks, output=note) if results else None
     verdicts: list[Verdict] = []
@@ -214,7 +214,7 @@ def grade_submission(assignment: Assignment, variant: dict, submission: Path, *,
     def record(verdict: Verdict) -> None:
         verdicts.append(verdict)
         if results_file:
-            results_file.record(checks.index(verdict.check) + 1, verdict.score, verdict.output)
+            results_file.record(position[verdict.check.name], verdict.score, verdict.output)
         if on_verdict:
             on_verdict(verdict)
 
@@ -226,9 +226,9 @@ def grade_submission(assignment: Assignment, variant: dict, submission: Path, *,
             with Grader(assignment, variant, LiveReference(assignment.spec),
                         secret=course_secret() if secret is None else secret, jobs=jobs,
                         protected=protected) as own:
-                own.grade(submission, on_verdict=record, checks=checks)
+                own.grade(submission, on_verdict=record, only=set(position))
         else:
-            grader.grade(submission, on_verdict=record, checks=checks)
+            grader.grade(submission, on_verdict=record, only=set(position))
     except BaseException:  # a HarnessFault, a bug of the harness, an interrupt: never the submission's
         if results_file:
             results_file.output = f"{HARNESS_FAULT_NOTE}\n{note}".strip()

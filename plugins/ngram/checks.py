@@ -35,6 +35,8 @@ def _queries(rng, corpus, n) -> list[tuple[str, list[str]]]:
         s = [BOS] * (n - 1) + corpus[int(rng.integers(len(corpus)))] + [EOS]
         t = int(rng.integers(n - 1, len(s)))
         queries.append((s[t], s[t - n + 1:t] if n > 1 else []))
+    # The first word after the all-BOS context tells missing BOS padding from an unpadded short context.
+    queries += [(corpus[0][0] if corpus[0] else EOS, [BOS] * (n - 1))]
     queries += [("zebra", queries[0][1]), (EOS, queries[1][1]), (UNK, queries[2][1]),
                 (queries[3][0], ["zebra"] * (n - 1)), (queries[4][0], []),
                 (queries[5][0], ["alice", "sees"] + queries[5][1])]
@@ -86,7 +88,7 @@ def prob_add_k_cases(ctx: CaseContext) -> list[Case]:
 
 def logprob_cases(ctx: CaseContext) -> list[Case]:
     cases = []
-    for n, k in [(2, 0.0), (3, 0.0), (2, 0.1)]:
+    for n, k in [(2, 0.0), (3, 0.0), (2, 0.1), (3, 0.1)]:
         corpus = sentences(ctx.rng, 30)
         test = corpus[:3] + sentences(ctx.rng, 2) + [[], ["the", "zebra", "sleeps"]]
         cases.append(Case(_model_label(corpus, n, k), {"corpus": corpus, "n": n, "k": k, "sentences": test}))
@@ -148,9 +150,13 @@ def hidden_perplexity_cases(ctx: CaseContext) -> list[Case]:
 EXACT = Tolerance(rtol=1e-9, atol=1e-12)
 LOG = Tolerance(rtol=1e-9, atol=1e-9)
 PPL = Tolerance(rtol=1e-7, atol=1e-9)
-PROB_MISTAKES = (M.UNPADDED_CONTEXT, M.BOS_IN_VOCAB, M.NO_UNK_IN_VOCAB, M.ADD_K_DENOMINATOR, *M.PADDING)
-PPL_MISTAKES = (M.PERPLEXITY_MEAN, M.PERPLEXITY_NO_EOS, M.LOG2, M.LOG10, M.LOGPROB_NO_EOS,
-                *PROB_MISTAKES)
+# Each check names only the mistakes its cases can tell apart from each other
+# and from the right answer (a test holds every check to that).
+VOCAB_MISTAKES = (M.BOS_IN_VOCAB, M.NO_UNK_IN_VOCAB, M.ADD_K_DENOMINATOR)  # only add-k shows them
+MLE_MISTAKES = (M.UNPADDED_CONTEXT, *M.PADDING)
+ADD_K_MISTAKES = (*MLE_MISTAKES, *VOCAB_MISTAKES)
+LOGPROB_MISTAKES = (M.LOG2, M.LOG10, M.LOGPROB_NO_EOS, *M.PADDING, *VOCAB_MISTAKES)
+PPL_MISTAKES = (M.PERPLEXITY_MEAN, M.PERPLEXITY_NO_EOS, *LOGPROB_MISTAKES)
 
 
 def ngram_checks() -> list[Check]:
@@ -161,13 +167,13 @@ def ngram_checks() -> list[Check]:
         Check("count_ngrams", "count_ngrams counts every n-gram of the padded corpus", FILES,
               scenarios.count_ngrams, count_cases, mistakes=M.PADDING, limits=quick),
         Check("fit", "fit returns self and builds the vocabulary", FILES, scenarios.fit, fit_cases,
-              mistakes=(M.BOS_IN_VOCAB, M.NO_UNK_IN_VOCAB, *M.PADDING), limits=quick),
+              mistakes=(M.BOS_IN_VOCAB, M.NO_UNK_IN_VOCAB, M.EOS_PER_ORDER, M.NO_EOS), limits=quick),
         Check("prob_mle", "prob under maximum likelihood", FILES, scenarios.prob, prob_mle_cases,
-              tolerance=EXACT, mistakes=PROB_MISTAKES, limits=quick),
+              tolerance=EXACT, mistakes=MLE_MISTAKES, limits=quick),
         Check("prob_add_k", "prob with add-k smoothing", FILES, scenarios.prob, prob_add_k_cases,
-              tolerance=EXACT, mistakes=PROB_MISTAKES, limits=quick),
+              tolerance=EXACT, mistakes=ADD_K_MISTAKES, limits=quick),
         Check("logprob", "logprob of padded sentences, -inf for impossible ones", FILES, scenarios.logprob,
-              logprob_cases, tolerance=LOG, mistakes=(M.LOG2, M.LOG10, M.LOGPROB_NO_EOS, *PROB_MISTAKES),
+              logprob_cases, tolerance=LOG, mistakes=LOGPROB_MISTAKES,
               limits=quick),
         Check("perplexity", "perplexity of a corpus, inf when a sentence is impossible", FILES,
               scenarios.perplexity, perplexity_cases, tolerance=PPL, mistakes=PPL_MISTAKES, limits=quick),

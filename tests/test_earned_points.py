@@ -1,0 +1,86 @@
+"""Points only for work done, and a mistake named only where it is the right one."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+
+from autograder import catalog
+from autograder.checks import Case, CaseContext, Check, Mistake
+from autograder.compare import Tolerance
+from autograder.grading import Grader
+from autograder.oracle import LiveReference
+from autograder.sandbox.pool import CaseOutcome
+from autograder.seeds import PUBLIC_SECRET, check_rng
+from conftest import TEST_SECRET
+from degenerate import CONSTANTS, RAISES, write_degenerate
+
+
+@pytest.mark.parametrize("body", [*CONSTANTS, RAISES])
+def test_a_submission_that_does_no_work_scores_exactly_zero(body, ngram, ngram_grader, tmp_path):
+    assignment, variant = ngram
+    submission = write_degenerate(assignment, variant, tmp_path, body)
+    verdicts = ngram_grader.grade(submission)
+    paid = {v.check.name: v.output for v in verdicts if v.score}
+    assert not paid, paid
+
+
+def test_a_property_is_paid_only_with_the_right_answer(ngram, ngram_grader, tmp_path):
+    """Arguments left alone and ValueError raised, but every answer wrong: nothing."""
+    assignment, variant = ngram
+    submission = write_degenerate(assignment, variant, tmp_path, "None")
+    verdicts = {v.check.name: v for v in ngram_grader.grade(submission)}
+    for name in ("no_mutation", "bad_arguments"):
+        assert verdicts[name].score == 0
+        assert "the call's own answer is wrong, so the property earns nothing" in verdicts[name].output
+
+
+class _FakeOracle:
+    """Mistake A matches case 0 only, mistake B every case."""
+
+    def __init__(self, answers):
+        self.answers = answers
+
+    def protected_paths(self):
+        return []
+
+    def mistaken(self, check, case, mistake):
+        return self.answers[mistake.name][case.args]
+
+
+def test_a_mistake_is_named_only_where_it_explains_every_answer(ngram):
+    assignment, variant = ngram
+    a, b = (Mistake(name, f"mistake {name}", lambda modules: None) for name in "ab")
+    check = Check("c", "c", ("ngram.py",), scenario=lambda m, x: x, make_cases=lambda ctx: [],
+                  mistakes=(a, b), tolerance=Tolerance())
+    cases = [Case(str(i), i) for i in range(3)]
+    got = [CaseOutcome("ok", value=v) for v in (10.0, 11.0, 2.0)]  # case 2 is right (expected 2.0)
+    grader = Grader(assignment, variant, _FakeOracle({"a": {0: 10.0, 1: 99.0, 2: 2.0},
+                                                      "b": {0: 10.0, 1: 11.0, 2: 2.0}}), secret="s")
+    assert grader.diagnose(check, cases, got) is b
+    # b also predicts a wrong answer where the submission was right: not b either.
+    grader = Grader(assignment, variant, _FakeOracle({"a": {0: 10.0, 1: 99.0, 2: 2.0},
+                                                      "b": {0: 10.0, 1: 11.0, 2: 5.0}}), secret="s")
+    assert grader.diagnose(check, cases, got) is None
+
+
+def _assignments():
+    return list(catalog.assignment_folders())
+
+
+@pytest.mark.parametrize("name", _assignments())
+@pytest.mark.parametrize("secret", [TEST_SECRET, PUBLIC_SECRET])
+def test_each_check_tells_its_known_mistakes_apart(name, secret):
+    """On the check's own cases, any two of its mistakes give different answers."""
+    assignment, variant = catalog.load(name)
+    oracle = LiveReference(assignment.spec)
+    for check in assignment.checks:
+        if len(check.mistakes) < 2:
+            continue
+        cases = check.make_cases(CaseContext(check_rng(secret, name, check.name), variant))
+        answers = {m.name: [oracle.mistaken(check, c, m) for c in cases] for m in check.mistakes}
+        for m1, m2 in itertools.combinations(check.mistakes, 2):
+            from autograder.checks import explains
+            assert not explains(answers[m1.name], answers[m2.name], check.tolerance), \
+                f"{check.name}: {m1.name} and {m2.name} give the same answers on every case"

@@ -1,0 +1,99 @@
+"""Prints, temporary files and writes next to the code never cost points."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from autograder.grading import Grader
+from autograder.oracle import LiveReference
+from conftest import ROOT, TEST_SECRET
+
+REFERENCE = (ROOT / "reference" / "ngram.py").read_text()
+
+CHATTY = '''
+import sys
+print("loading my ngram model " + "=" * 60)
+for _ in range(20):
+    sys.stdout.write("x" * 999_999 + "\\n")
+print("done loading", file=sys.stderr)
+_pad = pad
+
+def pad(sentence, n):
+    print("pad called with", sentence, n)
+    return _pad(sentence, n)
+'''
+
+TEMP_FILES = '''
+import os, tempfile
+from pathlib import Path
+
+SCRATCH = tempfile.mkdtemp()                     # at import, as a student's cache would
+with tempfile.TemporaryFile() as f:
+    f.write(b"scratch")
+with open("notes.txt", "w") as f:                # the current folder
+    f.write("debug notes")
+Path(os.path.expanduser("~/.mycache")).mkdir(exist_ok=True)
+for var in ("TMPDIR", "TMP", "TEMP", "HOME", "XDG_CACHE_HOME", "MPLCONFIGDIR", "TORCHINDUCTOR_CACHE_DIR"):
+    os.makedirs(os.environ[var], exist_ok=True)
+    with open(os.path.join(os.environ[var], "probe"), "w") as f:
+        f.write(var)
+_fit = NGramLM.fit
+
+def fit(self, corpus):
+    with tempfile.NamedTemporaryFile("w", suffix=".log", delete=False) as log:
+        log.write(repr(corpus)[:100])
+    with open(os.path.join(SCRATCH, "fit.txt"), "w") as f:
+        f.write("fitted")
+    return _fit(self, corpus)
+
+NGramLM.fit = fit
+'''
+
+
+def _submission(tmp_path, extra: str):
+    folder = tmp_path / "submission"
+    folder.mkdir()
+    (folder / "ngram.py").write_text(REFERENCE + extra)
+    return folder
+
+
+def test_printing_megabytes_costs_nothing_and_is_counted(ngram_grader, tmp_path):
+    verdicts = ngram_grader.grade(_submission(tmp_path, CHATTY))
+    for v in verdicts:
+        assert v.passed, f"{v.check.name}: {v.output}"
+    pad = next(v for v in verdicts if v.check.name == "pad")
+    assert "Your code printed 20.0 MB; output shortened" in pad.output
+
+
+def test_a_hundred_megabytes_of_output_in_one_check(ngram, tmp_path):
+    assignment, variant = ngram
+    flood = "\nfor _ in range(100):\n    print('y' * 999_999)\n"
+    check = next(c for c in assignment.checks if c.name == "pad")
+    one = type(assignment)(assignment.spec, [dataclasses.replace(check, limits=dataclasses.replace(
+        check.limits, cpu_s=30, wall_s=60))])
+    with Grader(one, variant, LiveReference(assignment.spec), secret=TEST_SECRET) as grader:
+        (verdict,) = grader.grade(_submission(tmp_path, flood))
+    assert verdict.passed, verdict.output
+    assert "Your code printed 100.0 MB; output shortened" in verdict.output
+
+
+def test_a_failing_visible_check_shows_the_head_and_tail_of_the_output(ngram_grader, tmp_path):
+    source = REFERENCE.replace("    return [BOS] * (n - 1) + list(sentence) + [EOS]\n",
+                               "    print('START'); print('z' * 20000); print('END')\n"
+                               "    return [BOS] * n + list(sentence) + [EOS]\n")
+    folder = tmp_path / "submission"
+    folder.mkdir()
+    (folder / "ngram.py").write_text(source)
+    verdicts = {v.check.name: v for v in ngram_grader.grade(folder)}
+    pad = verdicts["pad"]
+    assert not pad.passed and "It began:" in pad.output and "START" in pad.output and "END" in pad.output
+    hidden = verdicts["perplexity_hidden"]  # what a hidden check's run printed is never shown
+    assert "START" not in hidden.output
+
+
+def test_temporary_files_caches_and_the_current_folder_are_writable(ngram_grader, tmp_path):
+    folder = _submission(tmp_path, TEMP_FILES)
+    verdicts = ngram_grader.grade(folder)
+    for v in verdicts:
+        assert v.passed, f"{v.check.name}: {v.output}"
+    assert not (folder / "notes.txt").exists()  # it wrote into its own copy
