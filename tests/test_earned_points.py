@@ -7,7 +7,7 @@ import itertools
 import pytest
 
 from autograder import catalog
-from autograder.checks import Case, CaseContext, Check, Mistake
+from autograder.checks import Case, CaseContext, Check, Mistake, explains
 from autograder.compare import Tolerance
 from autograder.grading import Grader
 from autograder.oracle import LiveReference
@@ -72,15 +72,18 @@ def _assignments():
 @pytest.mark.parametrize("name", _assignments())
 @pytest.mark.parametrize("secret", [TEST_SECRET, PUBLIC_SECRET])
 def test_each_check_tells_its_known_mistakes_apart(name, secret):
-    """On the check's own cases, any two of its mistakes give different answers."""
+    """On the check's own cases, each of its mistakes differs from the right answer and from the others."""
     assignment, variant = catalog.load(name)
     oracle = LiveReference(assignment.spec)
     for check in assignment.checks:
-        if len(check.mistakes) < 2:
+        if not check.mistakes:
             continue
         cases = check.make_cases(CaseContext(check_rng(secret, name, check.name), variant))
+        right = oracle.expected(check, cases)
         answers = {m.name: [oracle.mistaken(check, c, m) for c in cases] for m in check.mistakes}
+        for m in check.mistakes:
+            assert not explains(answers[m.name], right, check.tolerance), \
+                f"{check.name}: {m.name} gives the right answer on every case"
         for m1, m2 in itertools.combinations(check.mistakes, 2):
-            from autograder.checks import explains
             assert not explains(answers[m1.name], answers[m2.name], check.tolerance), \
                 f"{check.name}: {m1.name} and {m2.name} give the same answers on every case"

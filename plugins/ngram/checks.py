@@ -18,14 +18,38 @@ COWS = ([["cows", "eat", "corn"]] * 4 + [["cows", "eat", "grass"]] * 3
         + [["cows", "eat", "hay"]] * 2 + [["cows", "eat"]] * 2)
 
 
+# Tokens of every kind: some sort before "<s>", "</s>" and "<unk>", so code
+# that compares tokens with < instead of == shows.
+ODD_TOKENS = (",", "!", "42", "Alice", "naïve", "Straße")
+
+
+def with_odd_tokens(rng, corpus: list[list[str]], share: float = 0.3, tokens=ODD_TOKENS) -> list[list[str]]:
+    """`corpus` with one of `tokens` put into about `share` of its sentences."""
+    out = []
+    for sentence in corpus:
+        sentence = list(sentence)
+        if rng.random() < share:
+            sentence.insert(int(rng.integers(len(sentence) + 1)), tokens[int(rng.integers(len(tokens)))])
+        out.append(sentence)
+    return out
+
+
+def with_unk(corpus: list[list[str]]) -> list[list[str]]:
+    """Training data that itself holds UNK, with a count of its own."""
+    return [corpus[0] + [UNK], [UNK], *corpus[1:]]
+
+
 def _corpus_label(corpus: list[list[str]]) -> str:
     if len(corpus) <= 4:
         return repr(corpus)
     return f"{len(corpus)} sentences, the first {corpus[0]!r}"
 
 
-def _model_label(corpus, n, k) -> str:
-    return f"NGramLM(n={n}, k={k}) fitted on {_corpus_label(corpus)}"
+def _model_label(corpus, n, k=None, before=None) -> str:
+    model = f"NGramLM(n={n})" if k is None else f"NGramLM(n={n}, k={k})"
+    if before is not None:
+        model += f" fitted on {_corpus_label(before)}, then"
+    return f"{model} fitted on {_corpus_label(corpus)}"
 
 
 def _queries(rng, corpus, n) -> list[tuple[str, list[str]]]:
@@ -35,8 +59,10 @@ def _queries(rng, corpus, n) -> list[tuple[str, list[str]]]:
         s = [BOS] * (n - 1) + corpus[int(rng.integers(len(corpus)))] + [EOS]
         t = int(rng.integers(n - 1, len(s)))
         queries.append((s[t], s[t - n + 1:t] if n > 1 else []))
-    # The first word after the all-BOS context tells missing BOS padding from an unpadded short context.
-    queries += [(corpus[0][0] if corpus[0] else EOS, [BOS] * (n - 1))]
+    # A sentence's first word after the all-BOS context and after an empty
+    # one: missing BOS padding and an unpadded short context differ there.
+    first = corpus[0][0] if corpus[0] else EOS
+    queries += [(first, [BOS] * (n - 1)), (first, [])]
     queries += [("zebra", queries[0][1]), (EOS, queries[1][1]), (UNK, queries[2][1]),
                 (queries[3][0], ["zebra"] * (n - 1)), (queries[4][0], []),
                 (queries[5][0], ["alice", "sees"] + queries[5][1])]
@@ -59,22 +85,31 @@ def count_cases(ctx: CaseContext) -> list[Case]:
 
 def fit_cases(ctx: CaseContext) -> list[Case]:
     corpus = sentences(ctx.rng, 10)
-    return [Case(_model_label(c, n, k), {"corpus": c, "n": n, "k": k})
-            for c, n, k in [(corpus, 2, 0.0), (corpus, 3, 0.5), ([["a"], []], 1, 0.0)]]
+    cases = [Case(_model_label(c, n, k), {"corpus": c, "n": n, "k": k})
+             for c, n, k in [(corpus, 2, 0.0), (corpus, 3, 0.5), ([["a"], []], 1, 0.0)]]
+    odd, first = with_unk(with_odd_tokens(ctx.rng, sentences(ctx.rng, 12), share=0.6)), sentences(ctx.rng, 5)
+    cases.append(Case(_model_label(odd, 2, before=first), {"corpus": odd, "n": 2, "fitted_before_on": first}))
+    return cases
 
 
 def _prob_cases(ctx: CaseContext, settings) -> list[Case]:
     cases = []
     for n, k in settings:
-        corpus = sentences(ctx.rng, 40)
-        queries = _queries(ctx.rng, corpus, n)
+        corpus = with_odd_tokens(ctx.rng, sentences(ctx.rng, 40))
+        queries = _queries(ctx.rng, corpus, n) + [(t, []) for t in ODD_TOKENS[:3]]
         cases.append(Case(_model_label(corpus, n, k), {"corpus": corpus, "n": n, "k": k, "queries": queries}))
+    # Fitted twice (the second fit must forget the first corpus), on data with UNK in it.
+    before = sentences(ctx.rng, 20)
+    n, k = settings[-1]
+    corpus = with_unk(corpus)
+    cases.append(Case(_model_label(corpus, n, k, before=before),
+                      {"corpus": corpus, "n": n, "k": k, "queries": queries, "fitted_before_on": before}))
     return cases
 
 
 def prob_mle_cases(ctx: CaseContext) -> list[Case]:
-    cows = Case(_model_label(COWS, 3, 0.0), {
-        "corpus": COWS, "n": 3, "k": 0.0,
+    cows = Case(_model_label(COWS, 3), {  # k left to its default, 0
+        "corpus": COWS, "n": 3,
         "queries": [[w, ["cows", "eat"]] for w in ("corn", "grass", "hay", EOS, "cows")]})
     # context is a Sequence[str]: a tuple must do as well as a list.
     as_tuple = Case(f"{_model_label(COWS, 3, 0.0)}; the context given as a tuple", {
@@ -89,7 +124,7 @@ def prob_add_k_cases(ctx: CaseContext) -> list[Case]:
 def logprob_cases(ctx: CaseContext) -> list[Case]:
     cases = []
     for n, k in [(2, 0.0), (3, 0.0), (2, 0.1), (3, 0.1)]:
-        corpus = sentences(ctx.rng, 30)
+        corpus = with_odd_tokens(ctx.rng, sentences(ctx.rng, 30))
         test = corpus[:3] + sentences(ctx.rng, 2) + [[], ["the", "zebra", "sleeps"]]
         cases.append(Case(_model_label(corpus, n, k), {"corpus": corpus, "n": n, "k": k, "sentences": test}))
     return cases
@@ -98,7 +133,7 @@ def logprob_cases(ctx: CaseContext) -> list[Case]:
 def perplexity_cases(ctx: CaseContext, count: int = 30) -> list[Case]:
     cases = []
     for n, k, held_out in [(2, 0.0, False), (3, 0.0, False), (2, 0.5, True), (3, 0.1, True), (2, 0.0, True)]:
-        corpus = sentences(ctx.rng, count)
+        corpus = with_odd_tokens(ctx.rng, sentences(ctx.rng, count))
         # Unequal lengths expose a mean of per-sentence perplexities.
         test = sentences(ctx.rng, 6) if held_out else corpus[:6]
         if n == 2 and k == 0.0 and held_out:
@@ -110,11 +145,13 @@ def perplexity_cases(ctx: CaseContext, count: int = 30) -> list[Case]:
 
 def sample_cases(ctx: CaseContext) -> list[Case]:
     cases = []
-    for n, k, max_len in [(2, 0.0, 100), (3, 0.0, 100), (2, 0.2, 6)]:
-        corpus = sentences(ctx.rng, 25)
+    # max_len None: sample(rng), its default used by omission.
+    for n, k, max_len in [(2, 0.0, None), (3, 0.0, 100), (2, 0.2, 6)]:
+        corpus = with_odd_tokens(ctx.rng, sentences(ctx.rng, 25))
         args = {"corpus": corpus, "n": n, "k": k, "max_len": max_len, "draws": 2000, "repeat": 100,
                 "seed": int(ctx.rng.integers(2**62))}
-        cases.append(Case(f"{_model_label(corpus, n, k)}; 2000 draws of sample(rng, max_len={max_len})", args))
+        call = "sample(rng)" if max_len is None else f"sample(rng, max_len={max_len})"
+        cases.append(Case(f"{_model_label(corpus, n, k)}; 2000 draws of {call}", args))
     return cases
 
 

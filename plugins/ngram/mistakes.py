@@ -40,7 +40,8 @@ def _vocab_size_off_by(delta):
             fit(self, corpus)
             self.vocab = set(self.vocab)
             if delta < 0:
-                self.vocab.discard(m.UNK)
+                if not any(m.UNK in s for s in corpus):  # UNK stays where the data has it
+                    self.vocab.discard(m.UNK)
             elif self.n > 1:  # BOS is in the padded corpus only when n > 1
                 self.vocab.add(m.BOS)
             return self

@@ -17,6 +17,7 @@ from collections import Counter
 from autograder.checks import CaseVerdict
 
 BOS, EOS = "<s>", "</s>"
+DEFAULT_MAX_LEN = 100  # sample's default in the contract
 ALPHA_Z = 4.7534  # standard normal quantile of 1 - 1e-6
 MIN_EXPECTED = 5.0
 
@@ -93,8 +94,8 @@ def _shape_problem(draws, max_len: int, vocab: set) -> str | None:
 
 def judge_sample(check, case, expected, got, *, reveal: bool) -> CaseVerdict:
     args = case.args
-    max_len = args["max_len"]
-    model = _Model(expected, args["n"], args["k"])
+    max_len = DEFAULT_MAX_LEN if args["max_len"] is None else args["max_len"]
+    model = _Model(expected, args["n"], args.get("k", 0.0))
     problem = _shape_problem(got["draws"] + got["again"] + got["other"], max_len, set(model.vocab))
     if problem:
         return CaseVerdict(False, problem)

@@ -21,14 +21,26 @@ def count_ngrams(modules, args):
     return modules["ngram"].count_ngrams(args["corpus"], args["n"])
 
 
-def fit(modules, args):
-    lm = modules["ngram"].NGramLM(args["n"], k=args["k"])
-    fitted = lm.fit(args["corpus"])
-    return {"fit returns self": fitted is lm, "vocab": lm.vocab}
+def _model(modules, args):
+    """NGramLM(n, k=k), or NGramLM(n) where the case leaves k to its default."""
+    if "k" in args:
+        return modules["ngram"].NGramLM(args["n"], k=args["k"])
+    return modules["ngram"].NGramLM(args["n"])
 
 
 def _fitted(modules, args):
-    return modules["ngram"].NGramLM(args["n"], k=args["k"]).fit(args["corpus"])
+    lm = _model(modules, args)
+    if "fitted_before_on" in args:  # fitting again must forget the first corpus
+        lm.fit(args["fitted_before_on"])
+    return lm.fit(args["corpus"])
+
+
+def fit(modules, args):
+    lm = _model(modules, args)
+    if "fitted_before_on" in args:
+        lm.fit(args["fitted_before_on"])
+    fitted = lm.fit(args["corpus"])
+    return {"fit returns self": fitted is lm, "vocab": lm.vocab}
 
 
 def prob(modules, args):
@@ -50,14 +62,20 @@ def sample(modules, args):
     """Draws for a statistical test, and the model's distribution to test them against."""
     lm = _fitted(modules, args)
     rng = np.random.default_rng(args["seed"])
-    draws = [lm.sample(rng, max_len=args["max_len"]) for _ in range(args["draws"])]
+    if args["max_len"] is None:  # the default, used by omission
+        def draw(rng):
+            return lm.sample(rng)
+    else:
+        def draw(rng):
+            return lm.sample(rng, max_len=args["max_len"])
+    draws = [draw(rng) for _ in range(args["draws"])]
     # Only rng may be random: shake the global generators between the two runs.
     np.random.seed(args["seed"] % 2**32 ^ 0x5EED)
     __import__("random").seed(args["seed"] ^ 0x5EED)
     rng = np.random.default_rng(args["seed"])
-    again = [lm.sample(rng, max_len=args["max_len"]) for _ in range(args["repeat"])]
+    again = [draw(rng) for _ in range(args["repeat"])]
     rng = np.random.default_rng(args["seed"] + 1)
-    other = [lm.sample(rng, max_len=args["max_len"]) for _ in range(args["repeat"])]
+    other = [draw(rng) for _ in range(args["repeat"])]
     # The judge tests the draws against the reference's distribution; a
     # submission's own table is not needed, and its other bugs must not cost
     # it the sample check.
