@@ -38,3 +38,15 @@ def load(name: str, settings: dict[str, str] | None = None,
     variant = spec.resolve_variant(settings or {})
     provided = [c for checks in pm.hook.lmgrade_checks(assignment=name, variant=variant) for c in checks or []]
     return bind(spec, provided), variant
+
+
+def bugs(name: str, pm: pluggy.PluginManager | None = None) -> dict:
+    """The catalogue of realistic bugs of assignment `name`, from every plugin."""
+    pm = pm or get_manager()
+    found: dict = {}
+    for contributed in pm.hook.lmgrade_bugs(assignment=name):
+        for key, bug in (contributed or {}).items():
+            if key in found:
+                raise AssignmentError(f"two plugins provide a bug named {key!r} for {name}")
+            found[key] = bug
+    return found

@@ -14,6 +14,7 @@ from rich.table import Table
 from . import __version__, catalog, templates
 from .assignment import AssignmentError
 from .errors import HarnessFault
+from .flawed import write_flawed
 from .grading import GradingRun, grade_submission
 from .reports.terminal import describe_defences, print_report
 from .sandbox.limits import available_cpus
@@ -149,36 +150,35 @@ def check(assignment: str, submission_dir: Path, settings: tuple[str, ...]) -> N
 
 @main.command()
 @click.option("-o", "--output", "out_dir", type=click.Path(file_okay=False, path_type=Path),
-              default=Path("lmgrade-demo"), show_default=True)
-def demo(out_dir: Path) -> None:
-    """The whole pipeline on built-in data: generate, grade three submissions, report."""
-    from plugins.ngram import EXAMPLES
-
-    name = "ngram"
-    bound, variant = _load(name, ())
-    console.rule(f"1. generate the {name} starter files")
-    starter = out_dir / "starter"
-    for path in templates.generate(bound, variant, starter):
-        console.print(f"wrote {path}")
-    submissions = {"starter": starter}
-    reference_copy = out_dir / "submissions" / "reference"
-    reference_copy.mkdir(parents=True, exist_ok=True)
-    for filename in bound.spec.files:
-        shutil.copyfile(bound.spec.reference_folder() / filename, reference_copy / filename)
-    submissions["reference"] = reference_copy
-    flawed = out_dir / "submissions" / "flawed"
-    shutil.copytree(EXAMPLES / "flawed", flawed, dirs_exist_ok=True)
-    submissions["flawed"] = flawed
+              default=Path("lmgrade-demo"), show_default=True, help="Folder for the demo's files and results.")
+@click.option("--assignment", "only", multiple=True, metavar="NAME",
+              help="Demonstrate only this assignment (repeatable; default: every one).")
+def demo(out_dir: Path, only: tuple[str, ...]) -> None:
+    """The whole pipeline on built-in data: generate, grade three submissions per assignment, report."""
+    names = list(only) or list(catalog.assignment_folders())
     totals = {}
-    for step, (label, folder) in enumerate(submissions.items(), start=2):
-        console.rule(f"{step}. grade the {label} submission")
-        results = out_dir / "results" / f"{label}.json"
-        run = run_grading(bound, variant, folder, results=results, jobs=_default_jobs(),
-                          title=f"{name}: {label} submission")
-        totals[label] = (run.score, run.max_score, results)
+    for name in names:
+        bound, variant = _load(name, ())
+        spec = bound.spec
+        console.rule(f"{name}: generate the starter files")
+        starter = out_dir / name / "starter"
+        for path in templates.generate(bound, variant, starter):
+            console.print(f"wrote {path}")
+        reference = out_dir / name / "submissions" / "reference"
+        reference.mkdir(parents=True, exist_ok=True)
+        for filename in spec.files:
+            shutil.copyfile(spec.reference_folder() / filename, reference / filename)
+        shown = [bug for bug in catalog.bugs(name).values() if bug.demo]
+        flawed = write_flawed(spec.reference_folder(), spec.files, out_dir / name / "submissions" / "flawed", shown)
+        for label, folder in (("starter", starter), ("reference", reference), ("flawed", flawed)):
+            console.rule(f"{name}: grade the {label} submission")
+            results = out_dir / name / "results" / f"{label}.json"
+            run = run_grading(bound, variant, folder, results=results, jobs=_default_jobs(),
+                              title=f"{name}: {label} submission")
+            totals[(name, label)] = (run.score, run.max_score, results)
     console.rule("summary")
-    for label, (score, maximum, results) in totals.items():
-        console.print(f"{label:>10}: {score:.4g} / {maximum:g}   ({results})")
+    for (name, label), (score, maximum, results) in totals.items():
+        console.print(f"{name:>12} {label:>10}: {score:.4g} / {maximum:g}   ({results})")
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -35,3 +35,26 @@ def lmgrade_checks(assignment: str, variant: dict) -> list:
     and an empty list (or None) for the others. A check that assignment.toml
     does not name keeps the points, visibility and limits the plugin gave it.
     """
+
+
+@hookspec
+def lmgrade_bugs(assignment: str) -> dict:
+    """Contribute realistic bugs of an assignment, as edits of its reference.
+
+    Return ``{name: autograder.flawed.Bug}`` for the assignments this plugin
+    knows, and an empty dict (or None) for the others. The bugs prove the
+    plugin's checks in its tests (each must lose points on the checks its
+    ``loses`` names), and those marked ``demo`` make the flawed submission
+    that ``lmgrade demo`` grades.
+    """
+
+
+@hookspec
+def lmgrade_equivalent_mutants(assignment: str) -> list:
+    """Contribute the reviewed equivalent mutants of an assignment's reference.
+
+    Return paths of TOML files, each with ``[[equivalent]]`` tables of a
+    ``mutant`` (the key `lmgrade mutants` prints for it) and a ``why`` (what
+    makes the change one the contract allows). ``lmgrade mutants`` leaves
+    them out of the score that counts; a survivor not listed is news.
+    """

@@ -77,7 +77,10 @@ class Mutant:
 
 
 def make_mutants(source: str, filename: str) -> list[Mutant]:
-    """Every single-point mutant of `source`, in a deterministic order."""
+    """Every single-point mutant of `source`, in a deterministic order.
+
+    Raises ValueError, naming `filename`, when `source` does not parse.
+    """
     tree = _parse(source, filename)
     module = _Module.of(tree, _Text(source))
     # Sorted by operator first, so that of two candidates making the same tree
@@ -91,7 +94,7 @@ def make_mutants(source: str, filename: str) -> list[Mutant]:
         if dump is not None and dump not in seen:
             seen.add(dump)
             kept.append((candidate, mutated))
-    kept.sort(key=lambda pair: (pair[0].edit.start, pair[0].rank, pair[0].index))
+    kept.sort(key=lambda found: (found[0].edit.start, found[0].rank, found[0].index))
     return _numbered([_mutant(candidate, mutated, module.text, filename) for candidate, mutated in kept])
 
 
@@ -175,10 +178,6 @@ class _Text:
     def span(self, node: ast.AST) -> tuple[int, int]:
         return self.index(node.lineno, node.col_offset), self.index(node.end_lineno, node.end_col_offset)
 
-    def segment(self, node: ast.AST) -> str:
-        start, end = self.span(node)
-        return self.source[start:end]
-
     def line_number(self, index: int) -> int:
         return bisect.bisect_right(self._line_starts, index)
 
@@ -234,7 +233,8 @@ class _Module:
                     imported.add(name)
                     if isinstance(node, ast.Import) and alias.name == "math":
                         math_names.add(name)
-        defined = {node.name for node in tree.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
+        defined = {node.name for node in tree.body
+                   if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
         assigned = {target.id for node in tree.body if isinstance(node, ast.Assign)
                     for target in node.targets if isinstance(target, ast.Name)}
         parents = {child: parent for parent in ast.walk(tree) for child in ast.iter_child_nodes(parent)}
@@ -338,6 +338,7 @@ _TAKES_AXIS = frozenset({
 })
 _AXIS_KEYWORDS = frozenset({"axis", "dim"})
 _KEEPDIM_KEYWORDS = frozenset({"keepdims", "keepdim"})
+# The first two axes confused, the last with the one before it or with the first.
 _AXIS_SWAPS = {0: (1,), 1: (0,), -1: (-2, 0), -2: (-1,)}
 # Swapping the arguments of these gives the same result: a mutant no check could kill.
 _SYMMETRIC_FUNCTIONS = frozenset({"max", "min", "maximum", "minimum", "transpose", "swapaxes", "swapdims"})
@@ -352,9 +353,10 @@ def _swap_func(node: ast.AST, module: _Module) -> Iterator[_Edit]:
         yield from _swapped_keyword(node, module)
     elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
         if node.attr == "T":
-            dot = module.text.find(module.text.span(node.value)[1], module.text.span(node)[1], r"\.")
+            end = module.text.span(node)[1]
+            dot = module.text.find(module.text.span(node.value)[1], end, r"\.")
             if dot is not None:
-                yield _Edit(dot[0], module.text.span(node)[1], "")
+                yield _Edit(dot[0], end, "")  # W.T -> W
         elif node.attr == "float64":
             yield _Edit(*_attribute_name_span(node, module), "float32")
 
@@ -627,8 +629,9 @@ def _trailing_number(bound: ast.expr) -> tuple[ast.expr | None, int]:
     """The integer a bound ends with (`3`, `-1`, the 1 of `t - n + 1`), and whether it adds (1) or subtracts (-1)."""
     if _int_literal(bound) is not None:
         return bound, 1
-    if isinstance(bound, ast.BinOp) and isinstance(bound.op, (ast.Add, ast.Sub)) and _int_literal(bound.right) is not None:
-        return bound.right, 1 if isinstance(bound.op, ast.Add) else -1
+    if isinstance(bound, ast.BinOp) and isinstance(bound.op, (ast.Add, ast.Sub)):
+        if _int_literal(bound.right) is not None:
+            return bound.right, 1 if isinstance(bound.op, ast.Add) else -1
     return None, 1
 
 

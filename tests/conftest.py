@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 
 from autograder import catalog
+from autograder.flawed import write_flawed
 from autograder.grading import Grader
 from autograder.oracle import LiveReference
 from autograder.sandbox.limits import Limits
@@ -38,13 +39,16 @@ def ngram_grader(ngram):
         yield grader
 
 
-@pytest.fixture(scope="session")
-def buggy(tmp_path_factory):
-    """Folder of each buggy submission of the catalogue, by name."""
-    from buggy_ngram import BUGS
+def write_bugs(assignment, root: Path) -> dict[str, Path]:
+    """Folder of each buggy submission of the assignment's catalogue, by name."""
+    spec = assignment.spec
+    return {name: write_flawed(spec.reference_folder(), spec.files, root / name, [bug])
+            for name, bug in catalog.bugs(spec.name).items()}
 
-    root = tmp_path_factory.mktemp("buggy_ngram")
-    return {name: bug.write(root / name) for name, bug in BUGS.items()}
+
+@pytest.fixture(scope="session")
+def buggy(tmp_path_factory, ngram):
+    return write_bugs(ngram[0], tmp_path_factory.mktemp("buggy_ngram"))
 
 
 @pytest.fixture(scope="session")

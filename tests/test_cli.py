@@ -72,9 +72,9 @@ def test_check_runs_only_public_checks(reference_submission):
 
 
 def test_demo(tmp_path):
-    out = lmgrade("demo", "-o", tmp_path / "demo")
+    out = lmgrade("demo", "-o", tmp_path / "demo", "--assignment", "ngram")
     assert out.returncode == 0, out.stderr
-    scores = {name: json.loads((tmp_path / "demo" / "results" / f"{name}.json").read_text())["score"]
+    scores = {name: json.loads((tmp_path / "demo" / "ngram" / "results" / f"{name}.json").read_text())["score"]
               for name in ("starter", "reference", "flawed")}
     assert scores["starter"] == 0 and scores["reference"] == 100 and 0 < scores["flawed"] < 100
     assert "known mistake" in out.stdout

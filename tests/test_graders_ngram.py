@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from autograder import templates
-from buggy_ngram import BUGS
+from plugins.ngram.bugs import BUGS
 from conftest import by_name
 
 

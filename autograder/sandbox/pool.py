@@ -150,7 +150,11 @@ def _server_env() -> dict:
 
 
 class SandboxPool:
-    """Up to `jobs` fork servers, started on first use and reused for every run."""
+    """Up to `jobs` fork servers, started on first use and reused for every run.
+
+    At most `jobs` runs are under way at once, whatever the number of threads
+    asking: a run waits for a free server.
+    """
 
     def __init__(self, *, preload: list[str], forbidden_modules: list[str],
                  protected: list[Path], jobs: int = 1, landlock: bool = True):
@@ -163,6 +167,7 @@ class SandboxPool:
         self._idle: queue.SimpleQueue[_Server] = queue.SimpleQueue()
         self._all: list[_Server] = []
         self._lock = threading.Lock()
+        self._free = threading.BoundedSemaphore(self.jobs)
         self.started_s: list[float] = []
 
     def _acquire(self) -> _Server:
@@ -191,15 +196,16 @@ class SandboxPool:
 
     def run(self, *, scenario: str, submission: Path, files: list[str], cases: list,
             limits: Limits) -> RunReport:
-        server = self._acquire()
-        try:
-            return self._run(server, scenario, submission, files, cases, limits)
-        except HarnessError:
-            server.close()
-            raise
-        finally:
-            if server.proc.poll() is None:
-                self._idle.put(server)
+        with self._free:
+            server = self._acquire()
+            try:
+                return self._run(server, scenario, submission, files, cases, limits)
+            except HarnessError:
+                server.close()
+                raise
+            finally:
+                if server.proc.poll() is None:
+                    self._idle.put(server)
 
     def _run(self, server, scenario, submission, files, cases, limits) -> RunReport:
         n = len(cases)

@@ -1,4 +1,4 @@
-"""The built-in `ngram` assignment: its folder and its checks."""
+"""The built-in `ngram` assignment: its folder, its checks, its bugs."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ from pathlib import Path
 
 from autograder import hookimpl
 
-ASSIGNMENT = Path(__file__).resolve().parents[2] / "assignments" / "ngram"
-EXAMPLES = Path(__file__).resolve().parent / "examples"
+HERE = Path(__file__).resolve().parent
+ASSIGNMENT = HERE.parents[1] / "assignments" / "ngram"
 
 
 @hookimpl
@@ -22,3 +22,17 @@ def lmgrade_checks(assignment, variant):
     from .checks import ngram_checks
 
     return ngram_checks()
+
+
+@hookimpl
+def lmgrade_bugs(assignment):
+    if assignment != "ngram":
+        return {}
+    from .bugs import BUGS
+
+    return BUGS
+
+
+@hookimpl
+def lmgrade_equivalent_mutants(assignment):
+    return [HERE / "equivalent_mutants.toml"] if assignment == "ngram" else []

@@ -1,0 +1,59 @@
+"""Flawed submissions made by editing the reference: one realistic bug each.
+
+A plugin's catalogue of bugs (its `lmgrade_bugs` hook) serves three uses: the
+tests that prove its graders (each bug must lose points on the right check,
+with the right words), the demo's flawed submission, and the instructor
+reading what the graders catch. A bug is kept as the reference's lines and
+what a student wrote instead, so the catalogue stays in step with the
+reference: an edit whose lines are gone from the reference fails loudly.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+class StaleBug(AssertionError):
+    """A bug's edit no longer matches the reference."""
+
+
+@dataclass(frozen=True)
+class Bug:
+    what: str                                   # one sentence: the bug as a student would make it
+    file: str                                   # the submitted file it changes
+    edits: tuple[tuple[str, str], ...]          # (the reference's text, what the student wrote instead)
+    loses: dict[str, str] = field(default_factory=dict)  # check -> words its feedback must contain
+    demo: bool = False                          # part of the demo's flawed submission
+
+
+def without_docstring(source: str) -> str:
+    """`source` without its module docstring (a reference's says it is the reference)."""
+    body = ast.parse(source).body
+    if body and isinstance(body[0], ast.Expr) and isinstance(getattr(body[0], "value", None), ast.Constant) \
+            and isinstance(body[0].value.value, str):
+        lines = source.splitlines(keepends=True)
+        return "".join(lines[body[0].end_lineno:]).lstrip("\n")
+    return source
+
+
+def apply(source: str, edits: tuple[tuple[str, str], ...], where: str) -> str:
+    for old, new in edits:
+        if source.count(old) != 1:
+            raise StaleBug(f"{where}: the reference no longer has exactly one {old!r}")
+        source = source.replace(old, new)
+    return source
+
+
+def write_flawed(reference: Path, files: tuple[str, ...], folder: Path, bugs: list[Bug]) -> Path:
+    """A submission folder: the reference's files with every bug of `bugs` made."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for filename in files:
+        source = without_docstring((reference / filename).read_text(encoding="utf-8"))
+        mine = [bug for bug in bugs if bug.file == filename]
+        for bug in mine:
+            source = apply(source, bug.edits, f"{filename} ({bug.what})")
+        header = "; ".join(bug.what for bug in mine) or "no bug in this file."
+        (folder / filename).write_text(f'"""A flawed {filename}: {header}"""\n\n{source}', encoding="utf-8")
+    return folder
