@@ -55,17 +55,19 @@ class CaseVerdict:
 
 @dataclass(frozen=True)
 class Mistake:
-    """A known mistake, recognised by making it: a patch of the reference.
+    """A known mistake, recognised by making it in a copy of the reference.
 
-    ``patch(modules)`` changes fresh copies of the reference modules (keyed
-    like the scenario's ``modules``) so they make the mistake; the oracle then
-    runs the check's scenario on them. A submission whose answer matches that
-    answer, and not the right one, is told the mistake by name.
+    Made by ``edits`` of the reference's source, ``(file, its text, the
+    mistaken text)``, by ``patch(modules)``, which changes fresh copies of
+    the reference modules (keyed like the scenario's ``modules``), or both.
+    The oracle runs the check's scenario on the flawed copy; a submission
+    whose every answer matches it is told the mistake by name.
     """
 
     name: str
     explanation: str
-    patch: Callable[[dict[str, Any]], None]
+    patch: Callable[[dict[str, Any]], None] | None = None
+    edits: tuple[tuple[str, str, str], ...] = ()
 
 
 @dataclass

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 import sys
 from pathlib import Path
@@ -10,6 +11,7 @@ import click
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
+from rich.text import Text
 
 from . import __version__, catalog, templates
 from .assignment import AssignmentError
@@ -179,6 +181,70 @@ def demo(out_dir: Path, only: tuple[str, ...]) -> None:
     console.rule("summary")
     for (name, label), (score, maximum, results) in totals.items():
         console.print(f"{name:>12} {label:>10}: {score:.4g} / {maximum:g}   ({results})")
+
+
+@main.command()
+@click.argument("assignment")
+@set_option
+@click.option("--jobs", type=click.IntRange(min=1), default=_default_jobs, show_default="up to 4",
+              help="Sandboxed runs in parallel.")
+@click.option("--max", "max_mutants", type=click.IntRange(min=1), default=None,
+              help="Grade a seeded sample of this many mutants instead of all of them.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the --max sample.")
+@click.option("-o", "--output", "report_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Write the whole report as JSON here.")
+def mutants(assignment: str, settings: tuple[str, ...], jobs: int, max_mutants: int | None, seed: int,
+            report_path: Path | None) -> None:
+    """Grade every single-point mutant of the reference: what do the checks miss?"""
+    from .mutants import run_mutants
+
+    bound, variant = _load(assignment, settings)
+    try:
+        with _progress() as progress:
+            task = progress.add_task(f"mutants of {assignment}", total=None)
+            report = run_mutants(bound, variant, jobs=jobs, max_mutants=max_mutants, seed=seed,
+                                 on_start=lambda n: progress.update(task, total=n),
+                                 on_result=lambda r: progress.advance(task))
+    except (HarnessFault, AssignmentError) as exc:
+        raise click.ClickException(str(exc)) from None
+    print_mutants_report(report)
+    if report_path:
+        report_path.parent.mkdir(parents=True, exist_ok=True)
+        report_path.write_text(json.dumps(report.as_dict(), indent=2) + "\n", encoding="utf-8")
+        console.print(f"report written to {report_path}")
+
+
+def print_mutants_report(report) -> None:
+    def table(title: str, tallies: dict) -> Table:
+        t = Table(title=title, title_justify="left")
+        for column in ("", "mutants", "equivalent", "killed", "survived", "score", "killed with a named mistake"):
+            t.add_column(column, justify="left" if not column else "right")
+        for key, tally in tallies.items():
+            named = f"{tally.named}/{tally.killed}" if tally.killed else "-"
+            t.add_row(key, str(tally.total), str(tally.equivalent), str(tally.killed),
+                      str(tally.counted - tally.killed), f"{100 * tally.score:.1f}%", named)
+        return t
+
+    sampled = f" (a sample of {len(report.results)} of {report.made})" if len(report.results) < report.made else ""
+    console.print(table(f"{report.assignment}: mutation score by file{sampled}",
+                        report.tally(lambda r: r.mutant.file)))
+    console.print(table("by function", dict(sorted(report.tally(lambda r: f"{r.mutant.file} {r.mutant.function}").items()))))
+    overall = report.tally().get("all")
+    if overall:
+        console.print(f"mutation score: {overall.killed} killed of {overall.counted} "
+                      f"({overall.total} made, {overall.equivalent} equivalent) = {100 * overall.score:.1f}%")
+    if report.survivors:
+        console.print(Text(f"\n{len(report.survivors)} survivor(s), not on the equivalent list:", style="bold"))
+        for result in report.survivors:
+            console.print(Text("  " + result.mutant.diff()))
+    if report.killed_but_listed:
+        console.print(Text("\nlisted as equivalent, yet killed (remove them from the list):", style="bold"))
+        for result in report.killed_but_listed:
+            console.print(Text("  " + result.mutant.diff()))
+    if report.unused_equivalents:
+        console.print(Text("\non the equivalent list, but no such mutant any more:", style="bold"))
+        for entry in report.unused_equivalents:
+            console.print(Text("  " + entry))
 
 
 if __name__ == "__main__":  # pragma: no cover

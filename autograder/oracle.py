@@ -10,6 +10,7 @@ submission's, so both sides are compared as the same plain types.
 
 from __future__ import annotations
 
+import tempfile
 import threading
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,7 @@ from . import wire
 from .assignment import AssignmentSpec
 from .checks import Case, Check, Mistake
 from .errors import HarnessFault
+from .flawed import apply
 from .loader import load_files
 
 
@@ -52,13 +54,26 @@ class LiveReference:
         return out
 
     def _flawed_modules(self, mistake: Mistake) -> dict:
-        """Fresh copies of the reference modules with `mistake` patched in."""
+        """Fresh copies of the reference modules with `mistake` made in them."""
         with self._lock:
             if mistake.name not in self._flawed:
-                copies = load_files(self.folder, self.spec.files)
-                mistake.patch(copies)
-                self._flawed[mistake.name] = copies
+                self._flawed[mistake.name] = self._make_flawed(mistake)
             return self._flawed[mistake.name]
+
+    def _make_flawed(self, mistake: Mistake) -> dict:
+        if not mistake.edits:
+            copies = load_files(self.folder, self.spec.files)
+        else:
+            with tempfile.TemporaryDirectory(prefix="lmgrade-mistake-") as tmp:
+                for filename in self.spec.files:
+                    source = (self.folder / filename).read_text(encoding="utf-8")
+                    edits = tuple((old, new) for file, old, new in mistake.edits if file == filename)
+                    (Path(tmp) / filename).write_text(apply(source, edits, f"mistake {mistake.name}"),
+                                                      encoding="utf-8")
+                copies = load_files(Path(tmp), self.spec.files)
+        if mistake.patch is not None:
+            mistake.patch(copies)
+        return copies
 
     def mistaken(self, check: Check, case: Case, mistake: Mistake) -> Any:
         """What a submission making `mistake` returns on `case`."""

@@ -152,6 +152,18 @@ def sample_cases(ctx: CaseContext) -> list[Case]:
                 "seed": int(ctx.rng.integers(2**62))}
         call = "sample(rng)" if max_len is None else f"sample(rng, max_len={max_len})"
         cases.append(Case(f"{_model_label(corpus, n, k)}; 2000 draws of {call}", args))
+    # Fitted, sampled from, fitted again: nothing of the first model may stay behind.
+    before = sentences(ctx.rng, 10)
+    cases.append(Case(f"{_model_label(corpus, 2, 0.0, before=before)} (sampled from in between); "
+                      f"2000 draws of sample(rng, max_len=100)",
+                      {**cases[0].args, "max_len": 100, "fitted_before_on": before, "sampled_before": True,
+                       "seed": int(ctx.rng.integers(2**62))}))
+    # One long sentence of distinct words: the bigram model has a single draw,
+    # longer than the default max_len, which must cut it at exactly 100 tokens.
+    long = [[f"w{i:03d}" for i in range(150)]]
+    cases.append(Case(f"NGramLM(n=2, k=0.0) fitted on one sentence of 150 distinct words; 50 draws of sample(rng)",
+                      {"corpus": long, "n": 2, "k": 0.0, "max_len": None, "draws": 50, "repeat": 10,
+                       "seed": int(ctx.rng.integers(2**62))}))
     return cases
 
 

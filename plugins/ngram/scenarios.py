@@ -32,6 +32,8 @@ def _fitted(modules, args):
     lm = _model(modules, args)
     if "fitted_before_on" in args:  # fitting again must forget the first corpus
         lm.fit(args["fitted_before_on"])
+        if args.get("sampled_before"):  # ... and whatever sampling from it left behind
+            lm.sample(np.random.default_rng(0), max_len=5)
     return lm.fit(args["corpus"])
 
 

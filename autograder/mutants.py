@@ -1,0 +1,216 @@
+"""`lmgrade mutants`: how strong an assignment's checks are.
+
+Every single-point mutant of the reference (`mutation.make_mutants`) is graded
+as a submission, in the sandbox, by the same call as `lmgrade grade`, against
+the unmutated reference. A mutant that loses points is *killed*; one that
+keeps full marks *survives*: a change to the reference that no check notices.
+For killed mutants the report also counts how many got a known mistake
+named, since feedback that names the mistake teaches more than a number.
+
+Some mutants change nothing the contract allows a check to see (a bound
+check that another bound check already implies, say). They are reviewed and
+listed, with the reason, in the plugin's equivalent-mutants file; the score
+that counts is killed / (total - equivalent), and a survivor not on the list
+is news.
+"""
+
+from __future__ import annotations
+
+import random
+import sys
+import tempfile
+import threading
+from collections import defaultdict
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
+
+from . import catalog
+from .assignment import Assignment, AssignmentError
+from .grading import Grader, grade_submission
+from .mutation import Mutant, make_mutants
+from .oracle import LiveReference
+from .seeds import course_secret
+
+
+def label(mutant: Mutant) -> str:
+    """How a mutant is named in an equivalent-mutants file: no line number, so edits elsewhere keep it."""
+    text = f"{mutant.file} {mutant.function}: `{mutant.before}` -> `{mutant.after}`"
+    return text + (f" (#{mutant.occurrence + 1})" if mutant.occurrence else "")
+
+
+@dataclass
+class MutantResult:
+    mutant: Mutant
+    score: float
+    max_score: float
+    failed: list[str]            # the checks that lost points
+    named: list[str]             # the known mistakes their feedback named
+    equivalent: str | None = None  # why, where the mutant is listed as equivalent
+
+    @property
+    def killed(self) -> bool:
+        return self.score < self.max_score
+
+
+@dataclass
+class Tally:
+    total: int = 0
+    equivalent: int = 0
+    killed: int = 0
+    named: int = 0
+
+    def add(self, result: MutantResult) -> None:
+        self.total += 1
+        if result.equivalent is not None and not result.killed:
+            self.equivalent += 1
+        elif result.killed:
+            self.killed += 1
+            self.named += bool(result.named)
+
+    @property
+    def counted(self) -> int:
+        return self.total - self.equivalent
+
+    @property
+    def score(self) -> float:
+        return self.killed / self.counted if self.counted else 1.0
+
+    def as_dict(self) -> dict:
+        return {"total": self.total, "equivalent": self.equivalent, "killed": self.killed,
+                "survived": self.counted - self.killed, "named": self.named, "score": round(self.score, 4)}
+
+
+@dataclass
+class MutantsReport:
+    assignment: str
+    made: int                                   # mutants made, before any --max sample
+    results: list[MutantResult]
+    unused_equivalents: list[str] = field(default_factory=list)  # listed, but no such mutant was graded
+
+    def tally(self, key: Callable[[MutantResult], str] | None = None) -> dict[str, Tally]:
+        tallies: dict[str, Tally] = defaultdict(Tally)
+        for result in self.results:
+            tallies[key(result) if key else "all"].add(result)
+        return dict(tallies)
+
+    @property
+    def survivors(self) -> list[MutantResult]:
+        return [r for r in self.results if not r.killed and r.equivalent is None]
+
+    @property
+    def killed_but_listed(self) -> list[MutantResult]:
+        """Listed as equivalent, yet a check tells them apart: the list is wrong."""
+        return [r for r in self.results if r.killed and r.equivalent is not None]
+
+    def as_dict(self) -> dict:
+        return {
+            "assignment": self.assignment,
+            "made": self.made,
+            "graded": len(self.results),
+            "overall": self.tally()["all"].as_dict() if self.results else Tally().as_dict(),
+            "by_file": {k: t.as_dict() for k, t in sorted(self.tally(lambda r: r.mutant.file).items())},
+            "by_function": {k: t.as_dict() for k, t in sorted(
+                self.tally(lambda r: f"{r.mutant.file} {r.mutant.function}").items())},
+            "survivors": [r.mutant.diff() for r in self.survivors],
+            "killed_but_listed_equivalent": [label(r.mutant) for r in self.killed_but_listed],
+            "unused_equivalents": self.unused_equivalents,
+            "mutants": [{"mutant": label(r.mutant), "line": r.mutant.line, "operator": r.mutant.operator,
+                         "killed": r.killed, "score": r.score, "max_score": r.max_score,
+                         "failed_checks": r.failed, "named": r.named, "equivalent": r.equivalent}
+                        for r in self.results],
+        }
+
+
+def load_equivalents(name: str, pm=None) -> dict[str, str]:
+    """{mutant label: why} from every equivalent-mutants file the plugins give for `name`."""
+    pm = pm or catalog.get_manager()
+    listed: dict[str, str] = {}
+    for paths in pm.hook.lmgrade_equivalent_mutants(assignment=name):
+        for path in paths or []:
+            path = Path(path)
+            try:
+                data = tomllib.loads(path.read_text(encoding="utf-8"))
+            except FileNotFoundError:
+                continue
+            except tomllib.TOMLDecodeError as exc:
+                raise AssignmentError(f"{path}: not valid TOML: {exc}") from None
+            for i, entry in enumerate(data.get("equivalent", []), start=1):
+                if not isinstance(entry, dict) or set(entry) != {"mutant", "why"} or not all(
+                        isinstance(v, str) and v.strip() for v in entry.values()):
+                    raise AssignmentError(f"{path}: [[equivalent]] number {i}: expected the keys "
+                                          "mutant and why, each a non-empty string")
+                listed[entry["mutant"]] = entry["why"]
+    return listed
+
+
+def all_mutants(assignment: Assignment) -> list[Mutant]:
+    """Every mutant of every reference file of the assignment, in file order."""
+    folder = assignment.spec.reference_folder()
+    out = []
+    for filename in assignment.spec.files:
+        out += make_mutants((folder / filename).read_text(encoding="utf-8"), filename)
+    return out
+
+
+def sample(mutants: list[Mutant], max_mutants: int | None, seed: int) -> list[Mutant]:
+    """A seeded sample of at most `max_mutants`, kept in file order."""
+    if max_mutants is None or max_mutants >= len(mutants):
+        return list(mutants)
+    chosen = set(random.Random(seed).sample(range(len(mutants)), max_mutants))
+    return [m for i, m in enumerate(mutants) if i in chosen]
+
+
+def write_mutant(assignment: Assignment, mutant: Mutant, folder: Path) -> Path:
+    """A submission folder: the reference's files, one of them mutated."""
+    reference = assignment.spec.reference_folder()
+    folder.mkdir(parents=True)
+    for filename in assignment.spec.files:
+        text = mutant.source if filename == mutant.file else (reference / filename).read_text(encoding="utf-8")
+        (folder / filename).write_text(text, encoding="utf-8")
+    return folder
+
+
+def run_mutants(assignment: Assignment, variant: dict, *, jobs: int = 1, max_mutants: int | None = None,
+                seed: int = 0, secret: str | None = None, select: Callable[[Mutant], bool] | None = None,
+                on_start: Callable[[int], None] | None = None,
+                on_result: Callable[[MutantResult], None] | None = None) -> MutantsReport:
+    """Grade every (or a seeded sample of) mutant of the reference; see the module docstring."""
+    made = all_mutants(assignment)
+    chosen = sample([m for m in made if select is None or select(m)], max_mutants, seed)
+    equivalents = load_equivalents(assignment.name)
+    if on_start:
+        on_start(len(chosen))
+    results: list[MutantResult | None] = [None] * len(chosen)
+    lock = threading.Lock()
+    secret = course_secret() if secret is None else secret
+    with tempfile.TemporaryDirectory(prefix="lmgrade-mutants-") as tmp, \
+            Grader(assignment, variant, LiveReference(assignment.spec), secret=secret, jobs=jobs) as grader:
+
+        def grade(index: int) -> None:
+            mutant = chosen[index]
+            folder = write_mutant(assignment, mutant, Path(tmp) / f"m{index:05d}")
+            run = grade_submission(assignment, variant, folder, grader=grader)
+            failed = [v for v in run.verdicts if not v.passed]
+            result = MutantResult(mutant, run.score, run.max_score, [v.check.name for v in failed],
+                                  sorted({v.mistake.name for v in failed if v.mistake is not None}),
+                                  equivalents.get(label(mutant)))
+            with lock:
+                results[index] = result
+                if on_result:
+                    on_result(result)
+
+        # Each mutant's checks already run `jobs` at a time; a few mutants in
+        # flight keep every worker busy between checks.
+        with ThreadPoolExecutor(max_workers=max(1, jobs)) as executor:
+            for future in [executor.submit(grade, i) for i in range(len(chosen))]:
+                future.result()
+    graded_labels = {label(m) for m in chosen}
+    unused = sorted(k for k in equivalents if k not in graded_labels) if len(chosen) == len(made) else []
+    return MutantsReport(assignment.name, len(made), [r for r in results if r is not None], unused)
