@@ -3,6 +3,7 @@
 
     python3 dev.py demo [lmgrade demo options]   # set up, then run the demo
     python3 dev.py test [pytest options]         # set up, then run the test suite
+    python3 dev.py mutants [NAME ...]            # set up, then grade every mutant of each reference
     python3 dev.py setup                         # only set up
 
 Set-up creates .venv (LMGRADE_VENV elsewhere), installs torch (the pinned
@@ -46,7 +47,7 @@ def main() -> int:
     if sys.version_info < (3, 10):
         sys.exit("lmgrade needs Python 3.10 or newer")
     command, *rest = sys.argv[1:] or ["help"]
-    if command not in ("setup", "demo", "test"):
+    if command not in ("setup", "demo", "test", "mutants"):
         print(__doc__)
         return 0 if command in ("help", "-h", "--help") else 2
     setup()
@@ -54,6 +55,10 @@ def main() -> int:
         return subprocess.run([str(BIN / "lmgrade"), "demo", *rest], cwd=ROOT).returncode
     if command == "test":
         return subprocess.run([str(BIN / "python"), "-m", "pytest", *rest], cwd=ROOT).returncode
+    if command == "mutants":  # the full mutation run, a benchmark: minutes per assignment
+        names = rest or ["ngram", "rnn", "transformer"]
+        return max(subprocess.run([str(BIN / "lmgrade"), "mutants", name, "-o", f"mutants-{name}.json"],
+                                  cwd=ROOT).returncode for name in names)
     return 0
 
 

@@ -1,0 +1,50 @@
+"""`lmgrade mutants`: a seeded sample in the suite; the full run is benchmarks/mutants.py."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from autograder import catalog, mutants
+from autograder.mutants import all_mutants, label, load_equivalents, run_mutants
+from conftest import TEST_SECRET
+from test_cli import lmgrade
+
+
+@pytest.mark.parametrize("name", list(catalog.assignment_folders()))
+def test_every_listed_equivalent_is_a_mutant_of_the_reference(name):
+    assignment, _ = catalog.load(name)
+    made = {label(m) for m in all_mutants(assignment)}
+    listed = load_equivalents(name)
+    assert not set(listed) - made, "listed as equivalent, but no such mutant"
+
+
+@pytest.mark.parametrize("name", list(catalog.assignment_folders()))
+def test_a_seeded_sample_of_mutants_is_killed(name):
+    assignment, variant = catalog.load(name)
+    report = run_mutants(assignment, variant, jobs=2, max_mutants=6, seed=20261123, secret=TEST_SECRET)
+    assert len(report.results) == 6 and report.made > 6
+    assert not report.survivors, [r.mutant.diff() for r in report.survivors]
+    assert not report.killed_but_listed
+    tally = report.tally()["all"]
+    assert tally.total == 6 and tally.killed + tally.equivalent == 6
+
+
+def test_a_survivor_off_the_list_is_news(monkeypatch):
+    assignment, variant = catalog.load("ngram")
+    listed = load_equivalents("ngram")
+    first = next(iter(listed))
+    monkeypatch.setattr(mutants, "load_equivalents", lambda name: {})
+    report = run_mutants(assignment, variant, select=lambda m: label(m) == first, secret=TEST_SECRET)
+    (result,) = report.results
+    assert not result.killed and report.survivors == [result]
+    assert report.tally()["all"].score == 0.0
+
+
+def test_the_command_prints_the_score_and_writes_a_report(tmp_path):
+    out = lmgrade("mutants", "ngram", "--max", "2", "--seed", "3", "-o", tmp_path / "report.json")
+    assert out.returncode == 0, out.stderr
+    assert "mutation score" in out.stdout
+    report = json.loads((tmp_path / "report.json").read_text())
+    assert report["graded"] == 2 and report["made"] > 100 and set(report["overall"]) >= {"killed", "score"}
