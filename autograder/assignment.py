@@ -247,8 +247,12 @@ def bind(spec: AssignmentSpec, provided: list[Check]) -> Assignment:
     for name in ordered:
         check = by_name[name]
         config = spec.checks.get(name, CheckConfig())
+        strangers = [f for f in check.files if f not in spec.files]
+        if strangers:
+            raise AssignmentError(f"the check {name!r} of {spec.name} imports {strangers[0]!r}, which is not "
+                                  f"among the files of {spec.path} ({', '.join(spec.files)})")
         limits = {**check.limits.as_dict(), **spec.limits, **config.limits}
-        checks.append(replace(check,
+        checks.append(replace(check, files=check.files or spec.files,
                               points=check.points if config.points is None else float(config.points),
                               visibility=config.visibility or check.visibility,
                               limits=Limits(**limits)))

@@ -30,6 +30,16 @@ def load_spec(name: str, pm: pluggy.PluginManager | None = None) -> AssignmentSp
     return load_assignment(folders[name] / "assignment.toml")
 
 
+def variant_settings(name: str, pm: pluggy.PluginManager | None = None) -> list[dict[str, str]]:
+    """The default variant ({}), then each other choice of each variant, as --set settings."""
+    spec = load_spec(name, pm)
+    out: list[dict[str, str]] = [{}]
+    for variant in spec.variants.values():
+        out += [{variant.name: str(choice).lower() if isinstance(choice, bool) else str(choice)}
+                for choice in variant.choices if choice != variant.default]
+    return out
+
+
 def load(name: str, settings: dict[str, str] | None = None,
          pm: pluggy.PluginManager | None = None) -> tuple[Assignment, dict]:
     """The assignment `name` with the variant chosen by ``--set`` settings."""

@@ -82,9 +82,11 @@ class CaseContext:
 class Check:
     name: str
     title: str
-    files: tuple[str, ...]
     scenario: Callable[[dict[str, Any], Any], Any]
     make_cases: Callable[[CaseContext], list[Case]]
+    # The submitted files the scenario imports; left empty, every file of the
+    # assignment (filled in from assignment.toml when the check is bound).
+    files: tuple[str, ...] = ()
     tolerance: Tolerance = field(default_factory=Tolerance)
     mistakes: tuple[Mistake, ...] = ()
     # judge(check, case, expected, got, reveal=...) replaces the comparison.

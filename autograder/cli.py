@@ -195,15 +195,21 @@ def demo(out_dir: Path, only: tuple[str, ...]) -> None:
               help="Write the whole report as JSON here.")
 def mutants(assignment: str, settings: tuple[str, ...], jobs: int, max_mutants: int | None, seed: int,
             report_path: Path | None) -> None:
-    """Grade every single-point mutant of the reference: what do the checks miss?"""
+    """Grade every single-point mutant of the reference: what do the checks miss?
+
+    Without --set, a mutant that survives the default variant is graded in
+    every other variant too, so code only another variant runs is covered.
+    """
     from .mutants import run_mutants
 
     bound, variant = _load(assignment, settings)
+    others = [] if settings else [_load(assignment, tuple(f"{k}={v}" for k, v in other.items()))
+                                  for other in catalog.variant_settings(assignment)[1:]]
     try:
         with _progress() as progress:
             task = progress.add_task(f"mutants of {assignment}", total=None)
             report = run_mutants(bound, variant, jobs=jobs, max_mutants=max_mutants, seed=seed,
-                                 on_start=lambda n: progress.update(task, total=n),
+                                 other_variants=others, on_start=lambda n: progress.update(task, total=n),
                                  on_result=lambda r: progress.advance(task))
     except (HarnessFault, AssignmentError) as exc:
         raise click.ClickException(str(exc)) from None

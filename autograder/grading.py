@@ -92,7 +92,7 @@ class Grader:
                                            *self._plugin_paths()],
                                 jobs=self.jobs, landlock=landlock)
         self._expected: dict[str, tuple[list[Case], list[Any]]] = {}
-        self._mistaken: dict[tuple[str, str], list[Any] | None] = {}
+        self._mistaken: dict[tuple[str, Mistake], list[Any] | None] = {}
         self._lock = threading.Lock()
 
     def _plugin_paths(self) -> list[Path]:
@@ -129,7 +129,7 @@ class Grader:
 
     def _mistake_answers(self, check: Check, cases: list[Case], mistake: Mistake) -> list[Any] | None:
         """What a submission making `mistake` returns on every case (None: it crashes on one)."""
-        key = (check.name, mistake.name)
+        key = (check.name, mistake)
         with self._lock:
             if key not in self._mistaken:
                 try:

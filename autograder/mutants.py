@@ -7,6 +7,11 @@ keeps full marks *survives*: a change to the reference that no check notices.
 For killed mutants the report also counts how many got a known mistake
 named, since feedback that names the mistake teaches more than a number.
 
+Where an assignment has variants (an activation, pre-LN or post-LN), code
+that only another variant runs can only be killed there: a mutant that
+survives the first variant's checks is graded again in the others, and it
+is killed if any variant kills it.
+
 Some mutants change nothing the contract allows a check to see (a bound
 check that another bound check already implies, say). They are reviewed and
 listed, with the reason, in the plugin's equivalent-mutants file; the score
@@ -21,7 +26,9 @@ import sys
 import tempfile
 import threading
 from collections import defaultdict
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -53,6 +60,7 @@ class MutantResult:
     failed: list[str]            # the checks that lost points
     named: list[str]             # the known mistakes their feedback named
     equivalent: str | None = None  # why, where the mutant is listed as equivalent
+    variant: dict = field(default_factory=dict)  # the variant that killed it, or the last one tried
 
     @property
     def killed(self) -> bool:
@@ -122,7 +130,7 @@ class MutantsReport:
             "killed_but_listed_equivalent": [label(r.mutant) for r in self.killed_but_listed],
             "unused_equivalents": self.unused_equivalents,
             "mutants": [{"mutant": label(r.mutant), "line": r.mutant.line, "operator": r.mutant.operator,
-                         "killed": r.killed, "score": r.score, "max_score": r.max_score,
+                         "killed": r.killed, "variant": r.variant, "score": r.score, "max_score": r.max_score,
                          "failed_checks": r.failed, "named": r.named, "equivalent": r.equivalent}
                         for r in self.results],
         }
@@ -179,9 +187,14 @@ def write_mutant(assignment: Assignment, mutant: Mutant, folder: Path) -> Path:
 
 def run_mutants(assignment: Assignment, variant: dict, *, jobs: int = 1, max_mutants: int | None = None,
                 seed: int = 0, secret: str | None = None, select: Callable[[Mutant], bool] | None = None,
+                other_variants: Sequence[tuple[Assignment, dict]] = (),
                 on_start: Callable[[int], None] | None = None,
                 on_result: Callable[[MutantResult], None] | None = None) -> MutantsReport:
-    """Grade every (or a seeded sample of) mutant of the reference; see the module docstring."""
+    """Grade every (or a seeded sample of) mutant of the reference; see the module docstring.
+
+    A survivor of `variant` is graded again in each of `other_variants`
+    (the same assignment bound to another variant) until one kills it.
+    """
     made = all_mutants(assignment)
     chosen = sample([m for m in made if select is None or select(m)], max_mutants, seed)
     equivalents = load_equivalents(assignment.name)
@@ -190,17 +203,23 @@ def run_mutants(assignment: Assignment, variant: dict, *, jobs: int = 1, max_mut
     results: list[MutantResult | None] = [None] * len(chosen)
     lock = threading.Lock()
     secret = course_secret() if secret is None else secret
-    with tempfile.TemporaryDirectory(prefix="lmgrade-mutants-") as tmp, \
-            Grader(assignment, variant, LiveReference(assignment.spec), secret=secret, jobs=jobs) as grader:
+    with tempfile.TemporaryDirectory(prefix="lmgrade-mutants-") as tmp, ExitStack() as stack:
+        reference = LiveReference(assignment.spec)
+        graders = [(bound, chosen_variant, stack.enter_context(
+                    Grader(bound, chosen_variant, reference, secret=secret, jobs=jobs)))
+                   for bound, chosen_variant in [(assignment, variant), *other_variants]]
 
         def grade(index: int) -> None:
             mutant = chosen[index]
             folder = write_mutant(assignment, mutant, Path(tmp) / f"m{index:05d}")
-            run = grade_submission(assignment, variant, folder, grader=grader)
-            failed = [v for v in run.verdicts if not v.passed]
-            result = MutantResult(mutant, run.score, run.max_score, [v.check.name for v in failed],
-                                  sorted({v.mistake.name for v in failed if v.mistake is not None}),
-                                  equivalents.get(label(mutant)))
+            for bound, chosen_variant, grader in graders:
+                run = grade_submission(bound, chosen_variant, folder, grader=grader)
+                failed = [v for v in run.verdicts if not v.passed]
+                result = MutantResult(mutant, run.score, run.max_score, [v.check.name for v in failed],
+                                      sorted({v.mistake.name for v in failed if v.mistake is not None}),
+                                      equivalents.get(label(mutant)), dict(chosen_variant))
+                if result.killed:
+                    break
             with lock:
                 results[index] = result
                 if on_result:

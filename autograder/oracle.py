@@ -15,6 +15,8 @@ import threading
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from . import wire
 from .assignment import AssignmentSpec
 from .checks import Case, Check, Mistake
@@ -36,7 +38,7 @@ class LiveReference:
         except Exception as exc:
             raise OracleError(f"the reference solution of {spec.name} cannot be imported here "
                               f"({type(exc).__name__}: {exc})") from exc
-        self._flawed: dict[str, dict] = {}
+        self._flawed: dict[Mistake, dict] = {}
         self._lock = threading.Lock()  # checks are judged in parallel threads
 
     def protected_paths(self) -> list[Path]:
@@ -56,9 +58,9 @@ class LiveReference:
     def _flawed_modules(self, mistake: Mistake) -> dict:
         """Fresh copies of the reference modules with `mistake` made in them."""
         with self._lock:
-            if mistake.name not in self._flawed:
-                self._flawed[mistake.name] = self._make_flawed(mistake)
-            return self._flawed[mistake.name]
+            if mistake not in self._flawed:
+                self._flawed[mistake] = self._make_flawed(mistake)
+            return self._flawed[mistake]
 
     def _make_flawed(self, mistake: Mistake) -> dict:
         if not mistake.edits:
@@ -77,7 +79,9 @@ class LiveReference:
 
     def mistaken(self, check: Check, case: Case, mistake: Mistake) -> Any:
         """What a submission making `mistake` returns on `case`."""
-        return run_scenario(check, self._flawed_modules(mistake), case)
+        # A mistake may overflow on purpose (softmax without its shift): quietly.
+        with np.errstate(all="ignore"):
+            return run_scenario(check, self._flawed_modules(mistake), case)
 
 
 def run_scenario(check: Check, modules: dict, case: Case) -> Any:

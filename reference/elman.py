@@ -14,8 +14,6 @@ import math
 
 import numpy as np
 
-_PARAM_NAMES = ("W_ah", "W_ax", "b_a", "W_yh", "b_y")
-
 
 def _check_size(value, name: str) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
@@ -90,7 +88,6 @@ class ElmanRNN:
         if not isinstance(activation, str) or activation not in _ACTIVATIONS:
             raise ValueError(f"activation must be 'sigmoid' or 'tanh', got {activation!r}")
         rng = _check_rng(rng)
-        self.activation = activation
         self.act, self.act_grad = _ACTIVATIONS[activation]
         self.params = {
             "W_ah": rng.uniform(-1, 1, size=(J, J)) / math.sqrt(J),

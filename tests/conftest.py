@@ -23,6 +23,56 @@ def shortened(assignment, cpu_s: float = 4, wall_s: float = 6):
     return type(assignment)(assignment.spec, checks)
 
 
+ASSIGNMENTS = list(catalog.assignment_folders())
+SUBMISSIONS = ROOT / "tests" / "submissions"
+
+
+def variants_of(name: str) -> list[tuple[str, ...]]:
+    """The default variant, then each other choice of each variant, as --set pairs."""
+    return [tuple(f"{k}={v}" for k, v in settings.items()) for settings in catalog.variant_settings(name)]
+
+
+def variant_params():
+    """(assignment, --set pairs) for every assignment and variant, as pytest ids."""
+    return [pytest.param(name, pairs, id="-".join([name, *pairs]))
+            for name in ASSIGNMENTS for pairs in variants_of(name)]
+
+
+def contract_submissions(name: str) -> list[Path]:
+    """Correct submissions written from the contract alone, in other styles than the reference's."""
+    folder = SUBMISSIONS / name
+    return sorted(p for p in folder.iterdir() if p.is_dir()) if folder.is_dir() else []
+
+
+class Graders:
+    """One grader per (assignment, variant), made on first use, closed at the end of the session."""
+
+    def __init__(self):
+        self._made: dict = {}
+
+    def __call__(self, name: str, pairs: tuple[str, ...] = ()):
+        key = (name, pairs)
+        if key not in self._made:
+            settings = dict(pair.split("=", 1) for pair in pairs)
+            assignment, variant = catalog.load(name, settings)
+            # Limits well above what any catalogued bug needs (a stale-context
+            # sampler takes about 3 s), so verdicts never depend on the machine's speed.
+            self._made[key] = Grader(shortened(assignment, cpu_s=10, wall_s=15), variant,
+                                     LiveReference(assignment.spec), secret=TEST_SECRET, jobs=2)
+        return self._made[key]
+
+    def close(self):
+        for grader in self._made.values():
+            grader.close()
+
+
+@pytest.fixture(scope="session")
+def graders():
+    made = Graders()
+    yield made
+    made.close()
+
+
 @pytest.fixture(scope="session")
 def ngram():
     assignment, variant = catalog.load("ngram")
@@ -30,13 +80,8 @@ def ngram():
 
 
 @pytest.fixture(scope="session")
-def ngram_grader(ngram):
-    assignment, variant = ngram
-    # Limits well above what any catalogued bug needs (a stale-context sampler
-    # takes about 3 s), so verdicts never depend on the machine's speed.
-    with Grader(shortened(assignment, cpu_s=10, wall_s=15), variant, LiveReference(assignment.spec),
-                secret=TEST_SECRET, jobs=2) as grader:
-        yield grader
+def ngram_grader(graders):
+    return graders("ngram")
 
 
 def write_bugs(assignment, root: Path) -> dict[str, Path]:

@@ -30,7 +30,7 @@ PLUGIN = textwrap.dedent('''
     @hookimpl
     def lmgrade_checks(assignment, variant):
         if assignment == "ngram":
-            return [Check("reversed_pad", "pad, reversed", ("ngram.py",), scenario, cases,
+            return [Check("reversed_pad", "pad, reversed", scenario, cases,
                           points=3, limits=Limits(cpu_s=2, wall_s=4))]
         return []
 ''')
@@ -102,7 +102,7 @@ BROKEN = textwrap.dedent('''
 
     @hookimpl
     def lmgrade_checks(assignment, variant):
-        return [Check("broken", "a check whose reference fails", ("ngram.py",), scenario, cases)]
+        return [Check("broken", "a check whose reference fails", scenario, cases)]
 ''')
 
 

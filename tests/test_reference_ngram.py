@@ -8,7 +8,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from autograder.corpus import sentences
+from plugins.ngram.corpus import sentences
 from plugins.ngram.checks import COWS
 from reference import ngram as ref
 

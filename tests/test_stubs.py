@@ -12,6 +12,7 @@ import pytest
 
 from autograder import catalog, templates
 from autograder.loader import load_files
+from conftest import ASSIGNMENTS, variant_params
 
 
 def public_api(module) -> dict[str, str]:
@@ -41,7 +42,7 @@ def load_source(path, name):
     return module
 
 
-@pytest.mark.parametrize("assignment_name", ["ngram"])
+@pytest.mark.parametrize("assignment_name", ASSIGNMENTS)
 def test_stub_and_reference_match(assignment_name, tmp_path):
     assignment, variant = catalog.load(assignment_name)
     templates.generate(assignment, variant, tmp_path)
@@ -52,21 +53,42 @@ def test_stub_and_reference_match(assignment_name, tmp_path):
         assert public_api(stub) == public_api(reference)
 
 
-def test_every_stub_body_raises_not_implemented(ngram, tmp_path):
+@pytest.mark.parametrize("name,pairs", variant_params())
+def test_every_stub_body_the_student_writes_raises_not_implemented(name, pairs, tmp_path):
+    assignment, variant = catalog.load(name, dict(p.split("=", 1) for p in pairs))
+    templates.generate(assignment, variant, tmp_path)
+    raising = 0
+    for filename in assignment.spec.files:
+        tree = ast.parse((tmp_path / filename).read_text())
+        for fn in (n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)):
+            last = fn.body[-1]
+            if isinstance(last, ast.Raise) and "NotImplementedError" in ast.unparse(last):
+                raising += 1
+                assert ast.get_docstring(fn), f"{filename}: {fn.name} has no docstring"
+    assert raising >= 5
+
+
+def test_the_ngram_stub_leaves_every_function_to_the_student(ngram, tmp_path):
     assignment, variant = ngram
     templates.generate(assignment, variant, tmp_path)
     tree = ast.parse((tmp_path / "ngram.py").read_text())
     functions = [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)]
     assert len(functions) == 8
     for fn in functions:
-        assert ast.get_docstring(fn), fn.name
         last = fn.body[-1]
         assert isinstance(last, ast.Raise) and "NotImplementedError" in ast.unparse(last), fn.name
 
 
-def test_handout_lists_every_check_with_its_points(ngram, tmp_path):
-    assignment, variant = ngram
+@pytest.mark.parametrize("name,pairs", variant_params())
+def test_handout_lists_every_check_with_its_points(name, pairs):
+    assignment, variant = catalog.load(name, dict(p.split("=", 1) for p in pairs))
     text = templates.render(assignment, variant)["README.md"]
     for check in assignment.checks:
-        assert f"`{check.name}`" in text
-    assert "4/11" in text
+        assert f"`{check.name}`" in text and f"| {check.points:g} |" in text
+    for value in variant.values():
+        assert str(value) in text
+
+
+def test_the_ngram_handout_has_the_worked_example(ngram):
+    assignment, variant = ngram
+    assert "4/11" in templates.render(assignment, variant)["README.md"]

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 from autograder import Case, CaseContext, Check, Limits, Tolerance
-from autograder.corpus import sentences
+from .corpus import sentences
 
 from . import mistakes as M
 from . import scenarios
 from .sampling import judge_sample
 
-FILES = ("ngram.py",)
 BOS, EOS, UNK = "<s>", "</s>", "<unk>"
 
 # The hand-computed trigram example of the handout: after "cows eat",
@@ -186,7 +185,7 @@ def bad_argument_cases(ctx: CaseContext) -> list[Case]:
     wrong_type = ("ValueError", "TypeError")
     calls = [("pad", 0, 0.0, domain), ("pad", -2, 0.0, domain), ("pad", 2.5, 0.0, wrong_type),
              ("count_ngrams", 0, 0.0, domain), ("count_ngrams", "2", 0.0, wrong_type),
-             ("NGramLM", 0, 0.0, domain), ("NGramLM", 2, -1.0, domain), ("NGramLM", 2, "1", wrong_type)]
+             ("NGramLM", 0, 0.0, domain), ("NGramLM", 2, -1.0, domain), ("NGramLM", 2, "one", wrong_type)]
     return [Case(f"{call}(..., n={n!r}{f', k={k!r}' if call == 'NGramLM' else ''}) must raise "
                  f"{' or '.join(accepted)}", {"call": call, "n": n, "k": k, "accepted": list(accepted)})
             for call, n, k, accepted in calls]
@@ -211,31 +210,31 @@ PPL_MISTAKES = (M.PERPLEXITY_MEAN, M.PERPLEXITY_NO_EOS, *LOGPROB_MISTAKES)
 def ngram_checks() -> list[Check]:
     quick = Limits(cpu_s=4, wall_s=8)
     return [
-        Check("pad", "pad adds n - 1 BOS and one EOS", FILES, scenarios.pad, pad_cases,
+        Check("pad", "pad adds n - 1 BOS and one EOS", scenarios.pad, pad_cases,
               mistakes=M.PADDING, limits=quick),
-        Check("count_ngrams", "count_ngrams counts every n-gram of the padded corpus", FILES,
+        Check("count_ngrams", "count_ngrams counts every n-gram of the padded corpus",
               scenarios.count_ngrams, count_cases, mistakes=M.PADDING, limits=quick),
-        Check("fit", "fit returns self and builds the vocabulary", FILES, scenarios.fit, fit_cases,
+        Check("fit", "fit returns self and builds the vocabulary", scenarios.fit, fit_cases,
               mistakes=(M.BOS_IN_VOCAB, M.NO_UNK_IN_VOCAB, M.EOS_PER_ORDER, M.NO_EOS), limits=quick),
-        Check("prob_mle", "prob under maximum likelihood", FILES, scenarios.prob, prob_mle_cases,
+        Check("prob_mle", "prob under maximum likelihood", scenarios.prob, prob_mle_cases,
               tolerance=EXACT, mistakes=MLE_MISTAKES, limits=quick),
-        Check("prob_add_k", "prob with add-k smoothing", FILES, scenarios.prob, prob_add_k_cases,
+        Check("prob_add_k", "prob with add-k smoothing", scenarios.prob, prob_add_k_cases,
               tolerance=EXACT, mistakes=ADD_K_MISTAKES, limits=quick),
-        Check("logprob", "logprob of padded sentences, -inf for impossible ones", FILES, scenarios.logprob,
+        Check("logprob", "logprob of padded sentences, -inf for impossible ones", scenarios.logprob,
               logprob_cases, tolerance=LOG, mistakes=LOGPROB_MISTAKES,
               limits=quick),
-        Check("perplexity", "perplexity of a corpus, inf when a sentence is impossible", FILES,
+        Check("perplexity", "perplexity of a corpus, inf when a sentence is impossible",
               scenarios.perplexity, perplexity_cases, tolerance=PPL, mistakes=PPL_MISTAKES, limits=quick),
-        Check("sample", "sample draws from p(. | context) using only rng", FILES, scenarios.sample,
+        Check("sample", "sample draws from p(. | context) using only rng", scenarios.sample,
               sample_cases, judge=judge_sample, limits=Limits(cpu_s=30, wall_s=45),
               timeout_hint=("sample must stop at EOS, or after max_len tokens at the latest. If it does, "
                             "make prob fast (count once, in fit): sample asks it about every word of the "
                             "vocabulary at every step, 2000 times per case.")),
-        Check("no_mutation", "no function changes its arguments", FILES, scenarios.no_mutation,
+        Check("no_mutation", "no function changes its arguments", scenarios.no_mutation,
               no_mutation_cases, property_check=True, limits=quick),
-        Check("bad_arguments", "ValueError for arguments outside the domain", FILES, scenarios.bad_argument,
+        Check("bad_arguments", "ValueError for arguments outside the domain", scenarios.bad_argument,
               bad_argument_cases, property_check=True, limits=quick),
-        Check("perplexity_hidden", "perplexity on larger held-out corpora", FILES, scenarios.perplexity,
+        Check("perplexity_hidden", "perplexity on larger held-out corpora", scenarios.perplexity,
               hidden_perplexity_cases, tolerance=PPL, mistakes=PPL_MISTAKES, visibility="after_due_date",
               limits=quick),
     ]

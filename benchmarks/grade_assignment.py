@@ -1,0 +1,88 @@
+"""How long `lmgrade grade ASSIGNMENT` takes on the reference, and how much of it is overhead.
+
+    python benchmarks/grade_assignment.py rnn [--repeat 5] [--jobs 2]
+
+Measured in one run, side by side:
+- `lmgrade grade` on the reference, end to end (median of --repeat);
+- the checks' own compute: every check's scenario run twice in this process
+  on the reference modules (once for the expected values, once in the place of
+  the submission), without sandbox, wire or judging (median of --repeat);
+- the share of the end-to-end time spent outside that compute (interpreter
+  and plugin start, fork servers, copies, frames, judging, named mistakes).
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from autograder import catalog  # noqa: E402
+from autograder.checks import CaseContext  # noqa: E402
+from autograder.loader import load_files  # noqa: E402
+from autograder.oracle import run_scenario  # noqa: E402
+
+
+def median_time(fn, repeat: int) -> float:
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("assignment")
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--jobs", type=int, default=2)
+    args = parser.parse_args()
+
+    assignment, variant = catalog.load(args.assignment)
+    spec = assignment.spec
+    with tempfile.TemporaryDirectory() as tmp:
+        submission = Path(tmp) / "reference"
+        submission.mkdir()
+        for filename in spec.files:
+            shutil.copy(spec.reference_folder() / filename, submission / filename)
+
+        def grade():
+            subprocess.run([sys.executable, "-m", "autograder.cli", "grade", args.assignment, str(submission),
+                            "--results", str(Path(tmp) / "results.json"), "--jobs", str(args.jobs)],
+                           check=True, capture_output=True, cwd=ROOT)
+
+        grade()  # warm the file cache
+        total = median_time(grade, args.repeat)
+
+        modules = load_files(submission, spec.files)
+        cases = {check.name: check.make_cases(CaseContext(np.random.default_rng(0), variant))
+                 for check in assignment.checks}
+
+        def compute():
+            for check in assignment.checks:
+                for case in cases[check.name]:
+                    for _ in range(2):  # the expected values, and the submission's answers
+                        run_scenario(check, modules, case)
+
+        own = median_time(compute, args.repeat)
+
+    print(f"lmgrade grade {args.assignment} <reference> --jobs {args.jobs}, median of {args.repeat}: "
+          f"{total:.2f} s")
+    print(f"the checks' own compute (reference and submission side, serial, in process): {own:.2f} s")
+    print(f"share of the wall time outside that compute: {max(0.0, 1 - own / total):.0%} "
+          f"(the compute alone is {own / total:.2f}x the wall time; --jobs {args.jobs} runs checks in parallel)")
+
+
+if __name__ == "__main__":
+    main()

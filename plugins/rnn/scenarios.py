@@ -1,0 +1,353 @@
+"""What the rnn checks do with a submission, inside the sandbox.
+
+Each function gets ``modules`` ({"modules": modules.py, "elman": elman.py},
+the submission's or the reference's) and one case's plain-data arguments,
+and returns plain data. Parameters are assigned into ``params`` after
+construction, as the contract allows, so that the submission and the
+reference compute with the same numbers. Besides the answers, a scenario
+differentiates the code's *own* forward by central differences, so the
+judge can tell a student whether their forward or their backward is off.
+
+Imported by the fork server before any student code: never imports the reference.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from autograder import property_result
+
+EPS = 1e-6
+AGREE = "agree"
+
+
+def _array(value) -> np.ndarray:
+    return np.asarray(value, dtype=np.float64)
+
+
+def _finite_differences(loss, arrays: dict[str, np.ndarray], assign) -> dict[str, np.ndarray]:
+    """d loss / d each array, by central differences; `assign(name, array)` puts an array in place."""
+    grads = {}
+    for name, value in arrays.items():
+        value = np.array(value, dtype=np.float64)
+        grad = np.zeros_like(value)
+        for index in np.ndindex(value.shape):
+            saved = value[index]
+            value[index] = saved + EPS
+            assign(name, value.copy())
+            up = loss()
+            value[index] = saved - EPS
+            assign(name, value.copy())
+            down = loss()
+            value[index] = saved
+            grad[index] = (up - down) / (2 * EPS)
+        assign(name, value.copy())
+        grads[name] = grad
+    return grads
+
+
+def agreement(analytic: dict[str, np.ndarray], numeric: dict[str, np.ndarray], rtol: float = 1e-5) -> str:
+    """"agree", or where the code's backward and the finite differences of its forward part."""
+    for name, n in numeric.items():
+        a = _array(analytic.get(name))
+        if a.shape != n.shape:
+            return f"disagree at {name} (shape {a.shape}, not {n.shape})"
+        error = np.abs(a - n) / np.maximum(1e-8, np.abs(a) + np.abs(n))
+        if not np.all(error <= rtol) and np.max(np.abs(a - n)) > 1e-7:
+            return f"disagree at {name}"
+    return AGREE
+
+
+def _warnings_of(call):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with np.errstate(over="warn", invalid="warn", divide="warn", under="ignore"):
+            value = call()
+    return value, sorted({f"{w.category.__name__}: {w.message}" for w in caught})
+
+
+# --- modules.py ---
+
+def _module(modules, args):
+    m = modules["modules"]
+    kind = args["module"]
+    if kind == "Linear":
+        module = m.Linear(args["W"].shape[1], args["W"].shape[0], np.random.default_rng(0))
+        module.params["W"], module.params["b"] = args["W"].copy(), args["b"].copy()
+        return module
+    return getattr(m, kind)()
+
+
+def module(modules, args):
+    """Forward, backward and parameter gradients of one module; its backward against its own forward."""
+    mod = _module(modules, args)
+    x, g = args["x"], args["g"]
+    y, caught = _warnings_of(lambda: mod(x.copy()) if args.get("call") else mod.forward(x.copy()))
+    dx = mod.backward(g.copy())
+    backward = {"input": _array(dx), **{f"grads[{k!r}]": _array(v) for k, v in sorted(mod.grads.items())}}
+
+    def assign(name, value):
+        nonlocal x
+        if name == "input":
+            x = value
+        else:
+            mod.params[name[7:-2]] = value
+
+    def loss():
+        return float(np.sum(_array(mod.forward(x.copy())) * g))
+
+    arrays = {"input": x, **{f"grads[{k!r}]": np.array(v) for k, v in sorted(mod.params.items())}}
+    numeric = _finite_differences(loss, arrays, assign)
+    answer = {"forward": _array(y), "backward": backward, "warnings": caught,
+              "backward against finite differences of forward": agreement(backward, numeric)}
+    if args["module"] == "Linear":
+        answer["initialisation"] = linear_init(modules, {"in": args["W"].shape[1], "out": args["W"].shape[0],
+                                                         "seed": 1})
+    return answer
+
+
+def linear_init(modules, args):
+    """What Linear's constructor draws: shapes, the range of W, zero b; not the values."""
+    lin = modules["modules"].Linear(args["in"], args["out"], np.random.default_rng(args["seed"]))
+    W, b = _array(lin.params["W"]), _array(lin.params["b"])
+    bound = 1 / np.sqrt(args["in"])
+    return {"W shape": W.shape, "b shape": b.shape, "W within +-1/sqrt(in)": bool(np.all(np.abs(W) <= bound)),
+            "W not constant": bool(W.size == 1 or np.ptp(W) > 0), "b zeros": bool(np.all(b == 0)),
+            "grads keys before backward": sorted(lin.grads)}
+
+
+def cross_entropy(modules, args):
+    ce = modules["modules"].CrossEntropy()
+    probs, targets = args["probs"], args["targets"]
+    value, caught = _warnings_of(lambda: ce.forward(probs.copy(), targets.copy()))
+    grad = ce.backward() if args["g"] is None else ce.backward(args["g"])
+    g = 1.0 if args["g"] is None else args["g"]
+
+    def assign(name, value):
+        nonlocal probs
+        probs = value
+
+    numeric = _finite_differences(lambda: g * float(ce.forward(probs.copy(), targets.copy())),
+                                  {"probs": probs}, assign)
+    return {"forward": float(value), "backward": {"probs": _array(grad)}, "warnings": caught,
+            "backward against finite differences of forward": agreement({"probs": grad}, numeric)}
+
+
+# --- elman.py ---
+
+PARAMS = ("W_ah", "W_ax", "b_a", "W_yh", "b_y")
+
+
+def _shapes(params, names) -> dict[str, list[int] | str]:
+    """The contract's parameters' shapes, as the constructor made them."""
+    return {name: list(np.shape(params[name])) if name in params else "missing" for name in sorted(names)}
+
+
+def _rnn(modules, args):
+    return _built_rnn(modules, args)[0]
+
+
+def _built_rnn(modules, args):
+    """An ElmanRNN of the case's sizes with the case's params assigned, and its params' shapes before that."""
+    W_ax, W_yh = args["params"]["W_ax"], args["params"]["W_yh"]
+    sizes = (W_ax.shape[1], W_ax.shape[0], W_yh.shape[0])
+    if args.get("defaults"):  # activation and rng left out: "sigmoid" and a fresh generator
+        rnn = modules["elman"].ElmanRNN(*sizes)
+    else:
+        rnn = modules["elman"].ElmanRNN(*sizes, activation=args["activation"], rng=np.random.default_rng(0))
+    shapes = _shapes(rnn.params, PARAMS)
+    for name in PARAMS:
+        rnn.params[name] = args["params"][name].copy()
+    return rnn, shapes
+
+
+def _h0(args):
+    return None if args["h0"] is None else args["h0"].copy()
+
+
+def elman_forward(modules, args):
+    rnn, shapes = _built_rnn(modules, args)
+    y = rnn.forward(args["x"].copy()) if args["h0"] is None else rnn.forward(args["x"].copy(), _h0(args))
+    return {"params' shapes when built": shapes, "y": _array(y), "self.hidden": _array(rnn.hidden)}
+
+
+def elman_loss(modules, args):
+    rnn = _rnn(modules, args)
+    if args["h0"] is None:
+        return float(rnn.loss(args["x"].copy(), args["targets"].copy()))
+    return float(rnn.loss(args["x"].copy(), args["targets"].copy(), _h0(args)))
+
+
+def elman_backward(modules, args):
+    """Every gradient and grad_h0 of the loss; the backward against the code's own loss."""
+    rnn = _rnn(modules, args)
+    x, targets = args["x"], args["targets"]
+    if args["h0"] is None:  # h0 left to its default: zeros
+        loss = float(rnn.loss(x.copy(), targets.copy()))
+        h0 = np.zeros(rnn.params["W_ah"].shape[0])
+    else:
+        h0 = args["h0"]
+        loss = float(rnn.loss(x.copy(), targets.copy(), h0.copy()))
+    grads = rnn.backward()
+    answer = {"loss": loss, **{f"grads[{k!r}]": _array(grads[k]) for k in PARAMS},
+              "grad_h0": _array(rnn.grad_h0)}
+    same_as_self_grads = all(np.array_equal(_array(grads[k]), _array(rnn.grads[k])) for k in PARAMS)
+
+    def assign(name, value):
+        nonlocal h0
+        if name == "grad_h0":
+            h0 = value
+        else:
+            rnn.params[name[7:-2]] = value
+
+    arrays = {**{f"grads[{k!r}]": args["params"][k] for k in PARAMS}, "grad_h0": h0}
+    numeric = _finite_differences(lambda: float(rnn.loss(x.copy(), targets.copy(), h0.copy())), arrays, assign)
+    answer["returned == self.grads"] = same_as_self_grads
+    answer["backward against finite differences of loss"] = agreement(answer, numeric)
+    return answer
+
+
+def _lm(modules, args):
+    return _built_lm(modules, args)[0]
+
+
+def _built_lm(modules, args):
+    """An RNNLM of the case's sizes with the case's params assigned, and its params' shapes before that."""
+    E, W_ax = args["params"]["E"], args["params"]["W_ax"]
+    sizes = (E.shape[0], E.shape[1], W_ax.shape[0])
+    if args.get("defaults"):
+        lm = modules["elman"].RNNLM(*sizes)
+    else:
+        lm = modules["elman"].RNNLM(*sizes, activation=args["activation"], rng=np.random.default_rng(0))
+    shapes = _shapes(lm.params, ("E", *PARAMS))
+    for name, value in args["params"].items():
+        lm.params[name] = value.copy()
+    return lm, shapes
+
+
+def rnnlm(modules, args):
+    """RNNLM's loss and gradients (E's accumulating over repeated tokens); backward against its own loss."""
+    lm, shapes = _built_lm(modules, args)
+    tokens = args["tokens"]
+    loss = float(lm.loss(tokens.copy()))
+    grads = lm.backward()
+    answer = {"params' shapes when built": shapes, "loss": loss,
+              **{f"grads[{k!r}]": _array(grads[k]) for k in sorted(args["params"])}}
+
+    def assign(name, value):
+        lm.params[name[7:-2]] = value
+
+    arrays = {f"grads[{k!r}]": v for k, v in sorted(args["params"].items())}
+    numeric = _finite_differences(lambda: float(lm.loss(tokens.copy())), arrays, assign)
+    answer["backward against finite differences of loss"] = agreement(answer, numeric)
+    return answer
+
+
+def sgd_step(modules, args):
+    lm = _lm(modules, args)
+    lm.loss(args["tokens"].copy())
+    lm.backward()
+    lm.sgd_step(args["lr"])
+    return {name: _array(lm.params[name]) for name in sorted(args["params"])}
+
+
+def sample(modules, args):
+    """Draws for a statistical test, and the model's probability of every sequence to test them against."""
+    lm = _lm(modules, args)
+    V = args["params"]["E"].shape[0]
+    start, max_len, end = args["start"], args["max_len"], args["end"]
+
+    def draw(rng):
+        return [int(t) for t in lm.sample(rng, start, max_len, end=end)]
+
+    rng = np.random.default_rng(args["seed"])
+    draws = [draw(rng) for _ in range(args["draws"])]
+    np.random.seed(args["seed"] % 2**32 ^ 0x5EED)  # only rng may be random
+    rng = np.random.default_rng(args["seed"])
+    again = [draw(rng) for _ in range(args["repeat"])]
+    rng = np.random.default_rng(args["seed"] + 1)
+    other = [draw(rng) for _ in range(args["repeat"])]
+    # The exact probability of every possible sample, from the model's own loss.
+    table = {}
+    try:
+        for length in range(1, max_len + 1):
+            for seq in np.ndindex(*(V,) * length):
+                if end is not None and end in seq[:-1]:
+                    continue
+                table[seq] = float(np.exp(-lm.loss(np.array((start, *seq)))))
+    except Exception:
+        table = None
+    return {"draws": draws, "again": again, "other": other, "table": table}
+
+
+def train(modules, args):
+    lm = _lm(modules, args)
+    sequences = [s.copy() for s in args["sequences"]]
+    losses = modules["elman"].train(lm, sequences, args["epochs"], args["lr"], np.random.default_rng(args["seed"]))
+    return {"losses": [float(v) for v in losses], "loss per token after training": float(
+        sum(lm.loss(s.copy()) for s in args["sequences"]) / sum(len(s) - 1 for s in args["sequences"]))}
+
+
+# --- properties: each pays only with the right answer beside it ---
+
+def repeatable_backward(modules, args):
+    """backward twice after one forward: the second answer must equal the first (and the reference's)."""
+    if args["what"] == "ElmanRNN":
+        rnn = _rnn(modules, args)
+        rnn.loss(args["x"].copy(), args["targets"].copy())
+        first = {k: _array(v) for k, v in rnn.backward().items()}
+        second = {k: _array(v) for k, v in rnn.backward().items()}
+        return property_result(first, second)
+    mod = _module(modules, args)
+    mod.forward(args["x"].copy())
+    first = _array(mod.backward(args["g"].copy()))
+    second = _array(mod.backward(args["g"].copy()))
+    return property_result(first, second)
+
+
+def no_mutation(modules, args):
+    """Call one method; its answer, and its array arguments as they are afterwards."""
+    what = args["what"]
+    if what == "ElmanRNN.loss":
+        rnn = _rnn(modules, args)
+        x, targets, h0 = args["x"], args["targets"], args["h0"]
+        answer = float(rnn.loss(x, targets, h0))
+        rnn.backward()
+        return property_result(answer, {"x": x, "targets": targets, "h0": h0})
+    if what == "RNNLM.loss":
+        lm = _lm(modules, args)
+        tokens = args["tokens"]
+        answer = float(lm.loss(tokens))
+        lm.backward()
+        return property_result(answer, {"tokens": tokens})
+    mod = _module(modules, args)
+    x, g = args["x"], args["g"]
+    answer = {"forward": _array(mod.forward(x)), "backward": _array(mod.backward(g))}
+    return property_result(answer, {"x": x, "g": g})
+
+
+def _raises(call) -> str:
+    try:
+        call()
+    except ValueError:
+        return "ValueError"
+    except Exception as exc:
+        return type(exc).__name__
+    return "no exception"
+
+
+def bad_argument(modules, args):
+    """ValueError for an activation other than "sigmoid" and "tanh", beside the answer with a right one."""
+    e = modules["elman"]
+    if args["what"] == "ElmanRNN":
+        answer = _array(_rnn(modules, args).forward(args["x"].copy()))
+        params = args["params"]
+        sizes = (params["W_ax"].shape[1], params["W_ax"].shape[0], params["W_yh"].shape[0])
+    else:
+        answer = float(_lm(modules, args).loss(args["tokens"].copy()))
+        sizes = (params := args["params"])["E"].shape + (params["W_ax"].shape[0],)
+    cls = getattr(e, args["what"])
+    raised = _raises(lambda: cls(*sizes, activation=args["bad"], rng=np.random.default_rng(0)))
+    return property_result(answer, raised)
