@@ -55,6 +55,10 @@ class AssignmentSpec:
     templates: dict[str, Path]
     limits: dict
     checks: dict[str, CheckConfig]
+    # Library APIs students may not use (dotted paths; a trailing * matches
+    # any last name), and other paths that reach each of them.
+    forbidden: tuple[str, ...] = ()
+    forbidden_also: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
     @property
     def root(self) -> Path:
@@ -155,7 +159,7 @@ def load_assignment(path: Path) -> AssignmentSpec:
     except tomllib.TOMLDecodeError as exc:
         raise AssignmentError(f"{path}: not valid TOML: {exc}") from None
     top = _Reader(path, data, "")
-    top.only({"assignment", "variants", "templates", "limits", "checks"})
+    top.only({"assignment", "variants", "templates", "limits", "checks", "forbidden"})
 
     meta = top.sub("assignment")
     meta.only({"name", "title", "files", "reference", "preload"})
@@ -209,10 +213,33 @@ def load_assignment(path: Path) -> AssignmentSpec:
         climits = c.sub("limits")
         checks[cname] = CheckConfig(points, visibility, _limits(climits))
 
+    forbidden, forbidden_also = _forbidden(top.sub("forbidden"))
+
     return AssignmentSpec(name=name, title=meta.get("title", str, name), path=path,
                           files=tuple(files), reference_package=meta.get("reference", str, "reference"),
                           preload=tuple(preload), variants=variants, templates=templates,
-                          limits=limits, checks=checks)
+                          limits=limits, checks=checks, forbidden=forbidden, forbidden_also=forbidden_also)
+
+
+def _dotted(value) -> bool:
+    return isinstance(value, str) and all(part.isidentifier() for part in value.removesuffix("*").split("."))
+
+
+def _forbidden(table: "_Reader") -> tuple[tuple[str, ...], dict[str, tuple[str, ...]]]:
+    table.only({"apis", "also"})
+    apis = table.get("apis", list, [])
+    if not all(_dotted(a) for a in apis):
+        raise table.error("apis", "expected a list of dotted names such as 'torch.nn.LayerNorm'")
+    also_table = table.sub("also")
+    also = {}
+    for api in also_table.table:
+        if api not in apis:
+            raise also_table.error(api, f"{api!r} is not one of the forbidden apis")
+        paths = also_table.get(api, list)
+        if not all(_dotted(p) and not p.endswith("*") for p in paths):
+            raise also_table.error(api, "expected a list of dotted names")
+        also[api] = tuple(paths)
+    return tuple(apis), also
 
 
 @dataclass

@@ -45,6 +45,8 @@ class Case:
 
     label: str
     args: Any
+    # This case's own tolerance, where it differs from the check's (float32 inputs).
+    tolerance: "Tolerance | None" = None
 
 
 @dataclass
@@ -100,6 +102,9 @@ class Check:
     visibility: str = "visible"
     limits: Limits = field(default_factory=Limits)
 
+    def tolerance_of(self, case: Case) -> Tolerance:
+        return case.tolerance or self.tolerance
+
     @property
     def scenario_ref(self) -> str:
         return f"{self.scenario.__module__}:{self.scenario.__qualname__}"
@@ -108,20 +113,21 @@ class Check:
         """Judge one case's answer."""
         if self.judge is not None:
             return self.judge(self, case, expected, got, reveal=reveal)
+        tolerance = self.tolerance_of(case)
         if self.property_check:
-            diff = compare(expected[ANSWER], got[ANSWER], self.tolerance, reveal=reveal)
+            diff = compare(expected[ANSWER], got[ANSWER], tolerance, reveal=reveal)
             if diff is not None:
                 return CaseVerdict(False, "the call's own answer is wrong, so the property earns nothing "
                                           f"here: {diff}")
             expected, got = expected[PROPERTY], got[PROPERTY]
-        diff = compare(expected, got, self.tolerance, reveal=reveal)
+        diff = compare(expected, got, tolerance, reveal=reveal)
         return CaseVerdict(diff is None, diff or "")
 
 
-def explains(answers: list[Any], got: list[Any], tolerance: Tolerance) -> bool:
+def explains(answers: list[Any], got: list[Any], tolerances: list[Tolerance]) -> bool:
     """Whether a mistake's answers match everything a submission returned.
 
     A mistake is named only where it accounts for every answer of the check,
     the right ones included; one case where it coincides is not enough.
     """
-    return all(compare(a, g, tolerance) is None for a, g in zip(answers, got, strict=True))
+    return all(compare(a, g, t) is None for a, g, t in zip(answers, got, tolerances, strict=True))

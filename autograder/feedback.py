@@ -36,9 +36,18 @@ def outcome_verdict(check: Check, case: Case, expected: Any, outcome: CaseOutcom
         if err.get("type") == "MemoryError":
             return CaseVerdict(False, f"ran out of memory (limit {check.limits.memory_mb} MiB)")
         return CaseVerdict(False, f"raised {err.get('type')}: {err.get('message')}\n" + traceback_tail(err))
+    if outcome.kind == "forbidden":
+        return CaseVerdict(False, forbidden_message(outcome.value))
     if outcome.kind == "timeout" and check.timeout_hint:
         return CaseVerdict(False, f"{outcome.message}\n{check.timeout_hint}")
     return CaseVerdict(False, outcome.message)
+
+
+def forbidden_message(apis: list[str], where: str = "") -> str:
+    """What a student reads when a case used a library API the assignment forbids."""
+    named = ", ".join(apis)
+    return (f"used {named}{where}, which this assignment forbids: the point is to write it yourself "
+            "(see the handout's list of forbidden APIs)")
 
 
 def traceback_tail(err: dict, lines: int = 6) -> str:

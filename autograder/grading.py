@@ -31,6 +31,9 @@ from .sandbox.pool import CaseOutcome, SandboxPool
 from .seeds import check_rng, course_secret
 from .submission import locate
 
+# What a mistake "returns" on a case where making it raises.
+CRASHES = object()
+
 HARNESS_FAULT_NOTE = ("The autograder itself failed, not your submission: please tell the course staff "
                       "(your score is not final).")
 
@@ -90,9 +93,11 @@ class Grader:
         self.pool = SandboxPool(preload=preload, forbidden_modules=[assignment.spec.reference_package],
                                 protected=[*oracle.protected_paths(), assignment.spec.root, *protected,
                                            *self._plugin_paths()],
-                                jobs=self.jobs, landlock=landlock)
+                                jobs=self.jobs, landlock=landlock,
+                                forbidden_apis={"apis": list(assignment.spec.forbidden),
+                                                "also": {k: list(v) for k, v in assignment.spec.forbidden_also.items()}})
         self._expected: dict[str, tuple[list[Case], list[Any]]] = {}
-        self._mistaken: dict[tuple[str, Mistake], list[Any] | None] = {}
+        self._mistaken: dict[tuple[str, Mistake], list[Any]] = {}
         self._lock = threading.Lock()
 
     def _plugin_paths(self) -> list[Path]:
@@ -127,26 +132,34 @@ class Grader:
                 self._expected[check.name] = (cases, expected)
             return self._expected[check.name]
 
-    def _mistake_answers(self, check: Check, cases: list[Case], mistake: Mistake) -> list[Any] | None:
-        """What a submission making `mistake` returns on every case (None: it crashes on one)."""
+    def _mistake_answers(self, check: Check, cases: list[Case], mistake: Mistake) -> list[Any]:
+        """What a submission making `mistake` returns on every case (`CRASHES` where it raises)."""
         key = (check.name, mistake)
         with self._lock:
             if key not in self._mistaken:
-                try:
-                    self._mistaken[key] = [self.oracle.mistaken(check, case, mistake) for case in cases]
-                except Exception:
-                    self._mistaken[key] = None  # a mistake that crashes explains no answer
+                self._mistaken[key] = [self._mistaken_answer(check, case, mistake) for case in cases]
             return self._mistaken[key]
 
+    def _mistaken_answer(self, check: Check, case: Case, mistake: Mistake) -> Any:
+        try:
+            return self.oracle.mistaken(check, case, mistake)
+        except Exception:
+            return CRASHES
+
     def diagnose(self, check: Check, cases: list[Case], outcomes: list[CaseOutcome]) -> Mistake | None:
-        """The first known mistake that explains every answer the submission gave."""
+        """The first known mistake that explains every answer the submission gave.
+
+        A mistake that crashes on a case (positions past the last embedding)
+        explains a submission that crashed there too: only the answered cases count.
+        """
         answered = [i for i, o in enumerate(outcomes) if o.kind == "ok"]
         if not answered:
             return None
         for mistake in check.mistakes:
             answers = self._mistake_answers(check, cases, mistake)
-            if answers is not None and explains([answers[i] for i in answered],
-                                                [outcomes[i].value for i in answered], check.tolerance):
+            if all(answers[i] is not CRASHES for i in answered) and \
+                    explains([answers[i] for i in answered], [outcomes[i].value for i in answered],
+                             [check.tolerance_of(cases[i]) for i in answered]):
                 return mistake
         return None
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import tempfile
 import threading
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -79,8 +80,9 @@ class LiveReference:
 
     def mistaken(self, check: Check, case: Case, mistake: Mistake) -> Any:
         """What a submission making `mistake` returns on `case`."""
-        # A mistake may overflow on purpose (softmax without its shift): quietly.
-        with np.errstate(all="ignore"):
+        # A mistake may overflow or warn on purpose (softmax without its shift): quietly.
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
             return run_scenario(check, self._flawed_modules(mistake), case)
 
 

@@ -44,7 +44,8 @@ def chi2_test(observed: Counter, probability, total: int) -> tuple[float, int, o
     return stat, len(cells) - 1, worst[0], worst[1], worst[2]
 
 
-def seeding_problem(got: dict, expected: dict, repeat: int) -> str | None:
+def seeding_problem(got: dict, expected: dict, repeat: int, *, call: str = "sample",
+                    source: str = "rng") -> str | None:
     """Whether the draws came from the given generator alone.
 
     ``again``: `repeat` draws with the first seed again (global generators
@@ -53,10 +54,10 @@ def seeding_problem(got: dict, expected: dict, repeat: int) -> str | None:
     distribution with a single outcome).
     """
     if got["again"] != got["draws"][:repeat]:
-        return ("the same seed gave different draws: sample must take all its randomness "
-                "from rng (not random, numpy.random or a generator of its own)")
+        return (f"the same seed gave different draws: {call} must take all its randomness "
+                f"from {source} (not a global generator or one of its own)")
     if got["other"] == got["draws"][:repeat] and expected["other"] != expected["draws"][:repeat]:
-        return f"{repeat} draws with another seed were exactly the same: sample ignores rng"
+        return f"{repeat} draws with another seed were exactly the same: {call} ignores {source}"
     return None
 
 

@@ -23,7 +23,7 @@ from typing import Any, Callable
 
 from .. import wire
 from ..loader import load_files
-from . import landlock, privileges
+from . import guards, landlock, privileges
 from .limits import Limits, apply_rlimits
 from .protocol import CASE_RESULT, CASE_START, DONE, HELLO, SAFE_ENV_KEYS, pack_frame
 
@@ -82,7 +82,7 @@ def _lock_down(workdir: Path, read_paths: list[str], lim: Limits, user: int | No
 
 def run(*, scenario: Callable, cases: list, start: int, files: list[str], workdir: Path,
         read_paths: list[str], lim: Limits, user: int | None, keep_read_search: bool,
-        use_landlock: bool, result_fd: int, output_fd: int) -> None:
+        use_landlock: bool, guarded: list[str], result_fd: int, output_fd: int) -> None:
     server_pid = os.getppid()
     try:
         os.setsid()
@@ -105,6 +105,7 @@ def run(*, scenario: Callable, cases: list, start: int, files: list[str], workdi
         # The fork server chose its temporary folder long ago; ours is private.
         tempfile.tempdir = None
         defences = _lock_down(workdir, read_paths, lim, user, keep_read_search, use_landlock, server_pid)
+        defences["forbidden_apis_guarded"] = len(guarded)
         send(HELLO, -1, wire.encode(defences))
     except BaseException as exc:  # the harness itself failed: say so, never run student code
         try:
@@ -119,16 +120,21 @@ def run(*, scenario: Callable, cases: list, start: int, files: list[str], workdi
         import_error = None
     except BaseException as exc:
         import_error = describe_exception(exc)
+    at_import = sorted(set(guards.calls))
 
     for index in range(start, len(cases)):
         send(CASE_START, index)
         if import_error is not None:
             outcome = {"import_error": import_error}
         else:
+            guards.calls[:] = at_import
             try:
                 outcome = {"ok": scenario(modules, cases[index])}
             except BaseException as exc:
                 outcome = {"error": describe_exception(exc)}
+            if guards.calls:
+                # Also where the submission caught the exception and went on.
+                outcome = {"forbidden": sorted(set(guards.calls))}
         try:
             payload = wire.encode(outcome)
         except BaseException as exc:

@@ -37,7 +37,8 @@ class CaseOutcome:
     """What became of one case in the sandbox.
 
     kind: "ok" (value holds the returned data), "error" (the submission raised),
-    "import_error", "crashed" (the process died), "timeout", "not_run".
+    "import_error", "forbidden" (value: the forbidden APIs it called),
+    "crashed" (the process died), "timeout", "not_run".
     """
 
     kind: str
@@ -157,11 +158,13 @@ class SandboxPool:
     """
 
     def __init__(self, *, preload: list[str], forbidden_modules: list[str],
-                 protected: list[Path], jobs: int = 1, landlock: bool = True):
+                 protected: list[Path], jobs: int = 1, landlock: bool = True,
+                 forbidden_apis: dict | None = None):
         if not hasattr(os, "fork"):
             raise HarnessError("the sandbox needs fork(): run lmgrade on Linux or macOS (on Windows, in WSL)")
         self.init = {"sys_path": [p for p in sys.path if p], "preload": list(preload),
                      "forbidden_modules": list(forbidden_modules),
+                     "forbidden_apis": forbidden_apis or {},
                      "protected": [str(p) for p in protected], "landlock": landlock}
         self.jobs = max(1, jobs)
         self._idle: queue.SimpleQueue[_Server] = queue.SimpleQueue()
@@ -273,6 +276,8 @@ class SandboxPool:
                     elif key in ("error", "import_error"):
                         error = {f: str(value.get(f, ""))[:4000] for f in ("type", "message", "traceback")}
                         report.outcomes[index] = CaseOutcome(key, error=error)
+                    elif key == "forbidden":
+                        report.outcomes[index] = CaseOutcome(key, value=[str(api) for api in value][:20])
                     else:
                         raise ValueError(f"unknown outcome {key!r}")
                 except Exception as exc:

@@ -26,7 +26,7 @@ import time
 from pathlib import Path
 
 from .. import wire
-from . import child, landlock, privileges
+from . import child, guards, landlock, privileges
 from .limits import Limits
 from .protocol import RunReply, read_message, write_message
 
@@ -90,6 +90,24 @@ def _kill_descendants() -> None:
                 pass
 
 
+def _cap_threads() -> None:
+    """One thread per child: the pool already runs one child per CPU it may use.
+
+    The environment caps OpenMP and BLAS before the import; torch also keeps
+    an inter-op pool, settable only before its first parallel work.
+    """
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        torch.set_num_threads(1)
+        try:
+            torch.set_num_interop_threads(1)
+        except RuntimeError:
+            pass
+        # torch reads /proc/cpuinfo on first use, which the child cannot, and
+        # would print an error into the student's output: read it here.
+        torch.backends.cpu.get_cpu_capability()
+
+
 class GraderGone(Exception):
     """The grading process closed our input: it exited or was killed."""
 
@@ -130,6 +148,9 @@ class Server:
             loaded = [m for m in sys.modules if m == name or m.startswith(name + ".")]
             if loaded:
                 raise RuntimeError(f"preloading imported {loaded[0]}, which student code must not see")
+        _cap_threads()
+        forbidden = init.get("forbidden_apis") or {}
+        self.guarded = guards.install(forbidden.get("apis", ()), forbidden.get("also", {}))
         self.user = privileges.sandbox_user(init["slot"])
         if self.user is not None:
             # Left by an earlier holder of this slot that died: we own the uid now.
@@ -190,7 +211,7 @@ class Server:
             child.run(scenario=scenario, cases=cases, start=req["start"], files=req["files"],
                       workdir=workdir, read_paths=self.read_paths, lim=lim, user=self.user,
                       keep_read_search=self.keep_read_search, use_landlock=self.use_landlock,
-                      result_fd=res_w, output_fd=out_w)
+                      guarded=self.guarded, result_fd=res_w, output_fd=out_w)
             os._exit(70)  # not reached
         os.close(res_w)
         os.close(out_w)

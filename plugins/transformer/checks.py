@@ -1,0 +1,361 @@
+"""The checks of the transformer assignment: their inputs, tolerances and mistakes.
+
+Every weight is drawn here, keyed like the module's ``state_dict``, and loaded
+into the module the stub's ``__init__`` builds, so the submission and the
+reference compute with the same numbers. Sizes cover one head and
+d_head = 1, T = 1 and T shorter than context_length; each numeric check has
+float64 cases (tight tolerance: a mistake as small as eps outside the sqrt
+shows) and a float32 case (the dtype most code runs in).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from autograder import Case, CaseContext, Check, Limits, Tolerance
+
+from . import mistakes as M
+from . import scenarios
+from .judges import judge_generate
+
+# Any correct order of operations agrees far inside these; float32 keeps
+# about 7 digits, and LayerNorm's gradient divides by a standard deviation.
+FLOAT64 = Tolerance(rtol=1e-8, atol=1e-10)
+FLOAT32 = Tolerance(rtol=2e-4, atol=2e-5)
+TOLERANCE = {"float64": FLOAT64, "float32": FLOAT32}
+
+
+def _normal(rng, *shape, scale=1.0) -> np.ndarray:
+    return rng.standard_normal(shape) * scale
+
+
+def _case(label: str, args: dict) -> Case:
+    dtype = args.get("dtype", "float64")
+    return Case(f"{label}, {dtype}", args, tolerance=TOLERANCE[dtype])
+
+
+# --- weights, keyed like state_dict ---
+
+def linear_state(rng, prefix: str, n_in: int, n_out: int, bias: bool = True, gain: float = 1.0) -> dict:
+    state = {f"{prefix}weight": _normal(rng, n_out, n_in, scale=gain / np.sqrt(n_in))}
+    if bias:
+        state[f"{prefix}bias"] = _normal(rng, n_out, scale=0.2)
+    return state
+
+
+def layer_norm_state(rng, prefix: str, d: int) -> dict:
+    return {f"{prefix}weight": 1.0 + _normal(rng, d, scale=0.3), f"{prefix}bias": _normal(rng, d, scale=0.3)}
+
+
+def attention_state(rng, d: int, prefix: str = "") -> dict:
+    # Larger query and key weights give peaked attention, where scaling mistakes show.
+    return {**linear_state(rng, f"{prefix}q_proj.", d, d, gain=2.0), **linear_state(rng, f"{prefix}k_proj.", d, d, gain=2.0),
+            **linear_state(rng, f"{prefix}v_proj.", d, d), **linear_state(rng, f"{prefix}out_proj.", d, d)}
+
+
+def feed_forward_state(rng, d: int, d_ff: int, prefix: str = "") -> dict:
+    return {**linear_state(rng, f"{prefix}fc1.", d, d_ff, gain=1.5), **linear_state(rng, f"{prefix}fc2.", d_ff, d)}
+
+
+def block_state(rng, d: int, d_ff: int, prefix: str = "") -> dict:
+    return {**layer_norm_state(rng, f"{prefix}ln1.", d), **attention_state(rng, d, f"{prefix}attn."),
+            **layer_norm_state(rng, f"{prefix}ln2.", d), **feed_forward_state(rng, d, d_ff, f"{prefix}ffn.")}
+
+
+def lm_state(rng, config: dict) -> dict:
+    V, ctx, d = config["vocab_size"], config["context_length"], config["d_model"]
+    state = {"tok_emb.weight": _normal(rng, V, d), "pos_emb.weight": _normal(rng, ctx, d)}
+    for i in range(config["n_layers"]):
+        state.update(block_state(rng, d, config["d_ff"], f"blocks.{i}."))
+    if config["pre_ln"]:
+        state.update(layer_norm_state(rng, "ln_f.", d))
+    state.update(linear_state(rng, "lm_head.", d, V, bias=False))
+    return state
+
+
+def lm_config(V, ctx, d, L, h, d_ff, pre_ln) -> dict:
+    return {"vocab_size": V, "context_length": ctx, "d_model": d, "n_layers": L, "n_heads": h, "d_ff": d_ff,
+            "pre_ln": pre_ln}
+
+
+def _describe(c: dict) -> str:
+    return (f"TransformerLM(vocab_size={c['vocab_size']}, context_length={c['context_length']}, "
+            f"d_model={c['d_model']}, n_layers={c['n_layers']}, n_heads={c['n_heads']}, d_ff={c['d_ff']}, "
+            f"pre_ln={c['pre_ln']})")
+
+
+def _lm_args(rng, config: dict, dtype: str = "float64") -> dict:
+    return {"config": config, "state": lm_state(rng, config), "dtype": dtype}
+
+
+# --- layers.py ---
+
+def layer_norm_cases(ctx: CaseContext) -> list[Case]:
+    cases = []
+    for shape, scale, eps, dtype in [((2, 3, 8), 2.0, None, "float64"), ((5, 4), 1.0, None, "float32"),
+                                     ((2, 2, 3, 6), 3.0, None, "float64"), ((3, 5), 0.01, 1e-3, "float64"),
+                                     ((4, 1), 1.0, None, "float64")]:
+        rng = ctx.rng
+        d = shape[-1]
+        x = _normal(rng, *shape, scale=scale) + _normal(rng, *shape[:-1], 1)
+        args = {"state": layer_norm_state(rng, "", d), "x": x, "g": _normal(rng, *shape), "eps": eps,
+                "dtype": dtype}
+        made = f"LayerNorm({d})" if eps is None else f"LayerNorm({d}, eps={eps})"
+        cases.append(_case(f"{made} with weight and bias loaded; x of shape {shape} (std {scale})", args))
+    return cases
+
+
+# (B, T, d_model, n_heads, dtype): one head, d_head = 1, T = 1.
+ATTENTION_SIZES = [(2, 5, 8, 2, "float64"), (1, 1, 4, 1, "float64"), (2, 4, 6, 6, "float64"),
+                   (3, 6, 12, 3, "float32"), (1, 7, 8, 1, "float64")]
+
+
+def _attention_case(rng, B, T, d, h, dtype) -> Case:
+    args = {"d_model": d, "n_heads": h, "state": attention_state(rng, d), "x": _normal(rng, B, T, d),
+            "g": _normal(rng, B, T, d), "dtype": dtype}
+    return _case(f"CausalSelfAttention(d_model={d}, n_heads={h}) with its weights loaded; x of shape "
+                 f"({B}, {T}, {d})", args)
+
+
+def attention_cases(ctx: CaseContext) -> list[Case]:
+    return [_attention_case(ctx.rng, *size) for size in ATTENTION_SIZES]
+
+
+def feed_forward_cases(ctx: CaseContext) -> list[Case]:
+    cases = []
+    for B, T, d, d_ff, dtype in [(2, 3, 4, 16, "float64"), (1, 5, 6, 6, "float32"), (3, 1, 1, 3, "float64")]:
+        rng = ctx.rng
+        args = {"d_model": d, "d_ff": d_ff, "state": feed_forward_state(rng, d, d_ff), "x": _normal(rng, B, T, d),
+                "g": _normal(rng, B, T, d), "dtype": dtype}
+        cases.append(_case(f"FeedForward(d_model={d}, d_ff={d_ff}) with its weights loaded; x of shape "
+                           f"({B}, {T}, {d})", args))
+    return cases
+
+
+def block_cases(ctx: CaseContext) -> list[Case]:
+    pre_ln = ctx.variant["pre_ln"]
+    cases = []
+    for B, T, d, h, d_ff, dtype in [(2, 5, 8, 2, 16, "float64"), (1, 3, 4, 4, 8, "float64"),
+                                    (2, 4, 6, 1, 12, "float32")]:
+        rng = ctx.rng
+        args = {"d_model": d, "n_heads": h, "d_ff": d_ff, "pre_ln": pre_ln, "state": block_state(rng, d, d_ff),
+                "x": _normal(rng, B, T, d), "g": _normal(rng, B, T, d), "dtype": dtype}
+        cases.append(_case(f"TransformerBlock(d_model={d}, n_heads={h}, d_ff={d_ff}, pre_ln={pre_ln}) with its "
+                           f"weights loaded; x of shape ({B}, {T}, {d})", args))
+    return cases
+
+
+# --- model.py ---
+
+def _model_cases(ctx: CaseContext, sizes) -> list[Case]:
+    pre_ln = ctx.variant["pre_ln"]
+    cases = []
+    for V, context, d, L, h, d_ff, B, T, dtype in sizes:
+        rng = ctx.rng
+        config = lm_config(V, context, d, L, h, d_ff, pre_ln)
+        args = {**_lm_args(rng, config, dtype), "idx": rng.integers(0, V, (B, T)), "g": _normal(rng, B, T, V)}
+        cases.append(_case(f"{_describe(config)} with its weights loaded; idx of shape ({B}, {T})", args))
+    return cases
+
+
+def model_cases(ctx: CaseContext) -> list[Case]:
+    # T shorter than context_length, equal to it, and 1; one head; d_head = 1.
+    return _model_cases(ctx, [(11, 8, 8, 2, 2, 16, 2, 6, "float64"), (7, 4, 4, 1, 1, 8, 1, 4, "float64"),
+                              (13, 10, 12, 2, 3, 20, 3, 5, "float32"), (5, 6, 6, 1, 6, 12, 2, 1, "float64")])
+
+
+def model_hidden_cases(ctx: CaseContext) -> list[Case]:
+    return _model_cases(ctx, [(50, 16, 32, 3, 4, 64, 3, 13, "float64"), (40, 12, 24, 2, 8, 48, 2, 12, "float32")])
+
+
+def cross_entropy_cases(ctx: CaseContext) -> list[Case]:
+    cases = []
+    for shape, scale, dtype in [((6, 5), 2.0, "float64"), ((2, 3, 7), 3.0, "float64"), ((4, 10), 1.0, "float32"),
+                                ((1, 2), 1.0, "float64"), ((3, 4), 1e4, "float64"), ((2, 6), 1e4, "float32")]:
+        rng = ctx.rng
+        args = {"logits": _normal(rng, *shape, scale=scale), "targets": rng.integers(0, shape[-1], shape[:-1]),
+                "dtype": dtype}
+        size = "logits of about 1e4" if scale >= 1e3 else f"logits of std {scale:g}"
+        cases.append(_case(f"cross_entropy({size}, shape {shape}; targets of shape {shape[:-1]})", args))
+    return cases
+
+
+# --- train.py ---
+
+def get_batch_cases(ctx: CaseContext) -> list[Case]:
+    cases = []
+    # N = T + 1 leaves one start only: a draw past the end shows at once.
+    for N, V, B, T in [(50, 9, 4, 6), (9, 5, 3, 8), (30, 7, 1, 1), (200, 20, 8, 16)]:
+        rng = ctx.rng
+        args = {"data": rng.integers(0, V, N), "batch_size": B, "context_length": T,
+                "seed": int(rng.integers(2**62))}
+        cases.append(Case(f"get_batch(data of {N} tokens, batch_size={B}, context_length={T}, a seeded "
+                          f"generator, 'cpu'), twice", args))
+    return cases
+
+
+def train_cases(ctx: CaseContext) -> list[Case]:
+    pre_ln = ctx.variant["pre_ln"]
+    cases = []
+    for V, context, d, L, h, d_ff, N, steps, B, lr in [(7, 6, 8, 1, 2, 16, 60, 4, 3, 3e-3),
+                                                       (5, 4, 4, 2, 1, 8, 30, 3, 2, 1e-2),
+                                                       (6, 5, 4, 1, 2, 8, 40, 0, 2, 1e-2)]:
+        rng = ctx.rng
+        config = lm_config(V, context, d, L, h, d_ff, pre_ln)
+        args = {**_lm_args(rng, config), "data": rng.integers(0, V, N), "steps": steps, "batch_size": B, "lr": lr,
+                "seed": int(rng.integers(2**62)), "idx": rng.integers(0, V, (1, context))}
+        cases.append(_case(f"{_describe(config)} with its weights loaded; train(model, data of {N} tokens, "
+                           f"steps={steps}, batch_size={B}, lr={lr:g}, device='cpu', a seeded generator)", args))
+    return cases
+
+
+def perplexity_cases(ctx: CaseContext) -> list[Case]:
+    pre_ln = ctx.variant["pre_ln"]
+    cases = []
+    # 20 tokens predict 19: windows of 8 leave a last one of 3; of 19, exactly one; of 1, each alone.
+    for V, context, d, h, N, window in [(9, 8, 8, 2, 20, 8), (6, 20, 4, 1, 20, 19), (5, 4, 4, 2, 7, 1),
+                                        (7, 6, 6, 3, 30, 4)]:
+        rng = ctx.rng
+        config = lm_config(V, context, d, 1, h, 2 * d, pre_ln)
+        args = {**_lm_args(rng, config), "data": rng.integers(0, V, N), "context_length": window}
+        cases.append(_case(f"{_describe(config)} with its weights loaded; evaluate_perplexity(model, data of {N} "
+                           f"tokens, context_length={window}, 'cpu')", args))
+    return cases
+
+
+def generate_cases(ctx: CaseContext) -> list[Case]:
+    pre_ln = ctx.variant["pre_ln"]
+    cases = []
+    # A prompt as long as the context makes every step crop; temperatures sharpen and flatten.
+    for V, context, prompt_len, new, temperature in [(4, 4, 2, 3, 1.0), (3, 3, 3, 3, 0.5), (4, 6, 1, 2, 2.0)]:
+        rng = ctx.rng
+        config = lm_config(V, context, 4, 1, 2, 8, pre_ln)
+        args = {**_lm_args(rng, config), "prompt": [int(t) for t in rng.integers(0, V, prompt_len)],
+                "max_new_tokens": new, "temperature": temperature, "draws": 1000, "repeat": 30,
+                "seed": int(rng.integers(2**62))}
+        args["state"]["lm_head.weight"] *= 2.0  # distinct next-token distributions
+        cases.append(Case(f"{_describe(config)} with its weights loaded; 1000 draws of generate(model, "
+                          f"idx={[args['prompt']]}, max_new_tokens={new}, temperature={temperature}, generator)",
+                          args))
+    return cases
+
+
+# --- properties ---
+
+def causality_cases(ctx: CaseContext) -> list[Case]:
+    pre_ln = ctx.variant["pre_ln"]
+    cases = []
+    for V, context, d, L, h, B, T, t in [(9, 8, 8, 2, 2, 2, 8, 3), (6, 5, 4, 1, 1, 1, 5, 0), (8, 6, 6, 1, 3, 2, 6, 4)]:
+        rng = ctx.rng
+        config = lm_config(V, context, d, L, h, 2 * d, pre_ln)
+        idx = rng.integers(0, V, (B, T))
+        changed = idx.copy()
+        changed[:, t + 1:] = (idx[:, t + 1:] + 1 + rng.integers(0, V - 1, (B, T - t - 1))) % V
+        args = {**_lm_args(rng, config), "idx": idx, "changed_idx": changed, "t": t}
+        cases.append(_case(f"{_describe(config)}: the logits at positions 0..{t} must not change when the tokens "
+                           f"after position {t} do", args))
+    return cases
+
+
+def attention_rows_cases(ctx: CaseContext) -> list[Case]:
+    cases = []
+    for B, T, d, h, dtype in [(2, 5, 8, 2, "float64"), (1, 4, 6, 3, "float64")]:
+        case = _attention_case(ctx.rng, B, T, d, h, dtype)
+        case.args["c"] = _normal(ctx.rng, d)
+        case.label = (f"{case.label.split(';')[0]}; with v_proj giving one vector c everywhere and out_proj the "
+                      f"identity, every output must be c (weights summing to 1), {dtype}")
+        cases.append(case)
+    return cases
+
+
+def layer_norm_stats_cases(ctx: CaseContext) -> list[Case]:
+    cases = []
+    for case in layer_norm_cases(ctx)[:3]:
+        case.label = case.label.replace(" with weight and bias loaded", "") + \
+            "; with weight 1 and bias 0, every output must have mean 0 and variance 1"
+        cases.append(case)
+    return cases
+
+
+def ce_stable_cases(ctx: CaseContext) -> list[Case]:
+    cases = []
+    for shape, dtype in [((5, 7), "float64"), ((2, 3, 11), "float32")]:
+        rng = ctx.rng
+        huge = _normal(rng, *shape, scale=1e4)
+        args = {"logits": _normal(rng, *shape, scale=2.0), "huge_logits": huge,
+                "targets": rng.integers(0, shape[-1], shape[:-1]), "level": float(rng.uniform(-5, 5)),
+                "dtype": dtype}
+        cases.append(_case(f"cross_entropy on logits of shape {shape}: finite at logits of about 1e4, ln "
+                           f"{shape[-1]} for uniform logits", args))
+    return cases
+
+
+def bad_argument_cases(ctx: CaseContext) -> list[Case]:
+    pre_ln = ctx.variant["pre_ln"]
+    attn = _attention_case(ctx.rng, 2, 3, 8, 2, "float64")
+    attn.args.update(what="CausalSelfAttention", bad_d_model=6, bad_n_heads=4)
+    attn.label = "CausalSelfAttention(d_model=6, n_heads=4) must raise ValueError, float64"
+    config = lm_config(7, 4, 4, 1, 2, 8, pre_ln)
+    rng = ctx.rng
+    lm = _case(f"{_describe(config)}: forward(idx of shape (2, 5)), longer than context_length, must raise "
+               f"ValueError", {**_lm_args(rng, config), "what": "TransformerLM", "idx": rng.integers(0, 7, (2, 4)),
+                               "too_long": rng.integers(0, 7, (2, 5))})
+    return [attn, lm]
+
+
+ATTENTION_MISTAKES = (M.SCALE_D_MODEL, M.NO_SCALING, M.MASK_OFF_BY_ONE, M.MASK_AFTER_SOFTMAX, M.SOFTMAX_OVER_QUERIES,
+                      M.HEAD_LAYOUT)
+LAYER_NORM_MISTAKES = (M.UNBIASED_VARIANCE, M.EPS_OUTSIDE_SQRT)
+MODEL_MISTAKES = (M.POSITIONS_OFFSET, M.LN_F_MISSING, M.PRE_POST_SWAPPED, M.RESIDUAL_MISSING, *ATTENTION_MISTAKES,
+                  *LAYER_NORM_MISTAKES)
+
+
+def transformer_checks() -> list[Check]:
+    quick = Limits(cpu_s=20, wall_s=40)
+    slow = Limits(cpu_s=60, wall_s=90)
+    L, Mo, T = ("layers.py",), ("layers.py", "model.py"), ("layers.py", "model.py", "train.py")
+    return [
+        Check("layer_norm", "LayerNorm: output and gradients; population variance, eps inside the sqrt",
+              scenarios.layer_norm, layer_norm_cases, files=L, tolerance=FLOAT64, mistakes=LAYER_NORM_MISTAKES,
+              limits=quick),
+        Check("attention", "CausalSelfAttention: output and gradients; 1 head, d_head = 1, T = 1",
+              scenarios.attention, attention_cases, files=L, tolerance=FLOAT64, mistakes=ATTENTION_MISTAKES,
+              limits=quick),
+        Check("feed_forward", "FeedForward: fc2(gelu(fc1(x))) with the exact GELU, and its gradients",
+              scenarios.feed_forward, feed_forward_cases, files=L, tolerance=FLOAT64, limits=quick),
+        Check("block", "TransformerBlock: residuals and LayerNorms in the graded order, output and gradients",
+              scenarios.block, block_cases, files=L, tolerance=FLOAT64,
+              mistakes=(M.PRE_POST_SWAPPED, M.RESIDUAL_MISSING, *ATTENTION_MISTAKES, *LAYER_NORM_MISTAKES),
+              limits=quick),
+        Check("model", "TransformerLM: logits and gradients of every parameter; T < context_length",
+              scenarios.model, model_cases, files=Mo, tolerance=FLOAT64, mistakes=MODEL_MISTAKES, limits=quick),
+        Check("cross_entropy", "cross_entropy: the mean over positions, stable at 1e4, and its gradient",
+              scenarios.cross_entropy, cross_entropy_cases, files=Mo, tolerance=FLOAT64,
+              mistakes=(M.CE_SUMMED, M.CE_UNSTABLE), limits=quick),
+        Check("get_batch", "get_batch: the contract's draw from the generator, targets shifted by one",
+              scenarios.get_batch, get_batch_cases, files=T, tolerance=FLOAT64,
+              mistakes=(M.BATCH_TARGET_UNSHIFTED,), limits=quick),
+        # A few AdamW steps compound rounding differences: a looser float64 tolerance than one pass.
+        Check("train", "train: AdamW on get_batch batches, the loss of every step as the reference's",
+              scenarios.train, train_cases, files=T, tolerance=Tolerance(rtol=1e-6, atol=1e-8), limits=slow),
+        Check("evaluate_perplexity", "evaluate_perplexity: consecutive windows, the last one shorter",
+              scenarios.evaluate_perplexity, perplexity_cases, files=T, tolerance=FLOAT64, limits=quick),
+        Check("generate", "generate: draws follow the model, crop to context_length, temperature, the generator",
+              scenarios.generate, generate_cases, files=T, judge=judge_generate, limits=slow),
+        Check("causality", "no position sees the future: later tokens leave earlier logits unchanged",
+              scenarios.causality, causality_cases, files=Mo, tolerance=FLOAT64, property_check=True, limits=quick),
+        Check("attention_rows", "attention weights sum to 1 over the keys of every query",
+              scenarios.attention_rows, attention_rows_cases, files=L, tolerance=FLOAT64, property_check=True,
+              limits=quick),
+        Check("layer_norm_stats", "LayerNorm before its affine part: mean 0, variance 1",
+              scenarios.layer_norm_stats, layer_norm_stats_cases, files=L, tolerance=FLOAT64, property_check=True,
+              limits=quick),
+        Check("ce_stable", "cross_entropy: finite at logits of 1e4, ln V on uniform logits",
+              scenarios.ce_stable, ce_stable_cases, files=Mo, tolerance=FLOAT64, property_check=True,
+              limits=quick),
+        Check("bad_arguments", "ValueError for n_heads not dividing d_model, and for T > context_length",
+              scenarios.bad_argument, bad_argument_cases, files=Mo, tolerance=FLOAT64, property_check=True,
+              limits=quick),
+        Check("model_hidden", "TransformerLM at larger sizes", scenarios.model, model_hidden_cases, files=Mo,
+              tolerance=FLOAT64, mistakes=MODEL_MISTAKES, visibility="after_due_date", limits=quick),
+    ]

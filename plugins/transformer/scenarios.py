@@ -1,0 +1,324 @@
+"""What the transformer checks do with a submission, inside the sandbox.
+
+Each function gets ``modules`` ({"layers": ..., "model": ..., "train": ...},
+the submission's or the reference's) and one case's plain-data arguments,
+and returns plain data. Weights travel as numpy arrays keyed like the
+module's ``state_dict`` (never pickled) and are loaded into the module the
+stub's ``__init__`` built, so the submission and the reference compute with
+the same numbers. Gradients are those of a scalar ``sum(output * g)`` with a
+fixed random ``g``, by the submission's own autograd.
+
+Imported by the fork server (with torch) before any student code: never
+imports the reference.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import torch
+
+from autograder import property_result
+
+DTYPES = {"float32": torch.float32, "float64": torch.float64}
+NO_GRADIENT = "no gradient (this parameter does not take part in the output)"
+
+
+def _numeric_mode() -> None:
+    # TF32 would round float32 matmuls on CUDA to 10 bits of mantissa.
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+
+
+def _array(t) -> np.ndarray:
+    return t.detach().cpu().numpy() if isinstance(t, torch.Tensor) else np.asarray(t)
+
+
+def _tensor(a, dtype: str, grad: bool = False) -> torch.Tensor:
+    t = torch.tensor(np.asarray(a), dtype=DTYPES[dtype])
+    return t.requires_grad_(grad)
+
+
+def load(module: torch.nn.Module, state: dict[str, np.ndarray], dtype: str) -> torch.nn.Module:
+    """`module` in `dtype` with the case's weights; a parameter of the contract it lacks is an error."""
+    _numeric_mode()
+    module.to(DTYPES[dtype])
+    tensors = {name: torch.tensor(np.asarray(value), dtype=DTYPES[dtype]) for name, value in state.items()}
+    # strict=False: a buffer of the student's own (a cached mask) is not ours to fill.
+    _, unexpected = module.load_state_dict(tensors, strict=False)
+    if unexpected:
+        raise ValueError(f"{type(module).__name__} has no parameter {unexpected[0]!r}: keep the "
+                         f"parameters the stub's __init__ makes (the contract's names)")
+    return module
+
+
+def output_and_grads(module, state, run, inputs: dict[str, torch.Tensor], g: np.ndarray) -> dict:
+    """run()'s output, and d sum(output * g) / d every input and parameter of `state`."""
+    out = run()
+    if not isinstance(out, torch.Tensor):
+        # The keys still match, so the feedback is about the output itself.
+        missing = f"none: the output is {type(out).__name__}, not a tensor"
+        return {"output": out, **{f"gradient w.r.t. {name}": missing for name in [*inputs, *state]}}
+    (out * torch.as_tensor(g, dtype=out.dtype)).sum().backward()
+    params = dict(module.named_parameters())
+    answer = {"output": _array(out)}
+    for name, t in inputs.items():
+        answer[f"gradient w.r.t. {name}"] = NO_GRADIENT if t.grad is None else _array(t.grad)
+    for name in state:
+        p = params.get(name)
+        answer[f"gradient w.r.t. {name}"] = NO_GRADIENT if p is None or p.grad is None else _array(p.grad)
+    return answer
+
+
+# --- layers.py ---
+
+def _layer_norm(modules, args):
+    LayerNorm = modules["layers"].LayerNorm
+    d = args["x"].shape[-1]
+    ln = LayerNorm(d) if args.get("eps") is None else LayerNorm(d, eps=args["eps"])
+    return load(ln, args["state"], args["dtype"])
+
+
+def layer_norm(modules, args):
+    ln = _layer_norm(modules, args)
+    x = _tensor(args["x"], args["dtype"], grad=True)
+    return output_and_grads(ln, args["state"], lambda: ln(x), {"x": x}, args["g"])
+
+
+def _attention(modules, args):
+    d, h = args["d_model"], args["n_heads"]
+    return load(modules["layers"].CausalSelfAttention(d, h), args["state"], args["dtype"])
+
+
+def attention(modules, args):
+    attn = _attention(modules, args)
+    x = _tensor(args["x"], args["dtype"], grad=True)
+    return output_and_grads(attn, args["state"], lambda: attn(x), {"x": x}, args["g"])
+
+
+def feed_forward(modules, args):
+    ffn = load(modules["layers"].FeedForward(args["d_model"], args["d_ff"]), args["state"], args["dtype"])
+    x = _tensor(args["x"], args["dtype"], grad=True)
+    return output_and_grads(ffn, args["state"], lambda: ffn(x), {"x": x}, args["g"])
+
+
+def block(modules, args):
+    blk = modules["layers"].TransformerBlock(args["d_model"], args["n_heads"], args["d_ff"], pre_ln=args["pre_ln"])
+    blk = load(blk, args["state"], args["dtype"])
+    x = _tensor(args["x"], args["dtype"], grad=True)
+    return output_and_grads(blk, args["state"], lambda: blk(x), {"x": x}, args["g"])
+
+
+# --- model.py ---
+
+def _lm(modules, args):
+    c = args["config"]
+    lm = modules["model"].TransformerLM(c["vocab_size"], c["context_length"], c["d_model"], c["n_layers"],
+                                         c["n_heads"], c["d_ff"], pre_ln=c["pre_ln"])
+    return load(lm, args["state"], args["dtype"])
+
+
+def model(modules, args):
+    lm = _lm(modules, args)
+    idx = torch.tensor(args["idx"], dtype=torch.long)
+    return output_and_grads(lm, args["state"], lambda: lm(idx), {}, args["g"])
+
+
+def cross_entropy(modules, args):
+    logits = _tensor(args["logits"], args["dtype"], grad=True)
+    targets = torch.tensor(args["targets"], dtype=torch.long)
+    loss = modules["model"].cross_entropy(logits, targets)
+    if not isinstance(loss, torch.Tensor):
+        return {"loss": loss}
+    answer = {"loss shape": tuple(loss.shape), "loss": _array(loss).astype(np.float64).reshape(-1)}
+    if loss.requires_grad and loss.numel() == 1:
+        loss.sum().backward()
+        answer["gradient w.r.t. logits"] = NO_GRADIENT if logits.grad is None else _array(logits.grad)
+    else:
+        answer["gradient w.r.t. logits"] = NO_GRADIENT
+    return answer
+
+
+# --- train.py ---
+
+def _generator(seed: int) -> torch.Generator:
+    return torch.Generator().manual_seed(seed)
+
+
+def get_batch(modules, args):
+    data = torch.tensor(args["data"], dtype=torch.long)
+    generator = _generator(args["seed"])
+    batches = []
+    for _ in range(2):  # the second draw shows the generator was advanced, not re-seeded
+        x, y = modules["train"].get_batch(data, args["batch_size"], args["context_length"], generator, "cpu")
+        batches.append({"x": _array(x), "y": _array(y), "dtypes": (str(x.dtype), str(y.dtype)),
+                        "devices": (x.device.type, y.device.type)})
+    if not torch.equal(data, torch.tensor(args["data"], dtype=torch.long)):
+        raise AssertionError("get_batch changed the data tensor it was given")
+    return {"first call": batches[0], "second call": batches[1]}
+
+
+def train(modules, args):
+    lm = _lm(modules, args)
+    data = torch.tensor(args["data"], dtype=torch.long)
+    losses = modules["train"].train(lm, data, steps=args["steps"], batch_size=args["batch_size"], lr=args["lr"],
+                                    device="cpu", generator=_generator(args["seed"]))
+    if not isinstance(losses, list):
+        return {"losses": losses}
+    params = dict(lm.named_parameters())
+    with torch.no_grad():
+        logits = lm(torch.tensor(args["idx"], dtype=torch.long))
+    return {"losses": [float(v) if isinstance(v, (int, float)) else v for v in losses],
+            "tok_emb.weight after training": _array(params["tok_emb.weight"]),
+            "lm_head.weight after training": _array(params["lm_head.weight"]),
+            "logits of the trained model": _array(logits) if isinstance(logits, torch.Tensor) else logits,
+            "device after training": next(lm.parameters()).device.type}
+
+
+def evaluate_perplexity(modules, args):
+    lm = _lm(modules, args)
+    data = torch.tensor(args["data"], dtype=torch.long)
+    ppl = modules["train"].evaluate_perplexity(lm, data, args["context_length"], "cpu")
+    return {"perplexity": ppl.item() if isinstance(ppl, torch.Tensor) and ppl.numel() == 1 else ppl}
+
+
+def _sequence_probabilities(lm, prompt: list[int], new: int, temperature: float) -> dict:
+    """The exact probability of every continuation of `new` tokens, the model cropped to its context."""
+    V, ctx = lm.lm_head.weight.shape[0], lm.context_length
+    table = {}
+    with torch.no_grad():
+        for seq in np.ndindex(*(V,) * new):
+            tokens, p = list(prompt), 1.0
+            for token in seq:
+                idx = torch.tensor([tokens[-ctx:]], dtype=torch.long)
+                probs = torch.softmax(lm(idx)[0, -1].double() / temperature, dim=-1)
+                p *= float(probs[token])
+                tokens.append(token)
+            table[tuple(int(t) for t in seq)] = p
+    return table
+
+
+def generate(modules, args):
+    """Draws for a statistical test, the same seed again, another seed, and the exact table."""
+    lm = _lm(modules, args)
+    lm.eval()
+    prompt, new, temperature = args["prompt"], args["max_new_tokens"], args["temperature"]
+    T0 = len(prompt)
+
+    def draw(generator, count=new):
+        idx = torch.tensor([prompt], dtype=torch.long)
+        try:
+            out = modules["train"].generate(lm, idx, count, temperature=temperature, generator=generator)
+        except Exception as exc:
+            room = lm.context_length - T0
+            if T0 + count <= lm.context_length or room < 1:
+                raise
+            # Fine while the sequence fits the context, failing past it: no cropping.
+            modules["train"].generate(lm, idx, room, temperature=temperature, generator=_generator(0))
+            return (f"raised {type(exc).__name__} once the sequence grew past context_length = "
+                    f"{lm.context_length}, not before ({str(exc)[:200]})")
+        if not isinstance(out, torch.Tensor) or tuple(out.shape) != (1, T0 + count):
+            return f"returned {type(out).__name__} of shape {tuple(getattr(out, 'shape', ()))}"
+        if not torch.equal(out[0, :T0].cpu(), idx[0]):
+            return "the prompt was not kept at the start of the output"
+        return [int(t) for t in out[0, T0:]]
+
+    generator = _generator(args["seed"])
+    draws = [draw(generator) for _ in range(args["draws"])]
+    torch.manual_seed(args["seed"] ^ 0x5EED)  # only the generator given may be random
+    generator = _generator(args["seed"])
+    again = [draw(generator) for _ in range(args["repeat"])]
+    generator = _generator(args["seed"] + 1)
+    other = [draw(generator) for _ in range(args["repeat"])]
+    return {"draws": draws, "again": again, "other": other,
+            "table": _sequence_probabilities(lm, prompt, new, temperature)}
+
+
+# --- properties: each pays only with the right answer beside it ---
+
+def causality(modules, args):
+    """Tokens after position t changed: the logits at positions <= t must not move."""
+    lm = _lm(modules, args)
+    t = args["t"]
+    with torch.no_grad():
+        logits = lm(torch.tensor(args["idx"], dtype=torch.long))
+        changed = lm(torch.tensor(args["changed_idx"], dtype=torch.long))
+    if not isinstance(logits, torch.Tensor) or not isinstance(changed, torch.Tensor):
+        return property_result(_array(logits) if isinstance(logits, torch.Tensor) else logits, False)
+    same = torch.allclose(logits[:, :t + 1], changed[:, :t + 1], rtol=1e-7, atol=1e-9)
+    return property_result(_array(logits), {f"logits at positions 0..{t} unchanged": bool(same)})
+
+
+def attention_rows(modules, args):
+    """With v_proj giving the same vector c at every position and out_proj the identity,
+    the output is c exactly when every query's weights sum to 1."""
+    attn = _attention(modules, args)
+    x = _tensor(args["x"], args["dtype"])
+    with torch.no_grad():
+        answer = attn(x)
+        c = _tensor(args["c"], args["dtype"])
+        d = c.shape[0]
+        attn.v_proj.weight.zero_()
+        attn.v_proj.bias.copy_(c)
+        attn.out_proj.weight.copy_(torch.eye(d, dtype=c.dtype))
+        attn.out_proj.bias.zero_()
+        out = attn(x)
+    if not isinstance(out, torch.Tensor) or out.shape != x.shape:
+        return property_result(_array(answer) if isinstance(answer, torch.Tensor) else answer, False)
+    holds = bool(torch.allclose(out, c.expand_as(out), rtol=1e-9, atol=1e-9))
+    return property_result(_array(answer), {"every query's attention weights sum to 1": holds})
+
+
+def layer_norm_stats(modules, args):
+    """With weight 1 and bias 0, every output vector has mean 0 and (population) variance 1."""
+    ln = _layer_norm(modules, args)
+    x = _tensor(args["x"], args["dtype"])
+    with torch.no_grad():
+        answer = ln(x)
+        ln.weight.fill_(1.0)
+        ln.bias.zero_()
+        y = ln(x)
+    if not isinstance(y, torch.Tensor) or y.shape != x.shape:
+        return property_result(_array(answer) if isinstance(answer, torch.Tensor) else answer, False)
+    mean = y.mean(dim=-1)
+    var = ((y - mean[..., None]) ** 2).mean(dim=-1)
+    return property_result(_array(answer), {
+        "mean 0": bool(torch.allclose(mean, torch.zeros_like(mean), atol=1e-6)),
+        "variance 1": bool(torch.allclose(var, torch.ones_like(var), atol=1e-4))})
+
+
+def ce_stable(modules, args):
+    """Finite for logits of 1e4, and exactly ln V for uniform logits."""
+    ce = modules["model"].cross_entropy
+    answer = ce(_tensor(args["logits"], args["dtype"]), torch.tensor(args["targets"], dtype=torch.long))
+    answer = float(answer) if isinstance(answer, torch.Tensor) and answer.numel() == 1 else repr(answer)[:80]
+    huge = ce(_tensor(args["huge_logits"], args["dtype"]), torch.tensor(args["targets"], dtype=torch.long))
+    V = args["logits"].shape[-1]
+    uniform = ce(torch.full(args["logits"].shape, args["level"], dtype=DTYPES[args["dtype"]]),
+                 torch.tensor(args["targets"], dtype=torch.long))
+    finite = isinstance(huge, torch.Tensor) and huge.numel() == 1 and bool(torch.isfinite(huge))
+    at_ln_v = isinstance(uniform, torch.Tensor) and uniform.numel() == 1 and \
+        math.isclose(float(uniform), math.log(V), rel_tol=1e-6)
+    return property_result(answer, {"finite at logits of 1e4": finite, "ln V for uniform logits": at_ln_v})
+
+
+def bad_argument(modules, args):
+    """The contract's ValueErrors, beside the answer of the same class used rightly."""
+    if args["what"] == "CausalSelfAttention":
+        attn = _attention(modules, args)
+        with torch.no_grad():
+            answer = _array(attn(_tensor(args["x"], args["dtype"])))
+        make = lambda: modules["layers"].CausalSelfAttention(args["bad_d_model"], args["bad_n_heads"])  # noqa: E731
+    else:
+        lm = _lm(modules, args)
+        with torch.no_grad():
+            answer = _array(lm(torch.tensor(args["idx"], dtype=torch.long)))
+        make = lambda: lm(torch.tensor(args["too_long"], dtype=torch.long))  # noqa: E731
+    try:
+        make()
+    except ValueError:
+        return property_result(answer, "ValueError")
+    except Exception as exc:
+        return property_result(answer, f"{type(exc).__name__}, not ValueError")
+    return property_result(answer, "no error")
