@@ -89,6 +89,10 @@ class Check:
     # The submitted files the scenario imports; left empty, every file of the
     # assignment (filled in from assignment.toml when the check is bound).
     files: tuple[str, ...] = ()
+    # What the scenario runs, as "file stem.top-level name" ("layers.LayerNorm"),
+    # with what those reach: a forbidden API found there fails this check.
+    # Left empty, anything in the check's files.
+    uses: tuple[str, ...] = ()
     tolerance: Tolerance = field(default_factory=Tolerance)
     mistakes: tuple[Mistake, ...] = ()
     # judge(check, case, expected, got, reveal=...) replaces the comparison.

@@ -24,13 +24,16 @@ from typing import Any, Callable
 from .assignment import Assignment
 from .checks import ANSWER, PROPERTY, Case, CaseContext, CaseVerdict, Check, Mistake, explains
 from .errors import HarnessFault
-from .feedback import describe_output, outcome_verdict, summarize
+from . import forbidden
+from .feedback import describe_output, forbidden_message, outcome_verdict, summarize
 from .oracle import LiveReference
 from .reports.gradescope import ResultsFile
 from .sandbox.pool import CaseOutcome, SandboxPool
 from .seeds import check_rng, course_secret
 from .submission import locate
 
+# Larger files are left to the run-time guard (and to the sandbox's limits).
+MAX_SCANNED_BYTES = 2 * 2**20
 # What a mistake "returns" on a case where making it raises.
 CRASHES = object()
 
@@ -163,12 +166,34 @@ class Grader:
                 return mistake
         return None
 
-    def grade_check(self, check: Check, number: int, submission: Path) -> Verdict:
+    def forbidden_uses(self, submission: Path) -> tuple[dict[str, str], list[forbidden.Finding]]:
+        """The submitted sources and where they use an API the assignment forbids (read, never run)."""
+        spec = self.assignment.spec
+        if not spec.forbidden:
+            return {}, []
+        sources = {}
+        for filename in spec.files:
+            path = submission / filename
+            try:
+                if path.is_file() and path.stat().st_size <= MAX_SCANNED_BYTES:
+                    sources[filename] = path.read_text(encoding="utf-8", errors="replace")
+            except OSError:
+                pass
+        return sources, forbidden.scan(sources, spec.forbidden, spec.forbidden_also)
+
+    def grade_check(self, check: Check, number: int, submission: Path,
+                    uses: tuple[dict[str, str], list[forbidden.Finding]] = ({}, [])) -> Verdict:
         cases, expected = self.cases_and_expected(check)
         reveal = check.visibility == "visible"
         missing = [f for f in check.files if not (submission / f).is_file()]
         if missing:
             msg = f"{', '.join(missing)} is missing from the submission"
+            return Verdict(check, number, 0.0, msg, [(c, CaseVerdict(False, msg)) for c in cases])
+        sources, findings = uses
+        found = forbidden.relevant(findings, sources, check.uses, check.files) if findings else []
+        if found:
+            msg = "\n".join(forbidden_message([f.api], f" in {f.file} line {f.line} (`{f.code[:120]}`)")
+                            for f in found[:5])
             return Verdict(check, number, 0.0, msg, [(c, CaseVerdict(False, msg)) for c in cases])
         run = self.pool.run(scenario=check.scenario_ref, submission=submission, files=list(check.files),
                             cases=[c.args for c in cases], limits=check.limits)
@@ -192,9 +217,11 @@ class Grader:
         verdicts: dict[int, Verdict] = {}
         report_lock = threading.Lock()
 
+        uses = self.forbidden_uses(submission)
+
         def one(item):
             number, check = item
-            verdict = self.grade_check(check, number, submission)
+            verdict = self.grade_check(check, number, submission, uses)
             with report_lock:
                 verdicts[number] = verdict
                 if on_verdict:
