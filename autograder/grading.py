@@ -91,14 +91,15 @@ class Grader:
                  protected: list[Path] = (), landlock: bool = True):
         self.assignment, self.variant, self.oracle = assignment, variant, oracle
         self.secret, self.jobs = secret, max(1, jobs)
-        preload = ["numpy", *assignment.spec.preload,
+        spec = assignment.spec
+        preload = ["numpy", *spec.preload,
                    *sorted({c.scenario.__module__ for c in assignment.checks})]
         self.pool = SandboxPool(preload=preload, forbidden_modules=[assignment.spec.reference_package],
                                 protected=[*oracle.protected_paths(), assignment.spec.root, *protected,
                                            *self._plugin_paths()],
                                 jobs=self.jobs, landlock=landlock,
-                                forbidden_apis={"apis": list(assignment.spec.forbidden),
-                                                "also": {k: list(v) for k, v in assignment.spec.forbidden_also.items()}})
+                                forbidden_apis={"apis": list(spec.forbidden),
+                                                "also": {k: list(v) for k, v in spec.forbidden_also.items()}})
         self._expected: dict[str, tuple[list[Case], list[Any]]] = {}
         self._mistaken: dict[tuple[str, Mistake], list[Any]] = {}
         self._lock = threading.Lock()

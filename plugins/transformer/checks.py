@@ -49,7 +49,8 @@ def layer_norm_state(rng, prefix: str, d: int) -> dict:
 
 def attention_state(rng, d: int, prefix: str = "") -> dict:
     # Larger query and key weights give peaked attention, where scaling mistakes show.
-    return {**linear_state(rng, f"{prefix}q_proj.", d, d, gain=2.0), **linear_state(rng, f"{prefix}k_proj.", d, d, gain=2.0),
+    return {**linear_state(rng, f"{prefix}q_proj.", d, d, gain=2.0),
+            **linear_state(rng, f"{prefix}k_proj.", d, d, gain=2.0),
             **linear_state(rng, f"{prefix}v_proj.", d, d), **linear_state(rng, f"{prefix}out_proj.", d, d)}
 
 
@@ -226,8 +227,8 @@ def perplexity_cases(ctx: CaseContext) -> list[Case]:
 def generate_cases(ctx: CaseContext) -> list[Case]:
     pre_ln = ctx.variant["pre_ln"]
     cases = []
-    # A prompt as long as the context makes every step crop; temperatures sharpen and flatten.
-    for V, context, prompt_len, new, temperature in [(4, 4, 2, 3, 1.0), (3, 3, 3, 3, 0.5), (4, 6, 1, 2, 2.0)]:
+    # Prompts that fill the context make the later steps crop; temperatures sharpen and flatten.
+    for V, context, prompt_len, new, temperature in [(4, 4, 3, 3, 1.0), (3, 3, 3, 3, 0.5), (4, 6, 1, 2, 2.0)]:
         rng = ctx.rng
         config = lm_config(V, context, 4, 1, 2, 8, pre_ln)
         args = {**_lm_args(rng, config), "prompt": [int(t) for t in rng.integers(0, V, prompt_len)],

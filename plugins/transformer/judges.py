@@ -25,9 +25,6 @@ def judge_generate(check, case, expected, got, *, reveal: bool) -> CaseVerdict:
         if isinstance(draw, str):
             hint = f"\n{NO_CROP}" if "past context_length" in draw else ""
             return CaseVerdict(False, f"generate {draw}{hint}")
-    problem = seeding_problem(got, expected, args["repeat"], call="generate", source="the generator it is given")
-    if problem:
-        return CaseVerdict(False, problem)
     table = expected["table"]
     draws = Counter(tuple(d) for d in got["draws"])
     if len(draws) == 1 and len(table) > 1:
@@ -35,5 +32,8 @@ def judge_generate(check, case, expected, got, *, reveal: bool) -> CaseVerdict:
         greedy = max(table, key=table.get)
         if only == greedy and table[greedy] < 0.999:
             return CaseVerdict(False, f"all {len(got['draws'])} draws were the same sequence: {ARGMAX}")
+    problem = seeding_problem(got, expected, args["repeat"], call="generate", source="the generator it is given")
+    if problem:
+        return CaseVerdict(False, problem)
     problem = fit_problem("the continuations", draws, lambda s: table.get(s, 0.0), len(got["draws"]), reveal)
     return CaseVerdict(problem is None, problem or "")

@@ -211,10 +211,11 @@ def generate(modules, args):
         try:
             out = modules["train"].generate(lm, idx, count, temperature=temperature, generator=generator)
         except Exception as exc:
-            room = lm.context_length - T0
-            if T0 + count <= lm.context_length or room < 1:
+            # The last token drawn is never fed back: inputs reach T0 + count - 1 tokens.
+            room = lm.context_length - T0 + 1
+            if T0 + count - 1 <= lm.context_length or room < 1:
                 raise
-            # Fine while the sequence fits the context, failing past it: no cropping.
+            # Fine while the input fits the context, failing past it: no cropping.
             modules["train"].generate(lm, idx, room, temperature=temperature, generator=_generator(0))
             return (f"raised {type(exc).__name__} once the sequence grew past context_length = "
                     f"{lm.context_length}, not before ({str(exc)[:200]})")
