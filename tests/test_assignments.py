@@ -92,8 +92,10 @@ def bug_folders(tmp_path_factory):
 @pytest.mark.parametrize("name,bug", _bug_params())
 def test_each_bug_loses_points_on_the_right_check(graders, bug_folders, name, bug):
     grader, _, _ = _grader_and_assignment(graders, name, ())
-    verdicts = {v.check.name: v for v in grader.grade(bug_folders(name, bug))}
-    for check, words in catalog.bugs(name)[bug].loses.items():
+    loses = catalog.bugs(name)[bug].loses
+    # Only the checks the bug must lose on: the other checks' verdicts are proved on the reference.
+    verdicts = {v.check.name: v for v in grader.grade(bug_folders(name, bug), only=set(loses))}
+    for check, words in loses.items():
         v = verdicts[check]
         assert v.score < v.max_score, f"{bug} should lose points on {check}"
         assert words in v.output, f"{bug}/{check}: {words!r} not in feedback:\n{v.output}"

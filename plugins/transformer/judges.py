@@ -25,6 +25,8 @@ def judge_generate(check, case, expected, got, *, reveal: bool) -> CaseVerdict:
         if isinstance(draw, str):
             hint = f"\n{NO_CROP}" if "past context_length" in draw else ""
             return CaseVerdict(False, f"generate {draw}{hint}")
+    if got["without a generator"] != "valid tokens":
+        return CaseVerdict(False, f"generate without a generator (generator=None): {got['without a generator']}")
     table = expected["table"]
     draws = Counter(tuple(d) for d in got["draws"])
     if len(draws) == 1 and len(table) > 1:

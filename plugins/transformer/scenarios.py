@@ -232,7 +232,12 @@ def generate(modules, args):
     again = [draw(generator) for _ in range(args["repeat"])]
     generator = _generator(args["seed"] + 1)
     other = [draw(generator) for _ in range(args["repeat"])]
-    return {"draws": draws, "again": again, "other": other,
+    # The generator is optional: left out, generate still draws valid tokens.
+    unseeded = draw(None)
+    if isinstance(unseeded, list):
+        V = lm.lm_head.weight.shape[0]
+        unseeded = "valid tokens" if all(0 <= t < V for t in unseeded) else f"tokens out of range: {unseeded}"
+    return {"draws": draws, "again": again, "other": other, "without a generator": unseeded,
             "table": _sequence_probabilities(lm, prompt, new, temperature)}
 
 
