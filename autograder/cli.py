@@ -17,7 +17,9 @@ from . import __version__, catalog, templates
 from .assignment import AssignmentError
 from .errors import HarnessFault
 from .flawed import write_flawed
-from .grading import GradingRun, grade_submission
+from .grading import Grader, GradingRun, grade_submission
+from .oracle import LiveReference
+from .seeds import course_secret
 from .reports.terminal import describe_defences, print_report
 from .sandbox.limits import available_cpus
 
@@ -98,13 +100,13 @@ def generate(assignment: str, out_dir: Path, settings: tuple[str, ...]) -> None:
 
 
 def run_grading(assignment, variant, submission: Path, *, results: Path | None, jobs: int,
-                visible_only: bool = False, title: str | None = None) -> GradingRun:
+                visible_only: bool = False, title: str | None = None, grader: Grader | None = None) -> GradingRun:
     """Grade one submission with a progress bar; print the report."""
     try:
         with _progress() as progress:
             task = progress.add_task(f"grading {assignment.name}", total=None)
             run = grade_submission(assignment, variant, submission, results=results, jobs=jobs,
-                                   visible_only=visible_only,
+                                   visible_only=visible_only, grader=grader,
                                    on_start=lambda n: progress.update(task, total=n),
                                    on_verdict=lambda v: progress.advance(task))
     except HarnessFault as exc:
@@ -172,12 +174,19 @@ def demo(out_dir: Path, only: tuple[str, ...]) -> None:
             shutil.copyfile(spec.reference_folder() / filename, reference / filename)
         shown = [bug for bug in catalog.bugs(name).values() if bug.demo]
         flawed = write_flawed(spec.reference_folder(), spec.files, out_dir / name / "submissions" / "flawed", shown)
-        for label, folder in (("starter", starter), ("reference", reference), ("flawed", flawed)):
-            console.rule(f"{name}: grade the {label} submission")
-            results = out_dir / name / "results" / f"{label}.json"
-            run = run_grading(bound, variant, folder, results=results, jobs=_default_jobs(),
-                              title=f"{name}: {label} submission")
-            totals[(name, label)] = (run.score, run.max_score, results)
+        # One grader for the three: the expected values are computed once, the sandbox started once.
+        try:
+            grader = Grader(bound, variant, LiveReference(spec), secret=course_secret(), jobs=_default_jobs(),
+                            protected=[(out_dir / name / "results").resolve()])
+        except HarnessFault as exc:
+            raise click.ClickException(f"harness fault: {exc}") from None
+        with grader:
+            for label, folder in (("starter", starter), ("reference", reference), ("flawed", flawed)):
+                console.rule(f"{name}: grade the {label} submission")
+                results = out_dir / name / "results" / f"{label}.json"
+                run = run_grading(bound, variant, folder, results=results, jobs=_default_jobs(),
+                                  title=f"{name}: {label} submission", grader=grader)
+                totals[(name, label)] = (run.score, run.max_score, results)
     console.rule("summary")
     for (name, label), (score, maximum, results) in totals.items():
         console.print(f"{name:>12} {label:>10}: {score:.4g} / {maximum:g}   ({results})")
