@@ -143,6 +143,9 @@ def block_cases(ctx: CaseContext) -> list[Case]:
                 "x": _normal(rng, B, T, d), "g": _normal(rng, B, T, d), "dtype": dtype}
         cases.append(_case(f"TransformerBlock(d_model={d}, n_heads={h}, d_ff={d_ff}, pre_ln={pre_ln}) with its "
                            f"weights loaded; x of shape ({B}, {T}, {d})", args))
+    if pre_ln:  # the contract's default
+        cases[1].args["defaults"] = True
+        cases[1].label = cases[1].label.replace(", pre_ln=True)", ") (pre_ln left out, so True)")
     return cases
 
 
@@ -161,8 +164,12 @@ def _model_cases(ctx: CaseContext, sizes) -> list[Case]:
 
 def model_cases(ctx: CaseContext) -> list[Case]:
     # T shorter than context_length, equal to it, and 1; one head; d_head = 1.
-    return _model_cases(ctx, [(11, 8, 8, 2, 2, 16, 2, 6, "float64"), (7, 4, 4, 1, 1, 8, 1, 4, "float64"),
-                              (13, 10, 12, 2, 3, 20, 3, 5, "float32"), (5, 6, 6, 1, 6, 12, 2, 1, "float64")])
+    cases = _model_cases(ctx, [(11, 8, 8, 2, 2, 16, 2, 6, "float64"), (7, 4, 4, 1, 1, 8, 1, 4, "float64"),
+                               (13, 10, 12, 2, 3, 20, 3, 5, "float32"), (5, 6, 6, 1, 6, 12, 2, 1, "float64")])
+    if ctx.variant["pre_ln"]:  # the contract's default
+        cases[1].args["config"]["defaults"] = True
+        cases[1].label = cases[1].label.replace(", pre_ln=True)", ") (pre_ln left out, so True)")
+    return cases
 
 
 def model_hidden_cases(ctx: CaseContext) -> list[Case]:
@@ -213,9 +220,10 @@ def train_cases(ctx: CaseContext) -> list[Case]:
 def perplexity_cases(ctx: CaseContext) -> list[Case]:
     pre_ln = ctx.variant["pre_ln"]
     cases = []
-    # 20 tokens predict 19: windows of 8 leave a last one of 3; of 19, exactly one; of 1, each alone.
+    # 20 tokens predict 19: windows of 8 leave a last one of 3; of 19, exactly one; of 1, each alone;
+    # 2 tokens predict one.
     for V, context, d, h, N, window in [(9, 8, 8, 2, 20, 8), (6, 20, 4, 1, 20, 19), (5, 4, 4, 2, 7, 1),
-                                        (7, 6, 6, 3, 30, 4)]:
+                                        (7, 6, 6, 3, 30, 4), (5, 4, 4, 2, 2, 4)]:
         rng = ctx.rng
         config = lm_config(V, context, d, 1, h, 2 * d, pre_ln)
         args = {**_lm_args(rng, config), "data": rng.integers(0, V, N), "context_length": window}
@@ -228,7 +236,8 @@ def generate_cases(ctx: CaseContext) -> list[Case]:
     pre_ln = ctx.variant["pre_ln"]
     cases = []
     # Prompts that fill the context make the later steps crop; temperatures sharpen and flatten.
-    for V, context, prompt_len, new, temperature in [(4, 4, 3, 3, 1.0), (3, 3, 3, 3, 0.5), (4, 6, 1, 2, 2.0)]:
+    # temperature None is left out of the call (the default, 1.0).
+    for V, context, prompt_len, new, temperature in [(4, 4, 3, 3, None), (3, 3, 3, 3, 0.5), (4, 6, 1, 2, 2.0)]:
         rng = ctx.rng
         config = lm_config(V, context, 4, 1, 2, 8, pre_ln)
         args = {**_lm_args(rng, config), "prompt": [int(t) for t in rng.integers(0, V, prompt_len)],
@@ -236,7 +245,9 @@ def generate_cases(ctx: CaseContext) -> list[Case]:
                 "seed": int(rng.integers(2**62))}
         args["state"]["lm_head.weight"] *= 2.0  # distinct next-token distributions
         cases.append(Case(f"{_describe(config)} with its weights loaded; 1000 draws of generate(model, "
-                          f"idx={[args['prompt']]}, max_new_tokens={new}, temperature={temperature}, generator)",
+                          f"idx={[args['prompt']]}, max_new_tokens={new}, "
+                          f"{'temperature left out' if temperature is None else f'temperature={temperature}'}, "
+                          f"generator), and with max_new_tokens=0",
                           args))
     return cases
 

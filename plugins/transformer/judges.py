@@ -25,6 +25,8 @@ def judge_generate(check, case, expected, got, *, reveal: bool) -> CaseVerdict:
         if isinstance(draw, str):
             hint = f"\n{NO_CROP}" if "past context_length" in draw else ""
             return CaseVerdict(False, f"generate {draw}{hint}")
+    if got["with max_new_tokens=0"] != "the prompt alone":
+        return CaseVerdict(False, f"generate(..., max_new_tokens=0) {got['with max_new_tokens=0']}")
     if got["without a generator"] != "valid tokens":
         return CaseVerdict(False, f"generate without a generator (generator=None): {got['without a generator']}")
     table = expected["table"]

@@ -104,7 +104,9 @@ def feed_forward(modules, args):
 
 
 def block(modules, args):
-    blk = modules["layers"].TransformerBlock(args["d_model"], args["n_heads"], args["d_ff"], pre_ln=args["pre_ln"])
+    Block = modules["layers"].TransformerBlock
+    blk = (Block(args["d_model"], args["n_heads"], args["d_ff"]) if args.get("defaults") else
+           Block(args["d_model"], args["n_heads"], args["d_ff"], pre_ln=args["pre_ln"]))
     blk = load(blk, args["state"], args["dtype"])
     x = _tensor(args["x"], args["dtype"], grad=True)
     return output_and_grads(blk, args["state"], lambda: blk(x), {"x": x}, args["g"])
@@ -114,8 +116,10 @@ def block(modules, args):
 
 def _lm(modules, args):
     c = args["config"]
-    lm = modules["model"].TransformerLM(c["vocab_size"], c["context_length"], c["d_model"], c["n_layers"],
-                                         c["n_heads"], c["d_ff"], pre_ln=c["pre_ln"])
+    sizes = (c["vocab_size"], c["context_length"], c["d_model"], c["n_layers"], c["n_heads"], c["d_ff"])
+    # pre_ln left out: the contract's default, True.
+    lm = (modules["model"].TransformerLM(*sizes) if c.get("defaults") else
+          modules["model"].TransformerLM(*sizes, pre_ln=c["pre_ln"]))
     return load(lm, args["state"], args["dtype"])
 
 
@@ -204,19 +208,22 @@ def generate(modules, args):
     lm = _lm(modules, args)
     lm.eval()
     prompt, new, temperature = args["prompt"], args["max_new_tokens"], args["temperature"]
+    # temperature None: left out, the contract's default of 1.0.
+    options = {} if temperature is None else {"temperature": temperature}
+    temperature = 1.0 if temperature is None else temperature
     T0 = len(prompt)
 
     def draw(generator, count=new):
         idx = torch.tensor([prompt], dtype=torch.long)
         try:
-            out = modules["train"].generate(lm, idx, count, temperature=temperature, generator=generator)
+            out = modules["train"].generate(lm, idx, count, generator=generator, **options)
         except Exception as exc:
             # The last token drawn is never fed back: inputs reach T0 + count - 1 tokens.
             room = lm.context_length - T0 + 1
             if T0 + count - 1 <= lm.context_length or room < 1:
                 raise
             # Fine while the input fits the context, failing past it: no cropping.
-            modules["train"].generate(lm, idx, room, temperature=temperature, generator=_generator(0))
+            modules["train"].generate(lm, idx, room, generator=_generator(0), **options)
             return (f"raised {type(exc).__name__} once the sequence grew past context_length = "
                     f"{lm.context_length}, not before ({str(exc)[:200]})")
         if not isinstance(out, torch.Tensor) or tuple(out.shape) != (1, T0 + count):
@@ -237,7 +244,9 @@ def generate(modules, args):
     if isinstance(unseeded, list):
         V = lm.lm_head.weight.shape[0]
         unseeded = "valid tokens" if all(0 <= t < V for t in unseeded) else f"tokens out of range: {unseeded}"
+    nothing = draw(_generator(args["seed"]), count=0)  # max_new_tokens=0: the prompt alone
     return {"draws": draws, "again": again, "other": other, "without a generator": unseeded,
+            "with max_new_tokens=0": nothing if isinstance(nothing, str) else "the prompt alone",
             "table": _sequence_probabilities(lm, prompt, new, temperature)}
 
 
