@@ -56,6 +56,53 @@ class Finding:
     scope: str | None  # the top-level def, class or assigned name it is in; None for other module-level code
 
 
+class Uses:
+    """A submission's files read once: where they use forbidden APIs, and what each piece of code reaches.
+
+    The grading process makes one per submission and asks `relevant` once per
+    check; the files are parsed and the reach graph built only here.
+    """
+
+    def __init__(self, sources: dict[str, str], forbidden: Sequence[str],
+                 also: Mapping[str, Sequence[str]] = {}):
+        self.modules = _parse_all(sources)
+        self.findings = _findings(self.modules, list(sources), _Rules(forbidden, also))
+        self.graph = _reach_graph(self.modules)
+
+    def reached(self, roots: Iterable[str]) -> set[tuple[str, str]]:
+        """The (file, top-level name) pairs that the code of `roots` ("layers.CausalSelfAttention") can run.
+
+        A top-level definition reaches the top-level names its code mentions, in
+        its own file or, through an import, in another file of the submission.
+        """
+        todo = []
+        for root in roots:
+            stem, _, name = root.rpartition(".")
+            if stem in self.modules:
+                todo.extend(_refs(self.modules, self.modules[stem], name))
+        seen: set[tuple[str, str]] = set()
+        while todo:
+            key = todo.pop()
+            if key in self.graph and key not in seen:
+                seen.add(key)
+                todo.extend(self.graph[key])
+        return seen
+
+    def relevant(self, roots: Iterable[str], files: Iterable[str],
+                 findings: Iterable[Finding] | None = None) -> list[Finding]:
+        """The findings that a check running `roots`, with `files` loaded, is responsible for.
+
+        Those in code the roots reach, and module-level ones of a loaded file
+        (that code runs on import). With no roots, every finding in `files`.
+        """
+        findings = self.findings if findings is None else findings
+        loaded, roots = set(files), list(roots)
+        if not roots:
+            return [f for f in findings if f.file in loaded]
+        hit = self.reached(roots)
+        return [f for f in findings if (f.file, f.scope) in hit or (f.scope is None and f.file in loaded)]
+
+
 def scan(sources: dict[str, str], forbidden: Sequence[str],
          also: Mapping[str, Sequence[str]] = {}) -> list[Finding]:
     """Every use of a forbidden API in `sources` ({file name: text}), once per (file, line, api).
@@ -65,11 +112,24 @@ def scan(sources: dict[str, str], forbidden: Sequence[str],
     reach the same thing. A file that does not parse has no findings: it
     fails when it is imported.
     """
-    rules = _Rules(forbidden, also)
-    modules = _parse_all(sources)
+    return _findings(_parse_all(sources), list(sources), _Rules(forbidden, also))
+
+
+def reached(sources: dict[str, str], roots: Iterable[str]) -> set[tuple[str, str]]:
+    """`Uses.reached` for sources that use nothing forbidden."""
+    return Uses(sources, ()).reached(roots)
+
+
+def relevant(findings: Iterable[Finding], sources: dict[str, str], roots: Iterable[str],
+             files: Iterable[str]) -> list[Finding]:
+    """`Uses.relevant` for findings made elsewhere."""
+    return Uses(sources, ()).relevant(roots, files, findings)
+
+
+def _findings(modules: dict[str, _Module], files: list[str], rules: _Rules) -> list[Finding]:
     defined = {name for m in modules.values() for name in m.defined}
     resolver = _Resolver(modules)
-    order = {file: i for i, file in enumerate(sources)}
+    order = {file: i for i, file in enumerate(files)}
     found: dict[tuple[str, int, str], Finding] = {}
     for mod in modules.values():
         try:
@@ -81,44 +141,14 @@ def scan(sources: dict[str, str], forbidden: Sequence[str],
     return sorted(found.values(), key=lambda f: (order[f.file], f.line, f.api))
 
 
-def reached(sources: dict[str, str], roots: Iterable[str]) -> set[tuple[str, str]]:
-    """The (file, top-level name) pairs that the code of `roots` ("layers.CausalSelfAttention") can run.
-
-    A top-level definition reaches the top-level names its code mentions, in
-    its own file or, through an import, in another file of `sources`.
-    """
-    modules = _parse_all(sources)
+def _reach_graph(modules: dict[str, _Module]) -> dict[tuple[str, str], set[tuple[str, str]]]:
+    """(file, top-level name) -> the top-level definitions its code mentions."""
     graph: dict[tuple[str, str], set[tuple[str, str]]] = defaultdict(set)
     for mod in modules.values():
         for scope, unit in mod.units:
             if scope is not None:
                 graph[(mod.file, scope)] |= _mentions(modules, mod, unit)
-    todo = []
-    for root in roots:
-        stem, _, name = root.rpartition(".")
-        if stem in modules:
-            todo.extend(_refs(modules, modules[stem], name))
-    seen: set[tuple[str, str]] = set()
-    while todo:
-        key = todo.pop()
-        if key in graph and key not in seen:
-            seen.add(key)
-            todo.extend(graph[key])
-    return seen
-
-
-def relevant(findings: Iterable[Finding], sources: dict[str, str], roots: Iterable[str],
-             files: Iterable[str]) -> list[Finding]:
-    """The findings that a check running `roots`, with `files` loaded, is responsible for.
-
-    Those in code the roots reach, and module-level ones of a loaded file
-    (that code runs on import). With no roots, every finding in `files`.
-    """
-    loaded, roots = set(files), list(roots)
-    if not roots:
-        return [f for f in findings if f.file in loaded]
-    hit = reached(sources, roots)
-    return [f for f in findings if (f.file, f.scope) in hit or (f.scope is None and f.file in loaded)]
+    return graph
 
 
 class _Rules:

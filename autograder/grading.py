@@ -94,8 +94,8 @@ class Grader:
         spec = assignment.spec
         preload = ["numpy", *spec.preload,
                    *sorted({c.scenario.__module__ for c in assignment.checks})]
-        self.pool = SandboxPool(preload=preload, forbidden_modules=[assignment.spec.reference_package],
-                                protected=[*oracle.protected_paths(), assignment.spec.root, *protected,
+        self.pool = SandboxPool(preload=preload, forbidden_modules=[spec.reference_package],
+                                protected=[*oracle.protected_paths(), spec.root, *protected,
                                            *self._plugin_paths()],
                                 jobs=self.jobs, landlock=landlock,
                                 forbidden_apis={"apis": list(spec.forbidden),
@@ -167,11 +167,11 @@ class Grader:
                 return mistake
         return None
 
-    def forbidden_uses(self, submission: Path) -> tuple[dict[str, str], list[forbidden.Finding]]:
-        """The submitted sources and where they use an API the assignment forbids (read, never run)."""
+    def forbidden_uses(self, submission: Path) -> forbidden.Uses | None:
+        """Where the submitted files use an API the assignment forbids (read, never run); None if it forbids none."""
         spec = self.assignment.spec
         if not spec.forbidden:
-            return {}, []
+            return None
         sources = {}
         for filename in spec.files:
             path = submission / filename
@@ -180,22 +180,19 @@ class Grader:
                     sources[filename] = path.read_text(encoding="utf-8", errors="replace")
             except OSError:
                 pass
-        return sources, forbidden.scan(sources, spec.forbidden, spec.forbidden_also)
+        return forbidden.Uses(sources, spec.forbidden, spec.forbidden_also)
 
     def grade_check(self, check: Check, number: int, submission: Path,
-                    uses: tuple[dict[str, str], list[forbidden.Finding]] = ({}, [])) -> Verdict:
+                    uses: forbidden.Uses | None = None) -> Verdict:
         cases, expected = self.cases_and_expected(check)
         reveal = check.visibility == "visible"
         missing = [f for f in check.files if not (submission / f).is_file()]
         if missing:
-            msg = f"{', '.join(missing)} is missing from the submission"
-            return Verdict(check, number, 0.0, msg, [(c, CaseVerdict(False, msg)) for c in cases])
-        sources, findings = uses
-        found = forbidden.relevant(findings, sources, check.uses, check.files) if findings else []
+            return _not_run(check, number, cases, f"{', '.join(missing)} is missing from the submission")
+        found = uses.relevant(check.uses, check.files) if uses is not None and uses.findings else []
         if found:
-            msg = "\n".join(forbidden_message([f.api], f" in {f.file} line {f.line} (`{f.code[:120]}`)")
-                            for f in found[:5])
-            return Verdict(check, number, 0.0, msg, [(c, CaseVerdict(False, msg)) for c in cases])
+            return _not_run(check, number, cases, "\n".join(
+                forbidden_message([f.api], f" in {f.file} line {f.line} (`{f.code[:120]}`)") for f in found[:5]))
         run = self.pool.run(scenario=check.scenario_ref, submission=submission, files=list(check.files),
                             cases=[c.args for c in cases], limits=check.limits)
         judged = [(case, outcome_verdict(check, case, exp, outcome, reveal))
@@ -232,6 +229,11 @@ class Grader:
             for future in [executor.submit(one, item) for item in numbered]:
                 future.result()
         return [verdicts[n] for n, _ in numbered]
+
+
+def _not_run(check: Check, number: int, cases: list[Case], reason: str) -> Verdict:
+    """Zero for a check that cannot be run on this submission, every case with the reason."""
+    return Verdict(check, number, 0.0, reason, [(c, CaseVerdict(False, reason)) for c in cases])
 
 
 def grade_submission(assignment: Assignment, variant: dict, submission: Path, *,

@@ -13,9 +13,7 @@ Outputs agree to within float32 rounding, which is printed beside the times.
 from __future__ import annotations
 
 import argparse
-import statistics
 import sys
-import time
 from pathlib import Path
 
 import torch
@@ -25,6 +23,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "reference"))
 
 from layers import CausalSelfAttention  # noqa: E402
+from timing import median_time  # noqa: E402
 
 SIZES = [  # B, T, d_model, n_heads
     (8, 64, 64, 4),
@@ -43,20 +42,6 @@ class SDPAttention(CausalSelfAttention):
                    for p in (self.q_proj, self.k_proj, self.v_proj))
         y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
         return self.out_proj(y.transpose(1, 2).reshape(B, T, d))
-
-
-def median_time(fn, repeat: int, device: str) -> float:
-    sync = torch.cuda.synchronize if device == "cuda" else (lambda: None)
-    for _ in range(3):
-        fn()
-    sync()
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        sync()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
 
 
 def main() -> None:
@@ -82,8 +67,9 @@ def main() -> None:
             return run
 
         diff = (ref(x) - sdpa(x)).abs().max().item()
-        t_ref = median_time(step(ref), args.repeat, args.device)
-        t_sdpa = median_time(step(sdpa), args.repeat, args.device)
+        sync = torch.cuda.synchronize if args.device == "cuda" else None
+        t_ref = median_time(step(ref), args.repeat, warmup=3, sync=sync)
+        t_sdpa = median_time(step(sdpa), args.repeat, warmup=3, sync=sync)
         print(f"{B:>3} {T:>5} {d:>5} {h:>3}  {t_ref * 1e3:>12.3f} {t_sdpa * 1e3:>9.3f} {t_ref / t_sdpa:>6.2f} "
               f"{diff:>10.1e}")
 

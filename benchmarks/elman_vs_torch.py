@@ -12,9 +12,7 @@ the reference is faster). Both use the threads their libraries choose.
 from __future__ import annotations
 
 import argparse
-import statistics
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -24,6 +22,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "reference"))
 
 from elman import ElmanRNN  # noqa: E402
+from timing import median_time  # noqa: E402
 
 SIZES = [  # T, I, J, K
     (10, 8, 16, 8),
@@ -31,17 +30,6 @@ SIZES = [  # T, I, J, K
     (200, 64, 128, 100),
     (100, 256, 512, 1000),
 ]
-
-
-def median_time(fn, repeat: int) -> float:
-    for _ in range(3):
-        fn()
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
 
 
 def main() -> None:
@@ -77,7 +65,7 @@ def main() -> None:
             loss.backward()
             return rnn.weight_hh_l0.grad
 
-        ours, theirs = median_time(reference, args.repeat), median_time(with_torch, args.repeat)
+        ours, theirs = median_time(reference, args.repeat, warmup=3), median_time(with_torch, args.repeat, warmup=3)
         difference = np.abs(reference()["W_ah"] - with_torch().numpy()).max()
         print(f"{f'{T}, {I}, {J}, {K}':<20} {ours * 1e3:>13.3f} {theirs * 1e3:>10.3f} {theirs / ours:>6.2f}x"
               f"  {difference:.1e}")

@@ -15,11 +15,9 @@ from __future__ import annotations
 
 import argparse
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import numpy as np
@@ -31,15 +29,7 @@ from autograder import catalog  # noqa: E402
 from autograder.checks import CaseContext  # noqa: E402
 from autograder.loader import load_files  # noqa: E402
 from autograder.oracle import run_scenario  # noqa: E402
-
-
-def median_time(fn, repeat: int) -> float:
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
+from timing import median_time  # noqa: E402
 
 
 def main() -> None:

@@ -15,7 +15,6 @@ Measured in one run, side by side:
 from __future__ import annotations
 
 import argparse
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -31,6 +30,7 @@ sys.path.insert(0, str(ROOT))
 from autograder import catalog, wire  # noqa: E402
 from autograder.sandbox.limits import Limits  # noqa: E402
 from autograder.sandbox.pool import SandboxPool  # noqa: E402
+from timing import median_time  # noqa: E402
 
 HANGING = textwrap.dedent('''
     import time
@@ -39,15 +39,6 @@ HANGING = textwrap.dedent('''
     class NGramLM:
         def __init__(self, n, k=0.0): time.sleep(1000)
 ''')
-
-
-def median_time(fn, repeat: int) -> float:
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
 
 
 def grade(submission: Path, results: Path, jobs: int) -> None:

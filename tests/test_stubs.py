@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import ast
-import importlib
-import importlib.util
 import inspect
 from pathlib import Path
 

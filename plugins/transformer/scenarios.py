@@ -80,10 +80,14 @@ def _layer_norm(modules, args):
     return load(ln, args["state"], args["dtype"])
 
 
-def layer_norm(modules, args):
-    ln = _layer_norm(modules, args)
+def _of_x(module, args) -> dict:
+    """The module's output on the case's x, and the gradients of x and of every parameter."""
     x = _tensor(args["x"], args["dtype"], grad=True)
-    return output_and_grads(ln, args["state"], lambda: ln(x), {"x": x}, args["g"])
+    return output_and_grads(module, args["state"], lambda: module(x), {"x": x}, args["g"])
+
+
+def layer_norm(modules, args):
+    return _of_x(_layer_norm(modules, args), args)
 
 
 def _attention(modules, args):
@@ -92,24 +96,20 @@ def _attention(modules, args):
 
 
 def attention(modules, args):
-    attn = _attention(modules, args)
-    x = _tensor(args["x"], args["dtype"], grad=True)
-    return output_and_grads(attn, args["state"], lambda: attn(x), {"x": x}, args["g"])
+    return _of_x(_attention(modules, args), args)
 
 
 def feed_forward(modules, args):
-    ffn = load(modules["layers"].FeedForward(args["d_model"], args["d_ff"]), args["state"], args["dtype"])
-    x = _tensor(args["x"], args["dtype"], grad=True)
-    return output_and_grads(ffn, args["state"], lambda: ffn(x), {"x": x}, args["g"])
+    return _of_x(load(modules["layers"].FeedForward(args["d_model"], args["d_ff"]), args["state"], args["dtype"]),
+                 args)
 
 
 def block(modules, args):
     Block = modules["layers"].TransformerBlock
+    # pre_ln left out: the contract's default, True.
     blk = (Block(args["d_model"], args["n_heads"], args["d_ff"]) if args.get("defaults") else
            Block(args["d_model"], args["n_heads"], args["d_ff"], pre_ln=args["pre_ln"]))
-    blk = load(blk, args["state"], args["dtype"])
-    x = _tensor(args["x"], args["dtype"], grad=True)
-    return output_and_grads(blk, args["state"], lambda: blk(x), {"x": x}, args["g"])
+    return _of_x(load(blk, args["state"], args["dtype"]), args)
 
 
 # --- model.py ---
