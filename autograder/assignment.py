@@ -17,7 +17,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - Python 3.10 (Gradescope's default image)
     import tomli as tomllib
 
-from .checks import VISIBILITIES, Check
+from .checks import DEVICES, VISIBILITIES, WHEN_ABSENT, Check
 from .sandbox.limits import Limits
 
 _LIMIT_KEYS = {f.name: f.type for f in fields(Limits)}
@@ -39,6 +39,8 @@ class CheckConfig:
     points: float | None = None
     visibility: str | None = None
     limits: dict = field(default_factory=dict)
+    device: str | None = None
+    when_absent: str | None = None
 
 
 @dataclass
@@ -59,6 +61,8 @@ class AssignmentSpec:
     # any last name), and other paths that reach each of them.
     forbidden: tuple[str, ...] = ()
     forbidden_also: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    # What a check that needs CUDA becomes without it, unless the check says.
+    when_absent: str = "not_counted"
 
     @property
     def root(self) -> Path:
@@ -159,7 +163,7 @@ def load_assignment(path: Path) -> AssignmentSpec:
     except tomllib.TOMLDecodeError as exc:
         raise AssignmentError(f"{path}: not valid TOML: {exc}") from None
     top = _Reader(path, data, "")
-    top.only({"assignment", "variants", "templates", "limits", "checks", "forbidden"})
+    top.only({"assignment", "variants", "templates", "limits", "checks", "forbidden", "gpu"})
 
     meta = top.sub("assignment")
     meta.only({"name", "title", "files", "reference", "preload"})
@@ -203,7 +207,7 @@ def load_assignment(path: Path) -> AssignmentSpec:
     ctable = top.sub("checks")
     for cname in ctable.table:
         c = ctable.sub(cname)
-        c.only({"points", "visibility", "limits"})
+        c.only({"points", "visibility", "limits", "device", "when_absent"})
         points = c.get("points", (int, float), None)
         if points is not None and points < 0:
             raise c.error("points", f"must be >= 0, got {points!r}")
@@ -211,14 +215,26 @@ def load_assignment(path: Path) -> AssignmentSpec:
         if visibility is not None and visibility not in VISIBILITIES:
             raise c.error("visibility", f"{visibility!r} is not one of {', '.join(VISIBILITIES)}")
         climits = c.sub("limits")
-        checks[cname] = CheckConfig(points, visibility, _limits(climits))
+        checks[cname] = CheckConfig(points, visibility, _limits(climits), _choice(c, "device", DEVICES),
+                                    _choice(c, "when_absent", WHEN_ABSENT))
+
+    gpu = top.sub("gpu")
+    gpu.only({"when_absent"})
 
     forbidden, forbidden_also = _forbidden(top.sub("forbidden"))
 
     return AssignmentSpec(name=name, title=meta.get("title", str, name), path=path,
                           files=tuple(files), reference_package=meta.get("reference", str, "reference"),
                           preload=tuple(preload), variants=variants, templates=templates,
-                          limits=limits, checks=checks, forbidden=forbidden, forbidden_also=forbidden_also)
+                          limits=limits, checks=checks, forbidden=forbidden, forbidden_also=forbidden_also,
+                          when_absent=_choice(gpu, "when_absent", WHEN_ABSENT) or "not_counted")
+
+
+def _choice(table: "_Reader", key: str, choices: tuple[str, ...]) -> str | None:
+    value = table.get(key, str, None)
+    if value is not None and value not in choices:
+        raise table.error(key, f"{value!r} is not one of {', '.join(choices)}")
+    return value
 
 
 def _dotted(value) -> bool:
@@ -254,11 +270,13 @@ class Assignment:
         return self.spec.name
 
 
-def bind(spec: AssignmentSpec, provided: list[Check]) -> Assignment:
-    """Apply assignment.toml's points, visibility and limits to the plugins' checks.
+def bind(spec: AssignmentSpec, provided: list[Check], device: str = "cpu") -> Assignment:
+    """Apply assignment.toml's points, visibility, limits and devices to the plugins' checks.
 
     Checks keep the order of assignment.toml; checks that only a plugin names
-    (a third-party addition) follow, with the plugin's defaults.
+    (a third-party addition) follow, with the plugin's defaults. `device` is
+    what this run has ("cuda" or "cpu"): a check that needs CUDA runs there,
+    or else becomes what its `when_absent` policy says.
     """
     by_name: dict[str, Check] = {}
     for check in provided:
@@ -279,8 +297,21 @@ def bind(spec: AssignmentSpec, provided: list[Check]) -> Assignment:
             raise AssignmentError(f"the check {name!r} of {spec.name} imports {strangers[0]!r}, which is not "
                                   f"among the files of {spec.path} ({', '.join(spec.files)})")
         limits = {**check.limits.as_dict(), **spec.limits, **config.limits}
-        checks.append(replace(check, files=check.files or spec.files,
-                              points=check.points if config.points is None else float(config.points),
-                              visibility=config.visibility or check.visibility,
-                              limits=Limits(**limits)))
+        bound = replace(check, files=check.files or spec.files,
+                        points=check.points if config.points is None else float(config.points),
+                        visibility=config.visibility or check.visibility,
+                        limits=Limits(**limits), device=config.device or check.device,
+                        when_absent=config.when_absent or spec.when_absent)
+        checks.append(on_device(bound, device))
     return Assignment(spec, checks)
+
+
+def on_device(check: Check, device: str) -> Check:
+    """The check as this machine runs it: on CUDA where it needs it and there is one, else its policy."""
+    if check.device != "cuda" or device == "cuda":
+        return check
+    if check.when_absent == "cpu":
+        return replace(check, device="cpu")
+    return replace(check, points=0.0, unavailable=(
+        "not run: this check needs a CUDA GPU and this run has none (no GPU found, or --device cpu); "
+        "it is not counted here and is graded on a GPU machine"))

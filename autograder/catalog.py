@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pluggy
 
+from .device import resolve as resolve_device
 from .assignment import Assignment, AssignmentError, AssignmentSpec, bind, load_assignment
 from .plugins import get_manager
 
@@ -41,13 +42,15 @@ def variant_settings(name: str, pm: pluggy.PluginManager | None = None) -> list[
 
 
 def load(name: str, settings: dict[str, str] | None = None,
-         pm: pluggy.PluginManager | None = None) -> tuple[Assignment, dict]:
-    """The assignment `name` with the variant chosen by ``--set`` settings."""
+         pm: pluggy.PluginManager | None = None, device: str = "auto") -> tuple[Assignment, dict]:
+    """The assignment `name` with the variant chosen by ``--set`` settings, for `device` (auto, cpu, cuda)."""
     pm = pm or get_manager()
     spec = load_spec(name, pm)
     variant = spec.resolve_variant(settings or {})
     provided = [c for checks in pm.hook.lmgrade_checks(assignment=name, variant=variant) for c in checks or []]
-    return bind(spec, provided), variant
+    wants_cuda = any(c.device == "cuda" for c in provided) or any(
+        config.device == "cuda" for config in spec.checks.values())
+    return bind(spec, provided, resolve_device(device) if wants_cuda else "cpu"), variant
 
 
 def bugs(name: str, pm: pluggy.PluginManager | None = None) -> dict:

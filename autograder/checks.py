@@ -23,14 +23,20 @@ where the answer is right too.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 
 from .compare import Tolerance, compare
 from .sandbox.limits import Limits
 
+if TYPE_CHECKING:
+    from .speed import Timing
+
 VISIBILITIES = ("visible", "hidden", "after_due_date", "after_published")
+DEVICES = ("cpu", "cuda")
+# What a check that needs CUDA becomes where there is none.
+WHEN_ABSENT = ("cpu", "not_counted")
 ANSWER, PROPERTY = "answer", "property"
 
 
@@ -74,10 +80,11 @@ class Mistake:
 
 @dataclass
 class CaseContext:
-    """What `make_cases` may use: the seeded generator and the chosen variant."""
+    """What `make_cases` may use: the seeded generator, the chosen variant, the device it runs on."""
 
     rng: np.random.Generator
     variant: dict[str, Any]
+    device: str = "cpu"
 
 
 @dataclass
@@ -101,10 +108,18 @@ class Check:
     timeout_hint: str = ""
     # A property check: its scenario returns property_result(answer, holds).
     property_check: bool = False
+    # A timing check: how its laps are timed and judged (`autograder.speed`).
+    timing: "Timing | None" = None
     # Defaults that assignment.toml may override.
     points: float = 1.0
     visibility: str = "visible"
     limits: Limits = field(default_factory=Limits)
+    # The device it needs ("cuda" or "cpu") and, for "cuda", what it becomes
+    # on a machine without one: run on the CPU with CPU bounds, or not counted.
+    device: str = "cpu"
+    when_absent: str = "not_counted"
+    # Set when this machine cannot run it and its points do not count: why.
+    unavailable: str = ""
 
     def tolerance_of(self, case: Case) -> Tolerance:
         return case.tolerance or self.tolerance

@@ -14,7 +14,10 @@ grades.
 
 from __future__ import annotations
 
+import random
+import shutil
 import sys
+import tempfile
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -24,9 +27,9 @@ from typing import Any, Callable
 from .assignment import Assignment
 from .checks import ANSWER, PROPERTY, Case, CaseContext, CaseVerdict, Check, Mistake, explains
 from .errors import HarnessFault
-from . import forbidden
+from . import forbidden, speed, wire
 from .feedback import describe_output, forbidden_message, outcome_verdict, summarize
-from .oracle import LiveReference
+from .oracle import LiveReference, OracleError
 from .reports.gradescope import ResultsFile
 from .sandbox.pool import CaseOutcome, SandboxPool
 from .seeds import check_rng, course_secret
@@ -103,6 +106,7 @@ class Grader:
         self._expected: dict[str, tuple[list[Case], list[Any]]] = {}
         self._mistaken: dict[tuple[str, Mistake], list[Any]] = {}
         self._lock = threading.Lock()
+        self._reference_copy: Path | None = None
 
     def _plugin_paths(self) -> list[Path]:
         """The folders of the modules the checks come from: hidden from the sandbox."""
@@ -115,6 +119,26 @@ class Grader:
 
     def close(self) -> None:
         self.pool.close()
+        if self._reference_copy is not None:
+            shutil.rmtree(self._reference_copy.parent, ignore_errors=True)
+            self._reference_copy = None
+
+    def reference_submission(self) -> Path | None:
+        """The reference's files in a folder of their own, graded like a submission (timing checks).
+
+        None where the oracle has no reference solution (recorded fixtures).
+        """
+        folder = getattr(self.oracle, "folder", None)
+        if folder is None:
+            return None
+        with self._lock:
+            if self._reference_copy is None:
+                copy = Path(tempfile.mkdtemp(prefix="lmgrade-reference-")) / "reference"
+                copy.mkdir()
+                for filename in self.assignment.spec.files:
+                    shutil.copyfile(folder / filename, copy / filename)
+                self._reference_copy = copy
+            return self._reference_copy
 
     def __enter__(self) -> "Grader":
         return self
@@ -127,8 +151,9 @@ class Grader:
         with self._lock:
             if check.name not in self._expected:
                 rng = check_rng(self.secret, self.assignment.name, check.name)
-                cases = check.make_cases(CaseContext(rng=rng, variant=self.variant))
-                expected = self.oracle.expected(check, cases)
+                cases = check.make_cases(CaseContext(rng=rng, variant=self.variant, device=check.device))
+                # A timing check's reference runs beside the submission instead.
+                expected = [None] * len(cases) if check.timing else self.oracle.expected(check, cases)
                 if check.property_check and not all(isinstance(e, dict) and set(e) == {ANSWER, PROPERTY}
                                                     for e in expected):
                     raise HarnessFault(f"{check.name} is a property check: its scenario must return "
@@ -184,6 +209,8 @@ class Grader:
 
     def grade_check(self, check: Check, number: int, submission: Path,
                     uses: forbidden.Uses | None = None) -> Verdict:
+        if check.unavailable:
+            return Verdict(check, number, 0.0, check.unavailable)
         cases, expected = self.cases_and_expected(check)
         reveal = check.visibility == "visible"
         missing = [f for f in check.files if not (submission / f).is_file()]
@@ -193,8 +220,10 @@ class Grader:
         if found:
             return _not_run(check, number, cases, "\n".join(
                 forbidden_message([f.api], f" in {f.file} line {f.line} (`{f.code[:120]}`)") for f in found[:5]))
+        if check.timing is not None:
+            return self.grade_timing(check, number, submission, cases)
         run = self.pool.run(scenario=check.scenario_ref, submission=submission, files=list(check.files),
-                            cases=[c.args for c in cases], limits=check.limits)
+                            cases=[c.args for c in cases], limits=check.limits, device=check.device)
         judged = [(case, outcome_verdict(check, case, exp, outcome, reveal))
                   for case, exp, outcome in zip(cases, expected, run.outcomes)]
         passed = sum(v.passed for _, v in judged)
@@ -206,6 +235,57 @@ class Grader:
             output += "\n" + printed
         return Verdict(check, number, score, output, judged, wall_s=run.wall_s, defences=run.defences,
                        mistake=mistake)
+
+    def grade_timing(self, check: Check, number: int, submission: Path, cases: list[Case]) -> Verdict:
+        """A timing check: the submission's laps against the reference's, interleaved (`speed`)."""
+        reference = self.reference_submission()
+        if reference is None:
+            return _not_run(check, number, cases, "not run here: timing is judged against the reference "
+                                                  "solution, which only the course's autograder has")
+        timing, reveal = check.timing, check.visibility == "visible"
+        laps = (timing.warmup + timing.laps) * len(cases)
+        runs: dict[str, list] = {"reference": [], "submission": []}
+        for _ in range(timing.rounds):
+            for side, folder in (("reference", reference), ("submission", submission)):
+                runs[side].append(self.pool.run(scenario=check.scenario_ref, submission=folder,
+                                                files=list(check.files), cases=[c.args for c in cases],
+                                                limits=check.limits, device=check.device, laps=laps))
+        rng = random.Random(f"{self.secret}/{self.assignment.name}/{check.name}/verified laps")
+        judged = []
+        for i, case in enumerate(cases):
+            for run in runs["reference"]:
+                if run.outcomes[i].kind != "ok":
+                    raise OracleError(f"the reference failed the timing check {check.name} case {i + 1}: "
+                                      f"{outcome_verdict(check, case, None, run.outcomes[i], True).message}")
+            failed = next((r.outcomes[i] for r in runs["submission"] if r.outcomes[i].kind != "ok"), None)
+            if failed is not None:
+                judged.append((case, outcome_verdict(check, case, None, failed, reveal)))
+                continue
+            judged.append((case, speed.judge_case(
+                check, case, speed.collect(runs["reference"], i, timing.warmup),
+                speed.collect(runs["submission"], i, timing.warmup),
+                self._reference_fingerprints(check, case), rng, check.device)))
+        passed = sum(v.passed for _, v in judged)
+        # The times are worth reading when the check passes too.
+        output = "\n".join([summarize(judged, reveal, None)] + [
+            f"case {i}: {v.message}" for i, (_, v) in enumerate(judged, start=1) if v.passed])
+        printed = describe_output(runs["submission"][-1].output, failed=passed < len(cases), reveal=reveal)
+        if printed:
+            output += "\n" + printed
+        return Verdict(check, number, check.points * passed / len(cases) if cases else 0.0, output, judged,
+                       wall_s=sum(r.wall_s for r in runs["submission"]), defences=runs["submission"][0].defences)
+
+    def _reference_fingerprints(self, check: Check, case: Case) -> Callable[[int], list]:
+        """The reference's fingerprint of a lap, from its nonce (set up once per case)."""
+        timing, state = check.timing, []
+
+        def recompute(nonce: int) -> list:
+            if not state:
+                state.append(timing.setup(self.oracle.modules, wire.decode(wire.encode(case.args))))
+            if timing.reset is not None:
+                timing.reset(state[0])
+            return wire.decode(wire.encode(timing.step(state[0], nonce)))
+        return recompute
 
     def grade(self, submission: Path, on_verdict: Callable[[Verdict], None] | None = None,
               only: set[str] | None = None) -> list[Verdict]:
@@ -226,8 +306,12 @@ class Grader:
                     on_verdict(verdict)
 
         with ThreadPoolExecutor(max_workers=self.jobs) as executor:
-            for future in [executor.submit(one, item) for item in numbered]:
+            for future in [executor.submit(one, item) for item in numbered if item[1].timing is None]:
                 future.result()
+        # Timing checks run alone, after the rest: nothing of ours competes with their laps.
+        for item in numbered:
+            if item[1].timing is not None:
+                one(item)
         return [verdicts[n] for n, _ in numbered]
 
 

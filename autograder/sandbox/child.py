@@ -23,7 +23,7 @@ from typing import Any, Callable
 
 from .. import wire
 from ..loader import load_files
-from . import guards, landlock, privileges
+from . import devices, guards, landlock, privileges, stopwatch
 from .limits import Limits, apply_rlimits
 from .protocol import CASE_RESULT, CASE_START, DONE, HELLO, SAFE_ENV_KEYS, pack_frame
 
@@ -57,8 +57,10 @@ def private_environment(workdir: Path) -> dict[str, str]:
 
 
 def _lock_down(workdir: Path, read_paths: list[str], lim: Limits, user: int | None,
-               keep_read_search: bool, use_landlock: bool, server_pid: int) -> dict:
-    defences: dict[str, Any] = {"rlimits": apply_rlimits(lim, os.getuid() if user is None else user)}
+               keep_read_search: bool, use_landlock: bool, server_pid: int, device: str) -> dict:
+    cuda = device == "cuda"
+    defences: dict[str, Any] = {"rlimits": apply_rlimits(lim, os.getuid() if user is None else user, cuda=cuda),
+                                "device": device}
     defences["network_namespace"] = privileges.isolate_network()
     # As an ordinary user that came with a user namespace: ids show as 65534 in it.
     defences["user_namespace"] = defences["network_namespace"] and os.geteuid() != 0 and user is None
@@ -70,8 +72,10 @@ def _lock_down(workdir: Path, read_paths: list[str], lim: Limits, user: int | No
     defences["read_search_capability"] = user is not None and keep_read_search
     if use_landlock:
         try:
+            # CUDA's device files need writes and ioctls, like /dev/null needs writes.
+            devices_rw = [Path(p) for p in devices.cuda_device_files()] if cuda else []
             defences["landlock"] = landlock.restrict(read=[Path(p) for p in read_paths],
-                                                     write=[workdir, Path("/dev/null")])
+                                                     write=[workdir, Path("/dev/null"), *devices_rw])
         except OSError as exc:
             defences["landlock"] = None
             defences["landlock_error"] = str(exc)
@@ -82,7 +86,8 @@ def _lock_down(workdir: Path, read_paths: list[str], lim: Limits, user: int | No
 
 def run(*, scenario: Callable, cases: list, start: int, files: list[str], workdir: Path,
         read_paths: list[str], lim: Limits, user: int | None, keep_read_search: bool,
-        use_landlock: bool, guarded: list[str], result_fd: int, output_fd: int) -> None:
+        use_landlock: bool, guarded: list[str], result_fd: int, output_fd: int, device: str = "cpu",
+        tick_fds: tuple[int, int] | None = None) -> None:
     server_pid = os.getppid()
     try:
         os.setsid()
@@ -95,16 +100,24 @@ def run(*, scenario: Callable, cases: list, start: int, files: list[str], workdi
         os.dup2(output_fd, 1)
         os.dup2(output_fd, 2)
         os.dup2(result_fd, RESULT_FD)
-        os.closerange(RESULT_FD + 1, 1 << 16)
+        if tick_fds is not None:
+            os.dup2(tick_fds[0], stopwatch.TICK_FD)
+            os.dup2(tick_fds[1], stopwatch.NONCE_FD)
+            stopwatch.enabled = True
+        os.closerange((stopwatch.NONCE_FD if tick_fds else RESULT_FD) + 1, 1 << 16)
         submission = workdir / "submission"
         os.chdir(submission)
         kept = {k: os.environ[k] for k in SAFE_ENV_KEYS if k in os.environ}
+        if device == "cuda":
+            kept.update(devices.cuda_environment())
         os.environ.clear()
         os.environ.update(kept, **private_environment(workdir),
                           OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
         # The fork server chose its temporary folder long ago; ours is private.
         tempfile.tempdir = None
-        defences = _lock_down(workdir, read_paths, lim, user, keep_read_search, use_landlock, server_pid)
+        defences = _lock_down(workdir, read_paths, lim, user, keep_read_search, use_landlock, server_pid, device)
+        if device == "cuda":
+            defences["gpu_memory"] = devices.bound_gpu_memory(lim)
         defences["forbidden_apis_guarded"] = len(guarded)
         send(HELLO, -1, wire.encode(defences))
     except BaseException as exc:  # the harness itself failed: say so, never run student code
@@ -123,6 +136,7 @@ def run(*, scenario: Callable, cases: list, start: int, files: list[str], workdi
     at_import = sorted(set(guards.calls))
 
     for index in range(start, len(cases)):
+        stopwatch.current_case = index
         send(CASE_START, index)
         if import_error is not None:
             outcome = {"import_error": import_error}

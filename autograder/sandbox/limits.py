@@ -22,6 +22,7 @@ class Limits:
     processes: int = 4
     file_mb: int = 16
     open_files: int = 256
+    gpu_memory_mb: int = 4096     # CUDA runs only
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -78,22 +79,25 @@ def _try_setrlimit(which: int, value: int, applied: list[str], name: str) -> Non
         pass  # not supported here (RLIMIT_AS on macOS): the parent's limits still hold
 
 
-def apply_rlimits(limits: Limits, uid: int) -> list[str]:
+def apply_rlimits(limits: Limits, uid: int, *, cuda: bool = False) -> list[str]:
     """CPU, address space (beyond what the fork server already maps), processes, files.
 
     `uid` is the user the child will run as: the process limit counts every
     process and thread of that user, so the budget is added to what it runs now.
+    A CUDA run goes without the address-space and process limits, which
+    CUDA's reservations and threads would break: the fork server watches
+    its resident memory and processes instead (`devices.Watchdog`).
     """
     cpu = max(1, int(limits.cpu_s + 0.999))
     resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
     applied = ["cpu"]
     # The fork server has numpy (and maybe torch) mapped already; the child's
     # budget is what it may add on top of that.
-    if os.path.exists("/proc/self/statm"):
+    if os.path.exists("/proc/self/statm") and not cuda:
         _try_setrlimit(resource.RLIMIT_AS, _vm_size_bytes() + limits.memory_mb * 2**20, applied, "memory")
     _try_setrlimit(resource.RLIMIT_FSIZE, limits.file_mb * 2**20, applied, "file size")
     _try_setrlimit(resource.RLIMIT_NOFILE, limits.open_files, applied, "open files")
     _try_setrlimit(resource.RLIMIT_CORE, 0, applied, "core")
-    if os.path.isdir("/proc"):
+    if os.path.isdir("/proc") and not cuda:
         _try_setrlimit(resource.RLIMIT_NPROC, limits.processes + _own_process_count(uid), applied, "processes")
     return applied

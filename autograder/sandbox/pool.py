@@ -22,7 +22,7 @@ from typing import Any
 
 from .. import wire
 from ..errors import HarnessFault
-from . import lease
+from . import devices, lease
 from .limits import Limits
 from .protocol import (CASE_RESULT, CASE_START, DONE, HELLO, SAFE_ENV_KEYS, RunReply, read_message,
                        unpack_frames, write_message)
@@ -45,6 +45,7 @@ class CaseOutcome:
     value: Any = None
     error: dict | None = None
     message: str = ""
+    seconds: float | None = None  # from its start to its result, on the fork server's clock
 
 
 @dataclass
@@ -73,6 +74,8 @@ class RunReport:
     defences: dict = field(default_factory=dict)
     wall_s: float = 0.0
     output: Output = field(default_factory=Output)
+    # Timed runs: (case index, nonce, seconds, fingerprint) of every finished lap.
+    laps: list[tuple[int, int, float, list[float]]] = field(default_factory=list)
 
 
 def _signal_name(number: int) -> str:
@@ -88,6 +91,10 @@ def describe_death(reply: RunReply, limits: Limits) -> tuple[str, str]:
         return "timeout", f"time limit exceeded: still running after {limits.wall_s:g} s (wall clock)"
     if reply.killed == "result_size":
         return "crashed", "returned more data than the grader accepts"
+    if reply.killed == "memory":
+        return "crashed", f"memory limit exceeded ({limits.memory_mb} MiB resident)"
+    if reply.killed == "processes":
+        return "crashed", f"started more than {limits.processes} processes"
     sig = reply.signal
     if sig == signal.SIGXCPU or (sig == signal.SIGKILL and reply.cpu_s >= limits.cpu_s - 0.5):
         return "timeout", f"CPU time limit exceeded ({limits.cpu_s:g} s)"
@@ -144,7 +151,9 @@ class _Server:
 
 def _server_env() -> dict:
     """A scrubbed environment: no course secret, nothing from the grader's shell."""
-    env = {k: os.environ[k] for k in (*SAFE_ENV_KEYS, "LMGRADE_SANDBOX_UID") if k in os.environ}
+    # CUDA's variables reach only the children of CUDA runs (see `devices`).
+    keys = (*SAFE_ENV_KEYS, *devices.CUDA_ENV_KEYS, "LMGRADE_SANDBOX_UID")
+    env = {k: os.environ[k] for k in keys if k in os.environ}
     env.update(OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1",
                PYTHONDONTWRITEBYTECODE="1", PYTHONHASHSEED="0")
     return env
@@ -198,11 +207,12 @@ class SandboxPool:
         self.close()
 
     def run(self, *, scenario: str, submission: Path, files: list[str], cases: list,
-            limits: Limits) -> RunReport:
+            limits: Limits, device: str = "cpu", laps: int = 0) -> RunReport:
+        """Run `cases` in children; `laps` > 0 makes a timed run (`stopwatch`) of at most that many laps."""
         with self._free:
             server = self._acquire()
             try:
-                return self._run(server, scenario, submission, files, cases, limits)
+                return self._run(server, scenario, submission, files, cases, limits, device, laps)
             except HarnessError:
                 server.close()
                 raise
@@ -210,7 +220,7 @@ class SandboxPool:
                 if server.proc.poll() is None:
                     self._idle.put(server)
 
-    def _run(self, server, scenario, submission, files, cases, limits) -> RunReport:
+    def _run(self, server, scenario, submission, files, cases, limits, device, laps) -> RunReport:
         n = len(cases)
         report = RunReport(outcomes=[CaseOutcome("not_run", message="not run") for _ in range(n)])
         blob = wire.encode(cases)
@@ -225,7 +235,8 @@ class SandboxPool:
             lim = Limits(**{**limits.as_dict(), "wall_s": remaining})
             header, result = server.request(
                 {"scenario": scenario, "submission": str(submission), "files": files,
-                 "start": start, "limits": lim.as_dict()}, blob)
+                 "start": start, "limits": lim.as_dict(), "device": device,
+                 "laps": max(0, laps - len(report.laps))}, blob)
             reply = RunReply(**header)
             if reply.status == "harness":
                 raise HarnessError(reply.detail)
@@ -235,7 +246,11 @@ class SandboxPool:
                 break
             report.wall_s += reply.wall_s
             report.output.add(reply)
+            report.laps += [(int(c), int(nonce), float(t), [float(v) for v in fp]) for c, nonce, t, fp in reply.laps]
             done, in_progress = self._take_frames(result, report, n)
+            for index, seconds in reply.case_seconds:
+                if 0 <= index < n and report.outcomes[index].kind != "not_run":
+                    report.outcomes[index].seconds = seconds
             if done:
                 break
             kind, message = describe_death(reply, limits)

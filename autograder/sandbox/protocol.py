@@ -12,6 +12,14 @@
   runs), then CASE_START and CASE_RESULT for each case, then DONE. The server
   passes the child's frames through unread; the grading process decodes them.
 
+- *Ticks*, for a timed run only, between a child and its fork server over
+  a pipe each way: the child asks to start a lap (READY), the server notes
+  the time on its own clock and answers with a fresh random nonce, from
+  which the child draws the lap's inputs; the child ends the lap (END) with
+  a fingerprint of the outputs, and the server notes the time again. The
+  child cannot start work before its inputs exist, nor end a lap without
+  numbers only the finished work gives (see `autograder.speed`).
+
 Nothing here is pickle: payloads are `autograder.wire` data.
 """
 
@@ -20,29 +28,56 @@ from __future__ import annotations
 import json
 import os
 import struct
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 
 # --- frames: child -> grading process (through the fork server) ---
 
 HELLO, CASE_START, CASE_RESULT, DONE = 1, 2, 3, 4
-_FRAME = struct.Struct(">BiQ")
+FRAME = struct.Struct(">BiQ")
 
 
 def pack_frame(kind: int, index: int, payload: bytes = b"") -> bytes:
     """One frame of the child: kind, case index, payload."""
-    return _FRAME.pack(kind, index, len(payload)) + payload
+    return FRAME.pack(kind, index, len(payload)) + payload
 
 
 def unpack_frames(buffer: bytes) -> tuple[list[tuple[int, int, bytes]], bytes]:
     """Split complete frames off the front of `buffer`; return them and the rest."""
     frames = []
-    while len(buffer) >= _FRAME.size:
-        kind, index, size = _FRAME.unpack_from(buffer)
-        if len(buffer) < _FRAME.size + size:
+    while len(buffer) >= FRAME.size:
+        kind, index, size = FRAME.unpack_from(buffer)
+        if len(buffer) < FRAME.size + size:
             break
-        frames.append((kind, index, buffer[_FRAME.size : _FRAME.size + size]))
-        buffer = buffer[_FRAME.size + size :]
+        frames.append((kind, index, buffer[FRAME.size : FRAME.size + size]))
+        buffer = buffer[FRAME.size + size :]
     return frames, buffer
+
+
+# --- ticks: a timed child <-> its fork server ---
+
+TICK_READY, TICK_END = 1, 2
+TICK = struct.Struct(">BiI")        # kind, case index, number of float64s that follow
+NONCE = struct.Struct(">Q")
+MAX_FINGERPRINT = 16
+
+
+def pack_tick(kind: int, case: int, fingerprint: tuple[float, ...] = ()) -> bytes:
+    return TICK.pack(kind, case, len(fingerprint)) + struct.pack(f">{len(fingerprint)}d", *fingerprint)
+
+
+def unpack_ticks(buffer: bytes) -> tuple[list[tuple[int, int, tuple[float, ...]]], bytes]:
+    """Split complete ticks off the front of `buffer`; a malformed one raises ValueError."""
+    ticks = []
+    while len(buffer) >= TICK.size:
+        kind, case, count = TICK.unpack_from(buffer)
+        if kind not in (TICK_READY, TICK_END) or count > MAX_FINGERPRINT:
+            raise ValueError("malformed tick")
+        end = TICK.size + 8 * count
+        if len(buffer) < end:
+            break
+        ticks.append((kind, case, struct.unpack_from(f">{count}d", buffer, TICK.size)))
+        buffer = buffer[end:]
+    return ticks, buffer
 
 
 # --- messages: grading process <-> fork server ---
@@ -84,6 +119,8 @@ class RunReply:
     output_head: str = ""              # the first and last bytes the child printed ...
     output_tail: str = ""
     output_bytes: int = 0              # ... and how many it printed in all
+    case_seconds: list = field(default_factory=list)  # [case index, seconds from its start to its result]
+    laps: list = field(default_factory=list)          # timed runs: [case, nonce, seconds, fingerprint] per finished lap
 
     def as_dict(self) -> dict:
         return asdict(self)

@@ -26,9 +26,10 @@ import time
 from pathlib import Path
 
 from .. import wire
-from . import child, guards, landlock, privileges
+from . import child, devices, guards, landlock, privileges
 from .limits import Limits
-from .protocol import RunReply, read_message, write_message
+from .protocol import CASE_RESULT, CASE_START, FRAME, RunReply, read_message, write_message
+from .stopwatch import Timekeeper
 
 MAX_RESULT_BYTES = 256 * 2**20
 MAX_SUBMISSION_BYTES = 64 * 2**20
@@ -203,21 +204,36 @@ class Server:
     def _fork_and_collect(self, scenario, cases, req, lim, workdir) -> tuple[RunReply, bytes]:
         res_r, res_w = os.pipe()
         out_r, out_w = os.pipe()
+        device = req.get("device", "cpu")
+        laps = int(req.get("laps") or 0)
+        tick_r = tick_w = nonce_r = nonce_w = None
+        if laps:
+            tick_r, tick_w = os.pipe()
+            nonce_r, nonce_w = os.pipe()
+        read_paths = self.read_paths + (devices.cuda_read_paths() if device == "cuda" else [])
         started = time.monotonic()
         pid = os.fork()
         if pid == 0:
-            os.close(res_r)
-            os.close(out_r)
+            for fd in (res_r, out_r, tick_r, nonce_w):
+                if fd is not None:
+                    os.close(fd)
             child.run(scenario=scenario, cases=cases, start=req["start"], files=req["files"],
-                      workdir=workdir, read_paths=self.read_paths, lim=lim, user=self.user,
+                      workdir=workdir, read_paths=read_paths, lim=lim, user=self.user,
                       keep_read_search=self.keep_read_search, use_landlock=self.use_landlock,
-                      guarded=self.guarded, result_fd=res_w, output_fd=out_w)
+                      guarded=self.guarded, result_fd=res_w, output_fd=out_w, device=device,
+                      tick_fds=(tick_w, nonce_r) if laps else None)
             os._exit(70)  # not reached
-        os.close(res_w)
-        os.close(out_w)
+        for fd in (res_w, out_w, tick_w, nonce_r):
+            if fd is not None:
+                os.close(fd)
+        timekeeper = Timekeeper(laps, nonce_w) if laps else None
+        # CUDA reserves far more address space than it uses: its runs are
+        # bounded by resident memory and process count, watched from here.
+        watchdog = devices.Watchdog(pid, lim) if device == "cuda" else None
         deadline = started + lim.wall_s
         result, output, killed, gone = bytearray(), _Output(), None, False
-        open_fds = {res_r, out_r}
+        frames = _FrameClock()
+        open_fds = {res_r, out_r} | ({tick_r} if laps else set())
         status = rusage = None
         # A pidfd turns readable when the child exits, so select wakes at once.
         try:
@@ -235,12 +251,17 @@ class Server:
             if now >= deadline:
                 killed = killed or "wall"
                 break
+            if watchdog is not None and status is None:
+                killed = watchdog.verdict()
+                if killed:
+                    break
             # Once the child has exited, take only what is already buffered:
             # a grandchild may hold the pipes open forever.
             watched = [*open_fds, self.grader_fd]
             if status is None and exit_fd is not None:
                 watched.append(exit_fd)
-            timeout = 0 if status is not None else min(0.05 if exit_fd is None else 1.0, deadline - now)
+            slice_s = 0.05 if exit_fd is None else (devices.Watchdog.PERIOD_S if watchdog else 1.0)
+            timeout = 0 if status is not None else min(slice_s, deadline - now)
             ready, _, _ = select.select(watched, [], [], timeout)
             if not ready and status is not None:
                 break
@@ -255,10 +276,13 @@ class Server:
                 chunk = os.read(fd, 1 << 16)
                 if not chunk:
                     open_fds.discard(fd)
+                elif fd == tick_r:
+                    timekeeper.feed(chunk)
                 elif fd == out_r:
                     output.add(chunk)
                 else:
                     result += chunk
+                    frames.feed(result)
                     if len(result) > MAX_RESULT_BYTES:
                         killed = "result_size"
             if killed:
@@ -279,7 +303,7 @@ class Server:
         if self.user is not None:
             privileges.kill_user_processes(self.user)
         _kill_descendants()
-        for fd in open_fds | {res_r, out_r}:
+        for fd in open_fds | {res_r, out_r} | ({tick_r, nonce_w} if laps else set()):
             try:
                 os.close(fd)
             except OSError:
@@ -296,8 +320,34 @@ class Server:
             output_head=output.text(output.head),
             output_tail=output.text(output.tail),
             output_bytes=output.total,
+            case_seconds=frames.seconds,
+            laps=timekeeper.laps if timekeeper else [],
         )
         return reply, bytes(result)
+
+
+class _FrameClock:
+    """How long each case took, from its CASE_START to its CASE_RESULT, on this process's clock.
+
+    Reads only the frames' headers as they arrive; the payloads stay unread.
+    """
+
+    def __init__(self):
+        self.offset = 0
+        self.started: dict[int, float] = {}
+        self.seconds: list[list] = []
+
+    def feed(self, result: bytearray) -> None:
+        now = time.perf_counter()
+        while self.offset + FRAME.size <= len(result):
+            kind, index, size = FRAME.unpack_from(result, self.offset)
+            if self.offset + FRAME.size + size > len(result):
+                break
+            self.offset += FRAME.size + size
+            if kind == CASE_START:
+                self.started[index] = now
+            elif kind == CASE_RESULT and index in self.started:
+                self.seconds.append([index, now - self.started.pop(index)])
 
 
 def main() -> None:

@@ -30,6 +30,27 @@ WINDOW_NLL = "total_nll += cross_entropy(model(x), y).item() * y.numel()"
 WINDOW_COUNT = "n_predicted += y.numel()"
 PERPLEXITY = "return math.exp(total_nll / n_predicted)"
 TEMPERATURE = "logits = model(idx_cond)[:, -1, :] / temperature  # (1, V)"
+SCORES = "att = q @ k.transpose(-2, -1) / math.sqrt(self.d_head)  # (B, n_heads, T, T)"
+WEIGHTED = "y = att @ v  # (B, n_heads, T, d_head)"
+# Right values, one query at a time: T small steps forward and T more backward.
+QUERY_LOOP = """rows = []
+        for t in range(T):
+            s_t = q[:, :, t:t + 1] @ k[:, :, :t + 1].transpose(-2, -1) / math.sqrt(self.d_head)
+            rows.append(torch.softmax(s_t, dim=-1) @ v[:, :, :t + 1])
+        y = torch.cat(rows, dim=2)  # (B, n_heads, T, d_head)"""
+SOFTMAX = "att = torch.softmax(att, dim=-1)  # over the keys"
+LOOP_EDITS = ((SCORES, QUERY_LOOP), (CAUSAL, ""), (MASK, ""), (SOFTMAX, ""), (WEIGHTED, ""))
+# What a submission that games its own timers would add: none of it reaches the grader's clock.
+PATCHED_TIMERS = """import time as _time, timeit as _timeit
+_frozen = _time.perf_counter()
+_time.perf_counter = _time.monotonic = _time.time = _timeit.default_timer = lambda: _frozen
+_time.perf_counter_ns = _time.monotonic_ns = _time.time_ns = lambda: 0
+if hasattr(torch, "cuda"):
+    torch.cuda.synchronize = lambda *a, **k: None
+    torch.cuda.Event = type("Event", (), {"__init__": lambda self, **k: None, "record": lambda self, *a: None,
+                                          "elapsed_time": lambda self, other: 0.0, "synchronize": lambda self: None})
+"""
+SLOWER = "slower than the allowed"
 
 # What the checks print: a numeric comparison's failure (arrays, numbers), a
 # property whose own call answered wrongly, a sampler off the model.
@@ -74,7 +95,8 @@ BUGS = {
          "model": "not divided by sqrt(d_head)"}),
     "mask_off_by_one": _as_bug(
         M.MASK_OFF_BY_ONE, "the causal mask is triu(diagonal=2), so each position also sees the next.",
-        {"attention": "off by one", "block": "off by one", "model": "off by one", "causality": NOTHING}),
+        {"attention": "off by one", "block": "off by one", "model": "off by one", "causality": NOTHING,
+         "training": "future-token leak"}),
     "mask_after_softmax": _as_bug(
         M.MASK_AFTER_SOFTMAX, "the future weights are zeroed after the softmax.",
         {"attention": "zeroed after the softmax", "model": "zeroed after the softmax", "attention_rows": NOTHING}),
@@ -158,7 +180,7 @@ BUGS = {
     "train_no_zero_grad": Bug(
         "train never zeroes the gradients, so they accumulate over the steps.", TRAIN,
         ((ZERO_GRAD, ""),),
-        {"train": VALUE}, demo=True),
+        {"train": VALUE, "training": "did not fall"}, demo=True),
     "train_sgd": Bug(
         "train steps with plain SGD instead of AdamW.", TRAIN,
         ((ADAMW, "optimizer = torch.optim.SGD(model.parameters(), lr=lr)"),),
@@ -182,6 +204,15 @@ BUGS = {
     "generate_argmax": _as_bug(
         M.GENERATE_ARGMAX, "generate takes the argmax instead of sampling.",
         {"generate": "argmax"}),
+    "attention_query_loop": Bug(
+        "CausalSelfAttention loops over the queries in Python: right values, T times the small steps.", LAYERS,
+        LOOP_EDITS,
+        {"attention_speed": SLOWER}),
+    "attention_query_loop_patched_timers": Bug(
+        "the same query loop, in a file that freezes time.perf_counter, time.time, timeit and the CUDA timers.",
+        LAYERS,
+        (*LOOP_EDITS, ("import torch\n", "import torch\n" + PATCHED_TIMERS)),
+        {"attention_speed": SLOWER}),
     "generate_ignores_temperature": Bug(
         "generate samples from softmax(logits), never dividing by the temperature.", TRAIN,
         ((TEMPERATURE, "logits = model(idx_cond)[:, -1, :]  # (1, V)"),),

@@ -15,7 +15,7 @@ import numpy as np
 from autograder import Case, CaseContext, Check, Limits, Tolerance
 
 from . import mistakes as M
-from . import scenarios
+from . import scenarios, speed, training
 from .judges import judge_generate
 
 # Any correct order of operations agrees far inside these; float32 keeps
@@ -378,4 +378,39 @@ def transformer_checks() -> list[Check]:
               uses=("layers.CausalSelfAttention", *LM), limits=quick),
         Check("model_hidden", "TransformerLM at larger sizes", scenarios.model, model_hidden_cases, files=Mo,
               tolerance=FLOAT64, mistakes=MODEL_MISTAKES, visibility="after_due_date", uses=LM, limits=quick),
+        Check("training", "training on a Markov chain: the loss falls to the reference's, no future-token leak",
+              training.training, training.training_cases, judge=training.judge_training,
+              uses=("train.train", "train.evaluate_perplexity", *LM, *CE), limits=Limits(cpu_s=60, wall_s=90)),
+        # Timing: the fingerprints are float32 sums over many entries, in any order of operations.
+        Check("attention_speed", "CausalSelfAttention forward and backward, timed against the reference",
+              speed.attention_timed, attention_speed_cases, files=L, tolerance=Tolerance(rtol=1e-3, atol=1e-3),
+              timing=speed.ATTENTION,
+              uses=("layers.CausalSelfAttention",), limits=Limits(cpu_s=30, wall_s=60)),
+        Check("train_step_speed", "one training step of a small TransformerLM, timed against the reference",
+              speed.train_step_timed, train_step_speed_cases, tolerance=Tolerance(rtol=1e-3, atol=1e-3),
+              timing=speed.TRAIN_STEP,
+              uses=(*LM, *CE), limits=Limits(cpu_s=60, wall_s=90)),
     ]
+
+
+# --- timing: sizes where a Python loop over positions shows, and a call takes milliseconds ---
+
+SPEED_SIZES = {"cpu": {"B": 2, "T": 256, "d_model": 64, "n_heads": 4},
+               "cuda": {"B": 16, "T": 512, "d_model": 256, "n_heads": 8}}
+STEP_SIZES = {"cpu": {"B": 4, "V": 64, "context": 128, "d": 64, "L": 2, "h": 4, "d_ff": 256},
+              "cuda": {"B": 32, "V": 512, "context": 256, "d": 256, "L": 4, "h": 8, "d_ff": 1024}}
+
+
+def attention_speed_cases(ctx: CaseContext) -> list[Case]:
+    size = SPEED_SIZES[ctx.device]
+    args = {**size, "state": attention_state(ctx.rng, size["d_model"]), "dtype": "float32", "device": ctx.device}
+    return [Case(f"CausalSelfAttention({size['d_model']}, {size['n_heads']}) forward and backward on x of shape "
+                 f"({size['B']}, {size['T']}, {size['d_model']}), float32, {ctx.device}", args)]
+
+
+def train_step_speed_cases(ctx: CaseContext) -> list[Case]:
+    s = STEP_SIZES[ctx.device]
+    config = lm_config(s["V"], s["context"], s["d"], s["L"], s["h"], s["d_ff"], ctx.variant["pre_ln"])
+    args = {**_lm_args(ctx.rng, config, "float32"), "B": s["B"], "lr": 1e-3, "device": ctx.device}
+    return [Case(f"{_describe(config)}: forward, cross_entropy, backward and an AdamW step on a batch of "
+                 f"{s['B']} x {s['context']} tokens, float32, {ctx.device}", args)]

@@ -1,0 +1,97 @@
+"""The timing checks of the transformer: what one timed call is, and its fingerprint.
+
+Two calls are timed (see `autograder.speed` for how): causal self-attention
+forward and backward, and one training step of a small TransformerLM
+(forward, the submission's cross_entropy, backward, an AdamW step). Each
+lap draws new inputs from its nonce and returns a fingerprint that needs
+every output: projections of the output and of each gradient onto the
+lap's own random tensors or the weights, so neither a cached answer nor work left running
+past the call gives the reference's numbers.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from autograder.speed import Timing, run_laps
+
+from .scenarios import _attention, _lm
+
+
+def _draw(nonce: int, shape: tuple, device: str) -> torch.Tensor:
+    generator = torch.Generator().manual_seed(nonce)
+    return torch.randn(shape, generator=generator).to(device)
+
+
+def _dot(a: torch.Tensor | None, b: torch.Tensor) -> float:
+    """A scalar that depends on every entry of `a` (a missing gradient is NaN)."""
+    if not isinstance(a, torch.Tensor):
+        return float("nan")
+    return float((a.detach().double() * b.detach().double()).sum())
+
+
+# --- attention: forward and backward ---
+
+def attention_setup(modules, args):
+    return _attention(modules, args).to(args["device"]), args
+
+
+def attention_reset(state) -> None:
+    attn, _ = state
+    for p in attn.parameters():
+        p.grad = None
+
+
+def attention_step(state, nonce: int) -> list[float]:
+    attn, args = state
+    x = _draw(nonce, (args["B"], args["T"], args["d_model"]), args["device"]).requires_grad_(True)
+    g = _draw(nonce + 1, x.shape, args["device"])
+    y = attn(x)
+    y.backward(g)
+    weights = [p for _, p in sorted(attn.named_parameters())]
+    return [_dot(y, g), _dot(x.grad, g), sum(_dot(p.grad, p.detach()) for p in weights)]
+
+
+ATTENTION = Timing(setup=attention_setup, step=attention_step, reset=attention_reset)
+
+
+def attention_timed(modules, args):
+    return run_laps(modules, args, ATTENTION)
+
+
+# --- one training step of a small TransformerLM ---
+
+def train_step_setup(modules, args):
+    lm = _lm(modules, args).to(args["device"])
+    initial = {k: v.detach().clone() for k, v in lm.state_dict().items()}
+    return {"lm": lm, "initial": initial, "args": args, "cross_entropy": modules["model"].cross_entropy}
+
+
+def train_step_reset(state) -> None:
+    # Every lap starts from the same weights and a fresh optimizer.
+    lm = state["lm"]
+    with torch.no_grad():
+        lm.load_state_dict(state["initial"])
+    for p in lm.parameters():
+        p.grad = None
+    state["optimizer"] = torch.optim.AdamW(lm.parameters(), lr=state["args"]["lr"])
+
+
+def train_step(state, nonce: int) -> list[float]:
+    lm, args = state["lm"], state["args"]
+    B, T, V = args["B"], args["config"]["context_length"], args["config"]["vocab_size"]
+    generator = torch.Generator().manual_seed(nonce)
+    tokens = torch.randint(0, V, (B, T + 1), generator=generator).to(args["device"])
+    loss = state["cross_entropy"](lm(tokens[:, :-1]), tokens[:, 1:])
+    loss.backward()
+    # The weights are random and the same on both sides: projections onto them need every gradient.
+    gradients = sum(_dot(p.grad, p.detach()) for _, p in sorted(lm.named_parameters()))
+    state["optimizer"].step()
+    return [float(loss.detach()), gradients]
+
+
+TRAIN_STEP = Timing(setup=train_step_setup, step=train_step, reset=train_step_reset)
+
+
+def train_step_timed(modules, args):
+    return run_laps(modules, args, TRAIN_STEP)
