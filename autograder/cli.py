@@ -15,6 +15,7 @@ from rich.text import Text
 
 from . import __version__, catalog, templates
 from .assignment import AssignmentError
+from .device import CHOICES as DEVICE_CHOICES, DeviceError
 from .errors import HarnessFault
 from .flawed import write_flawed
 from .grading import Grader, GradingRun, grade_submission
@@ -37,10 +38,10 @@ def _settings(pairs: tuple[str, ...]) -> dict[str, str]:
     return out
 
 
-def _load(name: str, pairs: tuple[str, ...]):
+def _load(name: str, pairs: tuple[str, ...], device: str = "auto"):
     try:
-        return catalog.load(name, _settings(pairs))
-    except AssignmentError as exc:
+        return catalog.load(name, _settings(pairs), device=device)
+    except (AssignmentError, DeviceError) as exc:
         raise click.UsageError(str(exc)) from None
 
 
@@ -129,14 +130,16 @@ def _progress() -> Progress:
 @click.option("--results", type=click.Path(dir_okay=False, path_type=Path), default=Path("results.json"),
               show_default=True, help="Where to write Gradescope's results.json.")
 @set_option
-@click.option("--device", type=click.Choice(["auto", "cpu", "cuda"]), default="auto", show_default=True,
-              help="Device of the GPU checks.")
+@click.option("--device", type=click.Choice(DEVICE_CHOICES), default="auto", show_default=True,
+              help="Where the checks that assignment.toml marks device = \"cuda\" run: cuda, or auto when a GPU "
+                   "is usable. Without one they follow the assignment's [gpu] when_absent policy (CPU sizes "
+                   "and bounds, or listed as not counted).")
 @click.option("--jobs", type=click.IntRange(min=1), default=_default_jobs, show_default="up to 4",
               help="Checks run in parallel.")
 def grade(assignment: str, submission_dir: Path, results: Path, settings: tuple[str, ...], device: str,
           jobs: int) -> None:
     """Grade a submission folder against the reference; write results.json."""
-    bound, variant = _load(assignment, settings)
+    bound, variant = _load(assignment, settings, device)
     run_grading(bound, variant, submission_dir, results=results, jobs=jobs)
     console.print(f"results written to {results}")
 

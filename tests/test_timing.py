@@ -1,0 +1,262 @@
+"""Timing checks: laps on the fork server's clock, the verdict against the reference, the device policy."""
+
+from __future__ import annotations
+
+import os
+import random
+import textwrap
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from autograder import Case, CaseContext, Check, Tolerance
+from autograder.assignment import AssignmentError, bind, load_assignment, on_device
+from autograder.device import DeviceError, cuda_available, resolve
+from autograder.sandbox.limits import Limits
+from autograder.sandbox.pool import SandboxPool
+from autograder.sandbox.protocol import NONCE, TICK_END, TICK_READY, pack_tick
+from autograder.sandbox.stopwatch import Timekeeper
+from autograder.speed import Laps, Timing, judge_case
+
+ROOT = Path(__file__).resolve().parents[1]
+
+TIMED = textwrap.dedent('''
+    import time
+    from autograder.sandbox import stopwatch
+
+    # A submission that freezes every timer it can reach.
+    time.perf_counter = time.monotonic = time.time = lambda: 0.0
+
+    def slow(nonce):
+        deadline = time.process_time() + 0.05
+        while time.process_time() < deadline:
+            pass
+        return nonce % 1000
+
+    def fast(nonce):
+        return nonce % 1000
+
+    def ends_early(nonce):
+        stopwatch.stop([0.0])   # a second END, before the harness's
+        return 0.0
+
+    def asks_twice(nonce):
+        stopwatch.start()       # a READY inside the lap: no nonce for it
+        return 0.0
+''')
+
+
+@pytest.fixture(scope="module")
+def victim(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("timed")
+    (folder / "victim.py").write_text(TIMED)
+    return folder
+
+
+@pytest.fixture(scope="module")
+def pool():
+    with SandboxPool(preload=["numpy", "sandbox_fixtures.scenarios"], forbidden_modules=["reference"],
+                     protected=[ROOT / "reference"], jobs=1) as p:
+        yield p
+
+
+def timed_run(pool, victim, fn, laps=5, allowed=None):
+    return pool.run(scenario="sandbox_fixtures.scenarios:timed", submission=victim, files=["victim.py"],
+                    cases=[{"fn": fn, "laps": laps}], limits=Limits(cpu_s=5, wall_s=10),
+                    laps=laps if allowed is None else allowed)
+
+
+def test_laps_are_timed_on_the_servers_clock_whatever_the_child_patches(pool, victim):
+    report = timed_run(pool, victim, "slow")
+    assert report.outcomes[0].kind == "ok"
+    assert len(report.laps) == 5
+    for case, nonce, seconds, fingerprint in report.laps:
+        assert case == 0 and seconds >= 0.045 and fingerprint == [nonce % 1000]
+    assert len({nonce for _, nonce, _, _ in report.laps}) == 5  # a fresh nonce every lap
+    fast = timed_run(pool, victim, "fast")
+    assert max(t for _, _, t, _ in fast.laps) < min(t for _, _, t, _ in report.laps)
+
+
+def test_each_case_has_its_time_on_the_servers_clock(pool, victim):
+    report = timed_run(pool, victim, "slow", laps=3)
+    assert report.outcomes[0].seconds >= 0.15
+
+
+@pytest.mark.parametrize("fn", ["ends_early", "asks_twice"])
+def test_a_child_that_breaks_the_lap_order_gets_no_more_nonces(pool, victim, fn):
+    report = timed_run(pool, victim, fn)
+    assert report.outcomes[0].kind == "error"
+    assert len(report.laps) <= 1
+
+
+def test_no_more_laps_than_the_run_allows(pool, victim):
+    report = timed_run(pool, victim, "fast", laps=5, allowed=3)
+    assert len(report.laps) == 3 and report.outcomes[0].kind == "error"
+
+
+def test_timekeeper_answers_ready_with_a_nonce_and_times_the_lap():
+    r, w = os.pipe()
+    keeper = Timekeeper(2, w)
+    keeper.feed(pack_tick(TICK_READY, 0))
+    (nonce,) = NONCE.unpack(os.read(r, NONCE.size))
+    keeper.feed(pack_tick(TICK_END, 0, (1.5, 2.5)))
+    assert keeper.laps[0][:2] == [0, nonce] and keeper.laps[0][3] == [1.5, 2.5] and keeper.laps[0][2] >= 0
+    keeper.feed(b"\xff" * 9)  # not a tick: no more nonces, the pipe closed
+    assert keeper.broken and os.read(r, 8) == b""
+
+
+# --- the verdict ---
+
+def _check(**timing) -> Check:
+    return Check("speed", "a timed call", scenario=lambda m, a: None, make_cases=lambda ctx: [],
+                 tolerance=Tolerance(rtol=1e-3, atol=1e-3),
+                 timing=Timing(setup=lambda m, a: None, step=lambda s, n: [0.0], warmup=1, laps=4, rounds=2,
+                               **timing))
+
+
+def _laps(seconds: float, n: int = 10, wrong: bool = False) -> Laps:
+    return Laps([seconds] * (n - 2), [(i, [float(i) + (100 if wrong else 0)]) for i in range(n)])
+
+
+def _judge(student: Laps, reference: Laps = None, device: str = "cpu"):
+    check = _check()
+    return judge_case(check, Case("x", {}), reference or _laps(0.01), student,
+                      lambda nonce: [float(nonce)], random.Random(0), device)
+
+
+def test_within_the_bound_passes_and_says_the_times():
+    verdict = _judge(_laps(0.025))
+    assert verdict.passed and "2.50x" in verdict.message
+
+
+def test_slower_than_the_bound_fails():
+    verdict = _judge(_laps(0.035))
+    assert not verdict.passed and "slower than the allowed 3x" in verdict.message
+
+
+def test_cuda_has_its_own_bound():
+    assert not _judge(_laps(0.025), device="cuda").passed
+
+
+def test_far_faster_than_the_reference_is_flagged_not_paid():
+    verdict = _judge(_laps(0.0005))
+    assert not verdict.passed and "flagged for review" in verdict.message
+
+
+def test_a_fingerprint_unlike_the_references_fails_however_fast():
+    verdict = _judge(_laps(0.01, wrong=True))
+    assert not verdict.passed and "differ from the reference" in verdict.message
+
+
+def test_missing_laps_fail():
+    verdict = _judge(_laps(0.01, n=6))
+    assert not verdict.passed and "finished 6 of 10" in verdict.message
+
+
+# --- where a check runs: assignment.toml's device and policy ---
+
+def _cuda_check(**kw) -> Check:
+    return replace(_check(), device="cuda", points=3.0, **kw)
+
+
+def test_a_cuda_check_runs_on_cuda_where_there_is_one():
+    assert on_device(_cuda_check(), "cuda").device == "cuda"
+
+
+def test_without_cuda_the_cpu_policy_runs_it_on_the_cpu():
+    check = on_device(_cuda_check(when_absent="cpu"), "cpu")
+    assert check.device == "cpu" and check.points == 3.0 and not check.unavailable
+
+
+def test_without_cuda_not_counted_lists_it_at_zero_with_the_reason():
+    check = on_device(_cuda_check(when_absent="not_counted"), "cpu")
+    assert check.points == 0.0 and "needs a CUDA GPU" in check.unavailable
+
+
+def test_the_transformer_policy_comes_from_its_assignment_toml(tmp_path):
+    toml = (ROOT / "assignments/transformer/assignment.toml").read_text()
+    assert 'when_absent = "cpu"' in toml
+    changed = tmp_path / "transformer"
+    changed.mkdir()
+    (changed / "assignment.toml").write_text(toml.replace('when_absent = "cpu"', 'when_absent = "not_counted"'))
+    for name in ("templates",):
+        (changed / name).symlink_to(ROOT / "assignments/transformer" / name)
+    spec = load_assignment(changed / "assignment.toml")
+    from plugins.transformer.checks import transformer_checks
+
+    checks = {c.name: c for c in bind(spec, transformer_checks(), device="cpu").checks}
+    assert checks["attention_speed"].points == 0 and checks["attention_speed"].unavailable
+    assert checks["training"].unavailable and not checks["attention"].unavailable
+    on_gpu = {c.name: c for c in bind(spec, transformer_checks(), device="cuda").checks}
+    assert on_gpu["attention_speed"].device == "cuda" and on_gpu["attention_speed"].points == 4
+
+
+def test_a_bad_device_in_assignment_toml_names_the_file_and_key(tmp_path):
+    folder = tmp_path / "ngram"
+    folder.mkdir()
+    toml = (ROOT / "assignments/ngram/assignment.toml").read_text()
+    first_check = toml.index("[checks.")
+    end = toml.index("\n", first_check)
+    (folder / "assignment.toml").write_text(toml[:end] + '\ndevice = "tpu"' + toml[end:])
+    (folder / "templates").symlink_to(ROOT / "assignments/ngram/templates")
+    with pytest.raises(AssignmentError, match=r"assignment.toml: \[checks\.\w+\] device: 'tpu'"):
+        load_assignment(folder / "assignment.toml")
+
+
+def test_device_auto_and_cpu_resolve_here():
+    assert resolve("cpu") == "cpu"
+    assert resolve("auto") == ("cuda" if cuda_available() else "cpu")
+
+
+@pytest.mark.skipif(cuda_available(), reason="this machine has CUDA")
+def test_device_cuda_without_cuda_is_a_usage_error():
+    with pytest.raises(DeviceError, match="no CUDA GPU"):
+        resolve("cuda")
+
+
+def test_case_context_carries_the_device():
+    from plugins.transformer.checks import attention_speed_cases
+
+    import numpy as np
+    (case,) = attention_speed_cases(CaseContext(rng=np.random.default_rng(0), variant={}, device="cpu"))
+    assert case.args["device"] == "cpu" and "cpu" in case.label
+
+
+def test_a_check_not_counted_is_listed_in_results_json_with_its_reason(tmp_path):
+    import json
+
+    from autograder import catalog
+    from autograder.assignment import Assignment
+    from autograder.grading import grade_submission
+
+    assignment, variant = catalog.load("ngram")
+    first = on_device(replace(assignment.checks[0], device="cuda", when_absent="not_counted"), "cpu")
+    run = grade_submission(Assignment(assignment.spec, [first, assignment.checks[1]]), variant, ROOT / "reference",
+                           results=tmp_path / "results.json", jobs=1)
+    tests = json.loads((tmp_path / "results.json").read_text())["tests"]
+    assert tests[0]["max_score"] == 0 and tests[0]["score"] == 0 and "needs a CUDA GPU" in tests[0]["output"]
+    assert tests[1]["score"] == tests[1]["max_score"] > 0
+    assert run.max_score == assignment.checks[1].points
+
+
+needs_cuda = pytest.mark.skipif(not cuda_available(), reason="needs a CUDA GPU (torch.cuda.is_available() is False)")
+
+
+@needs_cuda
+def test_on_cuda_the_reference_passes_and_a_query_loop_fails(tmp_path):
+    from autograder import catalog
+    from autograder.flawed import write_flawed
+    from autograder.grading import grade_submission
+    from plugins.transformer.bugs import BUGS
+
+    assignment, variant = catalog.load("transformer", device="cuda")
+    only = [c for c in assignment.checks if c.name in ("training", "attention_speed", "train_step_speed")]
+    assert all(c.device == "cuda" for c in only)
+    from autograder.assignment import Assignment
+    graded = Assignment(assignment.spec, only)
+    run = grade_submission(graded, variant, ROOT / "reference", jobs=1)
+    assert run.score == run.max_score, [v.output for v in run.verdicts]
+    slow = write_flawed(ROOT / "reference", assignment.spec.files, tmp_path / "loop", [BUGS["attention_query_loop"]])
+    verdicts = {v.check.name: v for v in grade_submission(graded, variant, slow, jobs=1).verdicts}
+    assert verdicts["attention_speed"].score == 0 and "slower than the allowed" in verdicts["attention_speed"].output
