@@ -26,7 +26,8 @@ from autograder.checks import CaseContext  # noqa: E402
 from autograder.flawed import write_flawed  # noqa: E402
 from autograder.loader import load_files  # noqa: E402
 from plugins.transformer.bugs import BUGS  # noqa: E402
-from plugins.transformer.training import training, training_cases  # noqa: E402
+from plugins.transformer.checks import training_cases  # noqa: E402
+from plugins.transformer.training import training  # noqa: E402
 
 FILES = ("layers.py", "model.py", "train.py")
 

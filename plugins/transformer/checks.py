@@ -16,6 +16,7 @@ from autograder import Case, CaseContext, Check, Limits, Tolerance
 
 from . import mistakes as M
 from . import scenarios, speed, training
+from .corpus import sparse_markov
 from .judges import judge_generate
 
 # Any correct order of operations agrees far inside these; float32 keeps
@@ -379,7 +380,7 @@ def transformer_checks() -> list[Check]:
         Check("model_hidden", "TransformerLM at larger sizes", scenarios.model, model_hidden_cases, files=Mo,
               tolerance=FLOAT64, mistakes=MODEL_MISTAKES, visibility="after_due_date", uses=LM, limits=quick),
         Check("training", "training on a Markov chain: the loss falls to the reference's, no future-token leak",
-              training.training, training.training_cases, judge=training.judge_training,
+              training.training, training_cases, judge=training.judge_training,
               uses=("train.train", "train.evaluate_perplexity", *LM, *CE), limits=Limits(cpu_s=60, wall_s=90)),
         # Timing: the fingerprints are float32 sums over many entries, in any order of operations.
         Check("attention_speed", "CausalSelfAttention forward and backward, timed against the reference",
@@ -391,6 +392,26 @@ def transformer_checks() -> list[Check]:
               timing=speed.TRAIN_STEP,
               uses=(*LM, *CE), limits=Limits(cpu_s=60, wall_s=90)),
     ]
+
+
+# --- training on a corpus with a known entropy rate ---
+
+def training_cases(ctx: CaseContext) -> list[Case]:
+    rng = ctx.rng
+    corpus, model = training.CORPUS, training.MODEL
+    source = sparse_markov(rng, corpus["vocab_size"], corpus["order"], corpus["successors"])
+    config = {"vocab_size": corpus["vocab_size"], **model, "pre_ln": ctx.variant["pre_ln"]}
+    args = {"config": config, "state": lm_state(rng, config), "dtype": "float32",
+            "data": source.sample(20_000, rng), "held_out": source.sample(4_000, rng),
+            "entropy_rate": source.entropy_rate(), "steps": training.STEPS, "batch_size": training.BATCH,
+            "lr": training.LR,
+            "seed": int(rng.integers(2**62)), "device": ctx.device}
+    label = (f"train a TransformerLM(vocab_size=12, context_length=16, d_model=32, n_layers=2, n_heads=4, d_ff=64) "
+             f"for {args['steps']} steps (batch_size={args['batch_size']}, lr={args['lr']:g}, device='{ctx.device}') on 20000 tokens of a "
+             f"Markov chain of order 2 with entropy rate {args['entropy_rate']:.3f} nats per token; "
+             f"then evaluate_perplexity on 4000 held-out tokens")
+    return [Case(label, args)]
+
 
 
 # --- timing: sizes where a Python loop over positions shows, and a call takes milliseconds ---

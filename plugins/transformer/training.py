@@ -16,9 +16,8 @@ import math
 import numpy as np
 import torch
 
-from autograder import Case, CaseContext, CaseVerdict, Tolerance
+from autograder import Case, CaseVerdict, Tolerance
 
-from .corpus import sparse_markov
 from .scenarios import _array, _generator, _lm
 
 # How the margins were chosen (benchmarks/training_margin.py, 8 corpus seeds):
@@ -42,23 +41,6 @@ LEAK_MARGIN = 0.1
 CORPUS = {"vocab_size": 12, "order": 2, "successors": 3}
 MODEL = {"context_length": 16, "d_model": 32, "n_layers": 2, "n_heads": 4, "d_ff": 64}
 STEPS, BATCH, LR = 300, 16, 1e-2
-
-
-def training_cases(ctx: CaseContext) -> list[Case]:
-    from .checks import lm_state  # the weights every check draws, here in float32
-
-    rng = ctx.rng
-    source = sparse_markov(rng, CORPUS["vocab_size"], CORPUS["order"], CORPUS["successors"])
-    config = {"vocab_size": CORPUS["vocab_size"], **MODEL, "pre_ln": ctx.variant["pre_ln"]}
-    args = {"config": config, "state": lm_state(rng, config), "dtype": "float32",
-            "data": source.sample(20_000, rng), "held_out": source.sample(4_000, rng),
-            "entropy_rate": source.entropy_rate(), "steps": STEPS, "batch_size": BATCH, "lr": LR,
-            "seed": int(rng.integers(2**62)), "device": ctx.device}
-    label = (f"train a TransformerLM(vocab_size=12, context_length=16, d_model=32, n_layers=2, n_heads=4, d_ff=64) "
-             f"for {STEPS} steps (batch_size={BATCH}, lr={LR:g}, device='{ctx.device}') on 20000 tokens of a "
-             f"Markov chain of order 2 with entropy rate {args['entropy_rate']:.3f} nats per token; "
-             f"then evaluate_perplexity on 4000 held-out tokens")
-    return [Case(label, args)]
 
 
 def held_out_loss(lm, data: torch.Tensor, context_length: int) -> float:
