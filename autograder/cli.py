@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import shutil
+import tempfile
+import traceback
 import sys
 from pathlib import Path
 
@@ -38,22 +40,68 @@ def _settings(pairs: tuple[str, ...]) -> dict[str, str]:
     return out
 
 
+class UserError(click.ClickException):
+    """A mistake in how lmgrade was called or where it was pointed: one line, exit status 2."""
+
+    exit_code = 2
+
+
+class _Commands(click.Group):
+    """Every command: a user's mistake is one line (`UserError`); anything else is a fault of lmgrade."""
+
+    def invoke(self, ctx):
+        try:
+            return super().invoke(ctx)
+        except (click.exceptions.Exit, click.exceptions.Abort, click.ClickException, KeyboardInterrupt):
+            raise
+        except AssignmentError as exc:  # a malformed assignment file or template: its author's to fix
+            raise UserError(str(exc)) from None
+        except Exception:
+            traceback.print_exc()
+            err_console.print("lmgrade itself failed (not your submission or your command): please report "
+                              "this, with the traceback above.")
+            ctx.exit(1)
+
+
+def writable_folder(folder: Path, what: str) -> None:
+    """Refuse early, in one line, a folder that is missing or cannot be written."""
+    if not folder.is_dir():
+        raise UserError(f"{what}: the folder {folder} does not exist")
+    try:
+        with tempfile.TemporaryFile(dir=folder):
+            pass
+    except OSError as exc:
+        raise UserError(f"{what}: cannot write into {folder} ({exc.strerror or exc})") from None
+
+
 def _load(name: str, pairs: tuple[str, ...], device: str = "auto"):
     try:
         return catalog.load(name, _settings(pairs), device=device)
     except (AssignmentError, DeviceError) as exc:
-        raise click.UsageError(str(exc)) from None
+        raise UserError(str(exc)) from None
 
 
 def _default_jobs() -> int:
     return max(1, min(4, int(available_cpus())))
 
 
-set_option = click.option("--set", "settings", multiple=True, metavar="KEY=VALUE",
-                          help="Choose an assignment variant, e.g. --set activation=tanh.")
+def _variants_help() -> str:
+    """Every assignment's own variants, for --set's help."""
+    try:
+        specs = [catalog.load_spec(name) for name in catalog.assignment_folders()]
+    except Exception:  # a broken assignment file is reported when it is used, not in help
+        return "Choose an assignment variant (see `lmgrade list`)."
+    choices = [f"{spec.name}: " + ", ".join(f"{v.name}=" + "|".join(str(c).lower() if isinstance(c, bool) else str(c)
+                                                                     for c in v.choices)
+                                            for v in spec.variants.values())
+               for spec in specs if spec.variants]
+    return "Choose an assignment variant (" + "; ".join(choices) + "). Give generate and grade the same one."
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+set_option = click.option("--set", "settings", multiple=True, metavar="KEY=VALUE", help=_variants_help())
+
+
+@click.group(cls=_Commands, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="lmgrade")
 def main() -> None:
     """Autograder of the language-modeling course: generate, grade, report."""
@@ -89,13 +137,17 @@ def list_() -> None:
 @click.option("-o", "--output", "out_dir", required=True, type=click.Path(file_okay=False, path_type=Path),
               help="Folder to write the starter files and the handout into.")
 @set_option
-def generate(assignment: str, out_dir: Path, settings: tuple[str, ...]) -> None:
+@click.option("--force", is_flag=True, help="Overwrite files of the same names already in the folder.")
+def generate(assignment: str, out_dir: Path, settings: tuple[str, ...], force: bool) -> None:
     """Render the student starter files and the handout into a folder."""
     bound, variant = _load(assignment, settings)
     try:
-        written = templates.generate(bound, variant, out_dir)
-    except AssignmentError as exc:
-        raise click.ClickException(str(exc)) from None
+        written = templates.generate(bound, variant, out_dir, overwrite=force)
+    except templates.WouldOverwrite as exc:
+        raise UserError(f"{out_dir} already holds {', '.join(exc.names)}: nothing was written "
+                        "(--force overwrites them)") from None
+    except OSError as exc:
+        raise UserError(f"cannot write into {out_dir}: {exc.strerror or exc}") from None
     for path in written:
         console.print(f"wrote {path}")
 
@@ -139,6 +191,7 @@ def _progress() -> Progress:
 def grade(assignment: str, submission_dir: Path, results: Path, settings: tuple[str, ...], device: str,
           jobs: int) -> None:
     """Grade a submission folder against the reference; write results.json."""
+    writable_folder(results.parent if str(results.parent) else Path("."), "--results")
     bound, variant = _load(assignment, settings, device)
     run_grading(bound, variant, submission_dir, results=results, jobs=jobs)
     console.print(f"results written to {results}")
@@ -152,7 +205,13 @@ def grade(assignment: str, submission_dir: Path, results: Path, settings: tuple[
 def check(assignment: str, submission_dir: Path, settings: tuple[str, ...]) -> None:
     """Run the public checks on your own work (no results.json)."""
     bound, variant = _load(assignment, settings)
-    run_grading(bound, variant, submission_dir, results=None, jobs=_default_jobs(), visible_only=True)
+    run = run_grading(bound, variant, submission_dir, results=None, jobs=_default_jobs(), visible_only=True)
+    left_out = [c for c in bound.checks if c.visibility != "visible"]
+    if left_out:
+        total = sum(c.points for c in bound.checks)
+        console.print(f"This is {run.max_score:g} of the assignment's {total:g} points: the course's autograder "
+                      "also runs " + ", ".join(f"{c.name} ({c.points:g} points, {c.visibility.replace('_', ' ')})"
+                                               for c in left_out) + ", which are not run here.")
 
 
 @main.command()

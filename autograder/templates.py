@@ -29,9 +29,23 @@ def render(assignment: Assignment, variant: dict) -> dict[str, str]:
     return out
 
 
-def generate(assignment: Assignment, variant: dict, out_dir: Path) -> list[Path]:
-    """Write the rendered files into `out_dir`; return their paths."""
+class WouldOverwrite(Exception):
+    """`out_dir` already holds files that generate would replace (a student's work, perhaps)."""
+
+    def __init__(self, names: list[str]):
+        super().__init__(", ".join(names))
+        self.names = names
+
+
+def generate(assignment: Assignment, variant: dict, out_dir: Path, overwrite: bool = False) -> list[Path]:
+    """Write the rendered files into `out_dir`; return their paths.
+
+    Unless `overwrite`, refuses (writing nothing) when any of them exists.
+    """
     rendered = render(assignment, variant)
+    existing = sorted(name for name in rendered if (out_dir / name).exists())
+    if existing and not overwrite:
+        raise WouldOverwrite(existing)
     out_dir.mkdir(parents=True, exist_ok=True)
     written = []
     for name, text in rendered.items():

@@ -14,6 +14,7 @@ ratios seen, and the wall time of one timing check (target under 5 s).
 from __future__ import annotations
 
 import argparse
+import re
 import statistics
 import subprocess
 import sys
@@ -53,8 +54,8 @@ def main() -> None:
                     start = time.perf_counter()
                     (verdict,) = grader.grade(folder, only={args.check})
                     wall = time.perf_counter() - start
-                    ratio = verdict.output.split("(")[1].split("x;")[0] if "x;" in verdict.output else "?"
-                    results[name].append((verdict.passed, wall, ratio))
+                    ratio = re.search(r"\(([0-9.]+)x; median", verdict.output)
+                    results[name].append((verdict.passed, wall, float(ratio.group(1)) if ratio else None))
     finally:
         if busy is not None:
             busy.kill()
@@ -62,7 +63,7 @@ def main() -> None:
     print(f"{args.check} on {args.device}, {args.repeat} gradings each, {load}:")
     for name, rows in results.items():
         passed = sum(p for p, _, _ in rows)
-        ratios = sorted(float(r) for _, _, r in rows if r != "?")
+        ratios = sorted(r for _, _, r in rows if r is not None)
         print(f"  {name:<18} passed {passed}/{len(rows)}; ratio min {ratios[0]:.2f} median "
               f"{statistics.median(ratios):.2f} max {ratios[-1]:.2f}; wall per check median "
               f"{statistics.median(w for _, w, _ in rows):.2f} s, max {max(w for _, w, _ in rows):.2f} s")

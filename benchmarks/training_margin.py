@@ -35,7 +35,8 @@ FILES = ("layers.py", "model.py", "train.py")
 def main() -> None:
     seeds = int(sys.argv[1]) if len(sys.argv) > 1 else 5
     torch.set_num_threads(1)
-    tmp = Path(tempfile.mkdtemp(prefix="lmgrade-margin-"))
+    scratch = tempfile.TemporaryDirectory(prefix="lmgrade-margin-")
+    tmp = Path(scratch.name)
     folders = {"reference": ROOT / "reference"}
     folders.update({f"contract/{p.name}": p for p in sorted((ROOT / "tests/submissions/transformer").iterdir())})
     for bug in ("train_no_zero_grad", "mask_off_by_one"):

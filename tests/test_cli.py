@@ -30,9 +30,10 @@ def test_generate(tmp_path):
 
 
 def test_grade_reference_writes_full_marks(tmp_path, reference_submission):
-    results = tmp_path / "out" / "results.json"
+    results = tmp_path / "results.json"
     out = lmgrade("grade", "ngram", reference_submission, "--results", results, "--jobs", "2")
     assert out.returncode == 0, out.stderr
+    assert results.stat().st_mode & 0o777 == 0o644  # the course's tools read it as another user
     document = json.loads(results.read_text())
     assert document["score"] == 100 and len(document["tests"]) == 11
     assert "total" in out.stdout and "100 / 100" in out.stdout
@@ -65,10 +66,44 @@ def test_usage_errors_exit_non_zero(tmp_path):
     assert unknown.returncode == 2 and "unknown assignment 'nosuch'" in unknown.stderr
 
 
-def test_check_runs_only_public_checks(reference_submission):
+def _one_line_error(out, *words):
+    assert out.returncode == 2, out.stderr
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in out.stderr, out.stderr
+    assert all(word in lines[0] for word in words), lines[0]
+
+
+def test_a_users_mistake_is_one_line_and_exit_2(tmp_path, reference_submission):
+    _one_line_error(lmgrade("generate", "ngram", "-o", "/proc/lmgrade-starter"), "/proc/lmgrade-starter")
+    _one_line_error(lmgrade("grade", "ngram", reference_submission, "--results", "/proc/r.json"), "--results",
+                    "/proc")
+    _one_line_error(lmgrade("grade", "ngram", reference_submission, "--results", tmp_path / "missing" / "r.json"),
+                    "does not exist", "missing")
+    _one_line_error(lmgrade("generate", "nosuch", "-o", tmp_path), "unknown assignment 'nosuch'")
+    _one_line_error(lmgrade("generate", "rnn", "-o", tmp_path, "--set", "activation=relu"), "sigmoid, tanh")
+    assert not (tmp_path / "missing").exists()
+
+
+def test_generate_never_overwrites_a_students_work_without_force(tmp_path):
+    (tmp_path / "ngram.py").write_text("# my own work\n")
+    refused = lmgrade("generate", "ngram", "-o", tmp_path)
+    _one_line_error(refused, "ngram.py", "--force")
+    assert (tmp_path / "ngram.py").read_text() == "# my own work\n" and not (tmp_path / "README.md").exists()
+    forced = lmgrade("generate", "ngram", "-o", tmp_path, "--force")
+    assert forced.returncode == 0 and "NotImplementedError" in (tmp_path / "ngram.py").read_text()
+
+
+def test_set_help_names_each_assignments_own_variants():
+    out = lmgrade("grade", "--help")
+    assert "activation=sigmoid|tanh" in " ".join(out.stdout.split()) and "pre_ln=true|false" in out.stdout
+
+
+def test_check_runs_only_public_checks_and_says_what_it_left_out(reference_submission):
     out = lmgrade("check", "ngram", reference_submission)
     assert out.returncode == 0, out.stderr
-    assert "perplexity_hidden" not in out.stdout and "90 / 90" in out.stdout
+    assert "90 / 90" in out.stdout
+    said = " ".join(out.stdout.split())
+    assert "This is 90 of the assignment's 100 points" in said and "perplexity_hidden (10 points, after due date)" in said
 
 
 def test_demo(tmp_path):

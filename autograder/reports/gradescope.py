@@ -75,6 +75,8 @@ def write_atomically(path: Path, document: dict) -> None:
             json.dump(document, f, indent=2)
             f.write("\n")
             f.flush()
+            # mkstemp makes it 0600; the course's tools (and Gradescope) read it as another user.
+            os.fchmod(f.fileno(), 0o644)
             os.fsync(f.fileno())
         os.replace(tmp, path)
     except BaseException:
