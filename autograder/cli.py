@@ -165,7 +165,7 @@ def run_grading(assignment, variant, submission: Path, *, results: Path | None, 
     except HarnessFault as exc:
         raise click.ClickException(f"harness fault: {exc}") from None
     if run.note:
-        console.print(run.note)
+        console.print(Text(run.note))
     print_report(console, title or f"{assignment.name}: {run.submission}", run.verdicts)
     console.print(f"[dim]sandbox: {describe_defences(run.defences)}[/dim]")
     return run

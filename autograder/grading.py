@@ -14,7 +14,9 @@ grades.
 
 from __future__ import annotations
 
+import ast
 import random
+import re
 import shutil
 import sys
 import tempfile
@@ -27,7 +29,8 @@ from typing import Any, Callable
 from .assignment import Assignment
 from .checks import ANSWER, PROPERTY, Case, CaseContext, CaseVerdict, Check, Mistake, explains
 from .errors import HarnessFault
-from . import forbidden, speed, wire
+from . import forbidden, loader, speed, templates, wire
+from .sandbox.limits import Limits
 from .feedback import describe_output, forbidden_message, outcome_verdict, summarize
 from .oracle import LiveReference, OracleError
 from .reports.gradescope import ResultsFile
@@ -67,11 +70,20 @@ class Verdict:
 
 
 @dataclass
+class Imports:
+    """What importing a submission's files once gave: the file that failed and why, or the names each defines."""
+
+    broken: str | None = None
+    message: str = ""
+    defined: dict[str, list[str]] = field(default_factory=dict)
+
+
+@dataclass
 class GradingRun:
     """What grading one submission gave."""
 
     submission: Path          # the folder that was graded
-    note: str                 # where the files were found, when not at the top
+    note: str                 # where the files were found, when not at the top; an import failure
     verdicts: list[Verdict]
 
     @property
@@ -107,6 +119,7 @@ class Grader:
         self._mistaken: dict[tuple[str, Mistake], list[Any]] = {}
         self._lock = threading.Lock()
         self._reference_copy: Path | None = None
+        self._contract: dict[str, list[str]] | None = None
 
     def _plugin_paths(self) -> list[Path]:
         """The folders of the modules the checks come from: hidden from the sandbox."""
@@ -207,11 +220,43 @@ class Grader:
                 pass
         return forbidden.Uses(sources, spec.forbidden, spec.forbidden_also)
 
+    def probe_imports(self, submission: Path) -> "Imports":
+        """Import every submitted file present, once, in the sandbox.
+
+        An import failure is then said once, at the top, instead of by every
+        check; what the files define feeds the hint for a missing name.
+        """
+        present = [f for f in self.assignment.spec.files if (submission / f).is_file()]
+        if not present:
+            return Imports()
+        limits = Limits(**{**Limits().as_dict(), **self.assignment.spec.limits})
+        outcome = self.pool.run(scenario="autograder.loader:import_probe", submission=submission, files=present,
+                                cases=[None], limits=limits).outcomes[0]
+        if outcome.kind != "import_error":
+            return Imports(defined=outcome.value if outcome.kind == "ok" and isinstance(outcome.value, dict) else {})
+        error = outcome.error or {}
+        broken = error.get("file") if error.get("file") in present else present[0]
+        where = error.get("where") or f"{error.get('type')}: {error.get('message')}"
+        return Imports(broken, f"{broken} could not be imported, so the checks that need it were not graded:\n"
+                               f"{where}")
+
+    def contract_names(self) -> dict[str, list[str]]:
+        """The public names each stub defines: what the contract expects of each file."""
+        with self._lock:
+            if self._contract is None:
+                stubs = templates.render(self.assignment, self.variant)
+                self._contract = {loader.module_name(f): _top_level_names(stubs[f])
+                                  for f in self.assignment.spec.files if f in stubs}
+            return self._contract
+
     def grade_check(self, check: Check, number: int, submission: Path,
-                    uses: forbidden.Uses | None = None) -> Verdict:
+                    uses: forbidden.Uses | None = None, imports: "Imports | None" = None) -> Verdict:
         if check.unavailable:
             return Verdict(check, number, 0.0, check.unavailable)
         cases, expected = self.cases_and_expected(check)
+        imports = imports or Imports()
+        if imports.broken is not None and imports.broken in check.files:
+            return _not_run(check, number, cases, f"not graded: {imports.broken} could not be imported (see above)")
         reveal = check.visibility == "visible"
         missing = [f for f in check.files if not (submission / f).is_file()]
         if missing:
@@ -224,7 +269,7 @@ class Grader:
             return self.grade_timing(check, number, submission, cases)
         run = self.pool.run(scenario=check.scenario_ref, submission=submission, files=list(check.files),
                             cases=[c.args for c in cases], limits=check.limits, device=check.device)
-        judged = [(case, outcome_verdict(check, case, exp, outcome, reveal))
+        judged = [(case, self._with_hints(outcome_verdict(check, case, exp, outcome, reveal), imports.defined))
                   for case, exp, outcome in zip(cases, expected, run.outcomes)]
         passed = sum(v.passed for _, v in judged)
         mistake = self.diagnose(check, cases, run.outcomes) if passed < len(cases) and check.mistakes else None
@@ -287,19 +332,36 @@ class Grader:
             return wire.decode(wire.encode(timing.step(state[0], nonce)))
         return recompute
 
+    def _with_hints(self, verdict: CaseVerdict, defined: dict[str, list[str]]) -> CaseVerdict:
+        """A missing name (`module 'ngram' has no attribute 'pad'`): say what the file defines and the contract wants."""
+        found = _MISSING_NAME.search(verdict.message)
+        if verdict.passed or not found or found.group(1) not in self.contract_names():
+            return verdict
+        module = found.group(1)
+        hint = (f"\n{module}.py must define: {', '.join(self.contract_names()[module])}; "
+                f"it defines: {', '.join(defined.get(module, [])) or 'nothing public'}")
+        return CaseVerdict(False, verdict.message + hint)
+
     def grade(self, submission: Path, on_verdict: Callable[[Verdict], None] | None = None,
-              only: set[str] | None = None) -> list[Verdict]:
-        """Verdicts of the checks named in `only` (all by default), numbered as in the assignment."""
+              only: set[str] | None = None, on_import_failure: Callable[[str], None] | None = None
+              ) -> list[Verdict]:
+        """Verdicts of the checks named in `only` (all by default), numbered as in the assignment.
+
+        `on_import_failure` hears, once, what stopped the submitted files from importing.
+        """
         submission = Path(submission).resolve()
         numbered = [(n, c) for n, c in enumerate(self.assignment.checks, start=1) if only is None or c.name in only]
         verdicts: dict[int, Verdict] = {}
         report_lock = threading.Lock()
 
         uses = self.forbidden_uses(submission)
+        imports = self.probe_imports(submission)
+        if imports.broken and on_import_failure:
+            on_import_failure(imports.message)
 
         def one(item):
             number, check = item
-            verdict = self.grade_check(check, number, submission, uses)
+            verdict = self.grade_check(check, number, submission, uses, imports)
             with report_lock:
                 verdicts[number] = verdict
                 if on_verdict:
@@ -313,6 +375,16 @@ class Grader:
             if item[1].timing is not None:
                 one(item)
         return [verdicts[n] for n, _ in numbered]
+
+
+_MISSING_NAME = re.compile(r"module '(\w+)' has no attribute '(\w+)'")
+
+
+def _top_level_names(source: str) -> list[str]:
+    tree = ast.parse(source)
+    names = [n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))]
+    names += [t.id for n in tree.body if isinstance(n, ast.Assign) for t in n.targets if isinstance(t, ast.Name)]
+    return [n for n in names if not n.startswith("_")]
 
 
 def _not_run(check: Check, number: int, cases: list[Case], reason: str) -> Verdict:
@@ -337,6 +409,13 @@ def grade_submission(assignment: Assignment, variant: dict, submission: Path, *,
     submission, note = locate(Path(submission), assignment.spec.files)
     results_file = ResultsFile(results, checks, output=note) if results else None
     verdicts: list[Verdict] = []
+    said = [note] if note else []
+
+    def import_failed(message: str) -> None:
+        said.append(message)
+        if results_file:
+            results_file.output = "\n\n".join(said)
+            results_file.write()
 
     def record(verdict: Verdict) -> None:
         verdicts.append(verdict)
@@ -353,13 +432,13 @@ def grade_submission(assignment: Assignment, variant: dict, submission: Path, *,
             with Grader(assignment, variant, LiveReference(assignment.spec),
                         secret=course_secret() if secret is None else secret, jobs=jobs,
                         protected=protected) as own:
-                own.grade(submission, on_verdict=record, only=set(position))
+                own.grade(submission, on_verdict=record, only=set(position), on_import_failure=import_failed)
         else:
-            grader.grade(submission, on_verdict=record, only=set(position))
+            grader.grade(submission, on_verdict=record, only=set(position), on_import_failure=import_failed)
     except BaseException:  # a HarnessFault, a bug of the harness, an interrupt: never the submission's
         if results_file:
             results_file.output = f"{HARNESS_FAULT_NOTE}\n{note}".strip()
             results_file.write()
         raise
     verdicts.sort(key=lambda v: v.number)
-    return GradingRun(submission=submission, note=note, verdicts=verdicts)
+    return GradingRun(submission=submission, note="\n\n".join(said), verdicts=verdicts)

@@ -61,3 +61,8 @@ def load_files(folder: Path, files: Sequence[str], *, keep: bool = False) -> dic
                 for name in paths:
                     sys.modules.pop(name, None)
                 sys.modules.update(saved)
+
+
+def import_probe(modules: dict[str, ModuleType], args) -> dict[str, list[str]]:
+    """A scenario that only imports the files: the public names each one defines."""
+    return {name: sorted(n for n in vars(module) if not n.startswith("_")) for name, module in modules.items()}

@@ -33,7 +33,8 @@ def test_an_import_error_of_the_submission_is_a_verdict_not_a_fault(ngram, ngram
     assignment, variant = ngram
     (tmp_path / "ngram.py").write_text("import no_such_module_anywhere\n")
     run = grade_submission(assignment, variant, tmp_path, grader=ngram_grader)
-    assert run.score == 0 and "ModuleNotFoundError" in run.verdicts[0].output
+    assert run.score == 0 and "ModuleNotFoundError" in run.note
+    assert run.verdicts[0].output == "not graded: ngram.py could not be imported (see above)"
 
 
 def test_a_reference_that_cannot_be_imported_is_a_harness_fault(ngram, reference_submission, tmp_path):

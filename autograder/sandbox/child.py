@@ -47,6 +47,44 @@ def describe_exception(exc: BaseException) -> dict:
             "traceback": "".join(tb.format())[-4000:]}
 
 
+def describe_import_error(exc: BaseException, submission: Path) -> dict:
+    """An import failure as the student's own Python would show it: their frames only, paths relative.
+
+    `where` is the file, line, the offending line with a caret, and the error,
+    the harness's frames and temporary folders left out.
+    """
+    described = describe_exception(exc)
+    root = str(submission) + os.sep
+
+    def relative(filename: str | None) -> str | None:
+        return filename[len(root):] if filename and filename.startswith(root) else None
+
+    lines = []
+    if isinstance(exc, SyntaxError) and relative(exc.filename):
+        described["file"] = relative(exc.filename)
+        lines.append(f'  File "{described["file"]}", line {exc.lineno}')
+        if exc.text:
+            text = exc.text.rstrip("\n")
+            stripped = text.lstrip()
+            lines.append(f"    {stripped}")
+            if exc.offset:
+                lines.append("    " + " " * max(0, exc.offset - 1 - (len(text) - len(stripped))) + "^")
+        message = exc.msg
+    else:
+        for frame in traceback.extract_tb(exc.__traceback__):
+            name = relative(frame.filename)
+            if name is None:
+                continue
+            described["file"] = name
+            lines.append(f'  File "{name}", line {frame.lineno}, in {frame.name}')
+            if frame.line:
+                lines.append(f"    {frame.line.strip()}")
+        message = str(exc).replace(root, "")
+    lines.append(f"{type(exc).__name__}: {message}")
+    described["where"] = "\n".join(lines)
+    return described
+
+
 def private_environment(workdir: Path) -> dict[str, str]:
     """Where temporary files, caches and settings go: all inside `workdir`."""
     tmp, home = str(workdir / "tmp"), str(workdir / "home")
@@ -132,7 +170,7 @@ def run(*, scenario: Callable, cases: list, start: int, files: list[str], workdi
         modules = load_files(submission, files, keep=True)
         import_error = None
     except BaseException as exc:
-        import_error = describe_exception(exc)
+        import_error = describe_import_error(exc, submission)
     at_import = sorted(set(guards.calls))
 
     for index in range(start, len(cases)):

@@ -289,7 +289,8 @@ class SandboxPool:
                     if key == "ok":
                         report.outcomes[index] = CaseOutcome("ok", value=value)
                     elif key in ("error", "import_error"):
-                        error = {f: str(value.get(f, ""))[:4000] for f in ("type", "message", "traceback")}
+                        error = {f: str(value.get(f, ""))[:4000]
+                                 for f in ("type", "message", "traceback", "file", "where")}
                         report.outcomes[index] = CaseOutcome(key, error=error)
                     elif key == "forbidden":
                         report.outcomes[index] = CaseOutcome(key, value=[str(api) for api in value][:20])

@@ -1,0 +1,72 @@
+"""A submission that cannot be imported is told so once, at the top, in its own terms."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from autograder.grading import grade_submission
+
+ROOT = Path(__file__).resolve().parents[1]
+PAD = "def pad(sentence: list[str], n: int) -> list[str]:"
+
+
+def _submission(folder: Path, source: str, **helpers: str) -> Path:
+    folder.mkdir()
+    (folder / "ngram.py").write_text(source)
+    for name, text in helpers.items():
+        (folder / f"{name}.py").write_text(text)
+    return folder
+
+
+def _grade(ngram, ngram_grader, folder: Path, tmp_path: Path):
+    assignment, variant = ngram
+    results = tmp_path / "results.json"
+    run = grade_submission(assignment, variant, folder, results=results, grader=ngram_grader)
+    return run, json.loads(results.read_text())
+
+
+def _said_once(document: dict, *words: str) -> None:
+    top = document["output"]
+    assert all(word in top for word in words), top
+    for test in document["tests"]:
+        assert test["output"] == "not graded: ngram.py could not be imported (see above)", test["output"]
+        assert test["score"] == 0
+    everything = json.dumps(document)
+    assert "/tmp" not in everything and "autograder" not in everything and "site-packages" not in everything
+
+
+def test_a_syntax_error_shows_the_file_line_and_caret_once(ngram, ngram_grader, tmp_path):
+    source = (ROOT / "reference" / "ngram.py").read_text().replace(PAD, PAD.replace("],", "]"))
+    run, document = _grade(ngram, ngram_grader, _submission(tmp_path / "s", source), tmp_path)
+    line = source.splitlines().index(PAD.replace("],", "]")) + 1
+    _said_once(document, 'File "ngram.py", line %d' % line, "def pad(sentence: list[str] n: int)", "^",
+               "SyntaxError")
+    assert document["output"].count("SyntaxError") == 1 and run.score == 0
+
+
+def test_an_exception_in_a_helper_module_shows_only_the_students_frames(ngram, ngram_grader, tmp_path):
+    source = (ROOT / "reference/ngram.py").read_text()
+    folder = _submission(tmp_path / "s", source + "from helpers import table\n",
+                         helpers="def build():\n    return {}['missing']\n\ntable = build()\n")
+    _, document = _grade(ngram, ngram_grader, folder, tmp_path)
+    _said_once(document, f'File "ngram.py", line {len(source.splitlines()) + 1}', 'File "helpers.py", line 4',
+               'File "helpers.py", line 2', "KeyError: 'missing'")
+
+
+def test_an_empty_file_is_an_import_that_defines_nothing(ngram, ngram_grader, tmp_path):
+    folder = _submission(tmp_path / "s", "")
+    run, document = _grade(ngram, ngram_grader, folder, tmp_path)
+    assert run.score == 0
+    pad = document["tests"][0]["output"]
+    assert "has no attribute 'pad'" in pad and "ngram.py must define: " in pad and "pad" in pad.split("must define")[1]
+    assert "it defines: nothing public" in pad
+
+
+def test_a_missing_name_says_what_the_file_defines_and_the_contract_wants(ngram, ngram_grader, tmp_path):
+    source = (ROOT / "reference" / "ngram.py").read_text().replace("def pad(", "def padding(")
+    run, document = _grade(ngram, ngram_grader, _submission(tmp_path / "s", source), tmp_path)
+    pad = document["tests"][0]["output"]
+    assert "has no attribute 'pad'" in pad and "padding" in pad.split("it defines:")[1]
