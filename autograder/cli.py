@@ -178,7 +178,8 @@ def _progress() -> Progress:
 
 @main.command()
 @click.argument("assignment")
-@click.argument("submission_dir", type=click.Path(exists=True, file_okay=False, path_type=Path))
+# Not checked here: a missing folder or a .zip is still graded, with results.json saying why.
+@click.argument("submission_dir", type=click.Path(path_type=Path))
 @click.option("--results", type=click.Path(dir_okay=False, path_type=Path), default=Path("results.json"),
               show_default=True, help="Where to write Gradescope's results.json.")
 @set_option
@@ -199,8 +200,7 @@ def grade(assignment: str, submission_dir: Path, results: Path, settings: tuple[
 
 @main.command()
 @click.argument("assignment")
-@click.argument("submission_dir", required=False, default=".",
-                type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.argument("submission_dir", required=False, default=".", type=click.Path(path_type=Path))
 @set_option
 def check(assignment: str, submission_dir: Path, settings: tuple[str, ...]) -> None:
     """Run the public checks on your own work (no results.json)."""

@@ -36,7 +36,7 @@ from .oracle import LiveReference, OracleError
 from .reports.gradescope import ResultsFile
 from .sandbox.pool import CaseOutcome, SandboxPool
 from .seeds import check_rng, course_secret
-from .submission import locate
+from .submission import UnreadableSubmission, locate, missing_hint, unpack_zip
 
 # Larger files are left to the run-time guard (and to the sandbox's limits).
 MAX_SCANNED_BYTES = 2 * 2**20
@@ -260,7 +260,8 @@ class Grader:
         reveal = check.visibility == "visible"
         missing = [f for f in check.files if not (submission / f).is_file()]
         if missing:
-            return _not_run(check, number, cases, f"{', '.join(missing)} is missing from the submission")
+            return _not_run(check, number, cases, f"not graded: {', '.join(missing)} is missing from the "
+                                                  "submission (see above)")
         found = uses.relevant(check.uses, check.files) if uses is not None and uses.findings else []
         if found:
             return _not_run(check, number, cases, "\n".join(
@@ -404,12 +405,35 @@ def grade_submission(assignment: Assignment, variant: dict, submission: Path, *,
     closed. Raises `HarnessFault` when grading cannot be trusted, after
     writing a results.json that says so.
     """
+    with tempfile.TemporaryDirectory(prefix="lmgrade-upload-") as scratch:
+        return _grade_submission(assignment, variant, Path(submission), Path(scratch), results=results, jobs=jobs,
+                                 visible_only=visible_only, grader=grader, secret=secret, on_start=on_start,
+                                 on_verdict=on_verdict)
+
+
+def _grade_submission(assignment, variant, submission: Path, scratch: Path, *, results, jobs, visible_only, grader,
+                      secret, on_start, on_verdict) -> GradingRun:
     checks = [c for c in assignment.checks if c.visibility == "visible" or not visible_only]
     position = {c.name: i for i, c in enumerate(checks, start=1)}
-    submission, note = locate(Path(submission), assignment.spec.files)
-    results_file = ResultsFile(results, checks, output=note) if results else None
+    said = []
+    if submission.is_file() and submission.suffix.lower() == ".zip":
+        archive = submission.name
+        try:
+            submission = unpack_zip(submission, scratch / "submission")
+            said.append(f"{archive}: graded the files of the .zip.")
+        except UnreadableSubmission as exc:
+            said.append(str(exc))
+            submission = scratch / "empty"
+            submission.mkdir()
+    elif not submission.is_dir():
+        said.append(f"{submission} {'is not a folder or a .zip' if submission.exists() else 'does not exist'}: "
+                    "nothing was graded.")
+        submission = scratch / "empty"
+        submission.mkdir()
+    submission, note = locate(submission, assignment.spec.files)
+    said += [text for text in (note, missing_hint(submission, assignment.spec.files)) if text]
+    results_file = ResultsFile(results, checks, output="\n\n".join(said)) if results else None
     verdicts: list[Verdict] = []
-    said = [note] if note else []
 
     def import_failed(message: str) -> None:
         said.append(message)
@@ -437,7 +461,7 @@ def grade_submission(assignment: Assignment, variant: dict, submission: Path, *,
             grader.grade(submission, on_verdict=record, only=set(position), on_import_failure=import_failed)
     except BaseException:  # a HarnessFault, a bug of the harness, an interrupt: never the submission's
         if results_file:
-            results_file.output = f"{HARNESS_FAULT_NOTE}\n{note}".strip()
+            results_file.output = "\n".join([HARNESS_FAULT_NOTE, *said]).strip()
             results_file.write()
         raise
     verdicts.sort(key=lambda v: v.number)

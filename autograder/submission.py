@@ -1,15 +1,79 @@
-"""Find the submitted files in the folder a student uploaded.
+"""Find the submitted files in what a student uploaded.
 
 Students zip the folder instead of its contents, or upload from a project
 with sub-folders. When the assignment's files are not at the top but all
 sit together in exactly one sub-folder, that folder is graded, and the
-student is told so.
+student is told so. A .zip given instead of a folder is unpacked (safely)
+and graded; a missing or misnamed file gets a hint naming the closest files
+the submission does hold.
 """
 
 from __future__ import annotations
 
+import difflib
 import os
+import stat
+import zipfile
 from pathlib import Path
+
+MAX_UNPACKED_BYTES = 64 * 2**20     # as much as the sandbox copies of a submission
+MAX_UNPACKED_FILES = 2000
+
+
+class UnreadableSubmission(ValueError):
+    """A .zip that cannot be unpacked safely: the student's to fix, said in the results."""
+
+
+def unpack_zip(archive: Path, into: Path) -> Path:
+    """Unpack `archive` into `into`: regular files only, no path outside it, within the size bounds."""
+    try:
+        with zipfile.ZipFile(archive) as zf:
+            members = zf.infolist()
+            if len(members) > MAX_UNPACKED_FILES:
+                raise UnreadableSubmission(f"{archive.name} holds more than {MAX_UNPACKED_FILES} files")
+            if sum(m.file_size for m in members) > MAX_UNPACKED_BYTES:
+                raise UnreadableSubmission(f"{archive.name} unpacks to more than "
+                                           f"{MAX_UNPACKED_BYTES // 2**20} MiB")
+            root = into.resolve()
+            for member in members:
+                target = (root / member.filename).resolve()
+                if root not in target.parents and target != root:
+                    raise UnreadableSubmission(f"{archive.name} has a path outside its folder: {member.filename}")
+                if stat.S_ISLNK(member.external_attr >> 16):
+                    continue  # a link could point at anything on the grading machine
+                if member.is_dir():
+                    target.mkdir(parents=True, exist_ok=True)
+                    continue
+                target.parent.mkdir(parents=True, exist_ok=True)
+                with zf.open(member) as src, open(target, "wb") as dst:
+                    dst.write(src.read(MAX_UNPACKED_BYTES + 1))
+    except (zipfile.BadZipFile, OSError, EOFError) as exc:
+        raise UnreadableSubmission(f"{archive.name} could not be unpacked ({exc})") from None
+    return into
+
+
+def missing_hint(folder: Path, files: tuple[str, ...]) -> str:
+    """What to tell a student whose submission lacks some of `files`: what it holds instead."""
+    if not folder.is_dir():
+        return f"The submission folder {folder.name} does not exist: nothing was graded."
+    held = sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*")
+                  if p.is_file() and not any(part in _SKIPPED or part.startswith(".")
+                                             for part in p.relative_to(folder).parts))
+    missing = [f for f in files if not (folder / f).is_file()]
+    if not missing:
+        return ""
+    if not held:
+        return f"The submission is empty: {', '.join(missing)} {'is' if len(missing) == 1 else 'are'} missing."
+    lines = []
+    for name in missing:
+        close = difflib.get_close_matches(name, held, n=3, cutoff=0.5)
+        others = close + [h for h in held if h not in close]
+        shown = ", ".join(f"`{h}`" for h in others[:6]) + (", ..." if len(others) > 6 else "")
+        line = f"{name} is missing; the submission holds {shown}"
+        if close:
+            line += f" - rename `{close[0]}` to `{name}`?"
+        lines.append(line)
+    return "\n".join(lines)
 
 _SKIPPED = {"__MACOSX", "__pycache__", ".git", "node_modules", ".venv", "venv"}
 MAX_DEPTH = 3

@@ -5,8 +5,13 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import zipfile
+from pathlib import Path
 
-from autograder.submission import locate
+import pytest
+
+from autograder.grading import grade_submission
+from autograder.submission import locate, missing_hint
 
 
 def touch(path):
@@ -47,3 +52,63 @@ def test_grade_uses_the_sub_folder_and_says_so(tmp_path, reference_submission):
     assert out.returncode == 0, out.stderr
     document = json.loads(results.read_text())
     assert document["score"] == 100 and "found in my_hw/" in document["output"]
+
+
+# --- what a student uploaded instead of the files: hints, a .zip, nothing ---
+
+REFERENCE_NGRAM = Path(__file__).resolve().parents[1] / "reference" / "ngram.py"
+
+
+def _results(ngram, ngram_grader, upload, tmp_path):
+    assignment, variant = ngram
+    results = tmp_path / "results.json"
+    run = grade_submission(assignment, variant, upload, results=results, grader=ngram_grader)
+    document = json.loads(results.read_text())
+    assert len(document["tests"]) == 11 and document["score"] == run.score
+    return run, document
+
+
+def test_a_misnamed_file_gets_a_rename_hint_closest_names_first(tmp_path):
+    (tmp_path / "notes.txt").write_text("x")
+    (tmp_path / "ngram (1).py").write_text("x")
+    (tmp_path / "zzz.py").write_text("x")
+    hint = missing_hint(tmp_path, ("ngram.py",))
+    assert hint.startswith("ngram.py is missing; the submission holds `ngram (1).py`")
+    assert hint.endswith("rename `ngram (1).py` to `ngram.py`?")
+
+
+def test_a_misnamed_submission_is_graded_zero_with_the_hint_once(ngram, ngram_grader, tmp_path):
+    upload = tmp_path / "upload"
+    upload.mkdir()
+    (upload / "ngram (1).py").write_text(REFERENCE_NGRAM.read_text())
+    run, document = _results(ngram, ngram_grader, upload, tmp_path)
+    assert run.score == 0 and "rename `ngram (1).py` to `ngram.py`?" in document["output"]
+    assert all("missing from the submission (see above)" in t["output"] for t in document["tests"])
+
+
+def test_a_zip_instead_of_a_folder_is_unpacked_and_graded(ngram, ngram_grader, tmp_path):
+    archive = tmp_path / "hw.zip"
+    with zipfile.ZipFile(archive, "w") as zf:
+        zf.write(REFERENCE_NGRAM, "hw/ngram.py")
+    run, document = _results(ngram, ngram_grader, archive, tmp_path)
+    assert run.score == 100 and "hw.zip" in document["output"]
+
+
+def test_a_zip_that_escapes_its_folder_is_not_unpacked(ngram, ngram_grader, tmp_path):
+    archive = tmp_path / "evil.zip"
+    with zipfile.ZipFile(archive, "w") as zf:
+        zf.writestr("../escaped.py", "x = 1\n")
+        zf.write(REFERENCE_NGRAM, "ngram.py")
+    run, document = _results(ngram, ngram_grader, archive, tmp_path)
+    assert run.score == 0 and "outside its folder" in document["output"]
+    assert not any(p.name == "escaped.py" for p in tmp_path.parent.rglob("escaped.py"))
+
+
+@pytest.mark.parametrize("make", ["missing", "empty"])
+def test_a_missing_or_empty_folder_is_graded_zero_with_the_reason(ngram, ngram_grader, tmp_path, make):
+    upload = tmp_path / "upload"
+    if make == "empty":
+        upload.mkdir()
+    run, document = _results(ngram, ngram_grader, upload, tmp_path)
+    assert run.score == 0
+    assert ("does not exist" if make == "missing" else "The submission is empty") in document["output"]
