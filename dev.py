@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shlex
 import subprocess
 import sys
 import venv
@@ -38,7 +39,7 @@ def setup() -> None:
     print(f"setting up {VENV} ...", flush=True)
     venv.EnvBuilder(with_pip=True).create(VENV)
     pip = [str(BIN / "python"), "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
-    run(*pip, TORCH)
+    run(*pip, *shlex.split(TORCH))  # a requirement, optionally with pip options (--index-url ...)
     run(*pip, "-e", f"{ROOT}[test]")
     stamp.write_text(wanted)
 

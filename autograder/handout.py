@@ -1,0 +1,40 @@
+"""The part of every handout the harness writes: how the work is graded, in a table a student reads.
+
+One table for every assignment, built from the bound checks (points,
+visibility, limits, device), its cells escaped so it renders the same in any
+Markdown viewer; the templates place it with ``{{ grading_table }}``.
+"""
+
+from __future__ import annotations
+
+from .checks import Check
+
+
+def cell(text: str) -> str:
+    """Text safe inside a Markdown table cell: no line breaks, pipes and backslashes escaped."""
+    return " ".join(str(text).split()).replace("\\", "\\\\").replace("|", "\\|")
+
+
+def _seconds(value: float) -> str:
+    return f"{value:g} s"
+
+
+def limits_in_words(check: Check) -> str:
+    limits = check.limits
+    words = f"{_seconds(limits.wall_s)} in all, {limits.memory_mb:g} MB of memory"
+    if check.device == "cuda":
+        words += ", on a GPU where the grader has one"
+    if check.timing is not None:
+        words += "; timed against the reference solution on the same machine"
+    return words
+
+
+def grading_table(checks: list[Check]) -> str:
+    rows = ["| check | what it tests | limits | points |", "|---|---|---|---|"]
+    for check in checks:
+        shown = "" if check.visibility == "visible" else f" (results shown {check.visibility.replace('_', ' ')})"
+        rows.append(f"| `{cell(check.name)}` | {cell(check.title + shown)} | {cell(limits_in_words(check))} | "
+                    f"{check.points:g} |")
+    return "\n".join(rows) + (
+        "\n\nA check fails a case that gives a wrong answer, raises, or runs past its limits. Printing (any "
+        "amount), temporary files and files written beside your code never cost a point.")
