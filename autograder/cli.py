@@ -15,10 +15,11 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 from rich.text import Text
 
-from . import __version__, catalog, templates
+from . import __version__, catalog, reproduce, templates, wire
 from .assignment import AssignmentError
 from .device import CHOICES as DEVICE_CHOICES, DeviceError
 from .errors import HarnessFault
+from .feedback import outcome_verdict
 from .flawed import write_flawed
 from .grading import Grader, GradingRun, grade_submission
 from .oracle import LiveReference
@@ -202,9 +203,15 @@ def grade(assignment: str, submission_dir: Path, results: Path, settings: tuple[
 @click.argument("assignment")
 @click.argument("submission_dir", required=False, default=".", type=click.Path(path_type=Path))
 @set_option
-def check(assignment: str, submission_dir: Path, settings: tuple[str, ...]) -> None:
+@click.option("--case", "case_spec", metavar="CHECK:N",
+              help="Show case N of a public check in full (arguments, a snippet that calls your code the same "
+                   "way, every entry that differs) instead of running every check.")
+def check(assignment: str, submission_dir: Path, settings: tuple[str, ...], case_spec: str | None) -> None:
     """Run the public checks on your own work (no results.json)."""
     bound, variant = _load(assignment, settings)
+    if case_spec:
+        show_case(bound, variant, submission_dir, case_spec)
+        return
     run = run_grading(bound, variant, submission_dir, results=None, jobs=_default_jobs(), visible_only=True)
     left_out = [c for c in bound.checks if c.visibility != "visible"]
     if left_out:
@@ -212,6 +219,46 @@ def check(assignment: str, submission_dir: Path, settings: tuple[str, ...]) -> N
         console.print(f"This is {run.max_score:g} of the assignment's {total:g} points: the course's autograder "
                       "also runs " + ", ".join(f"{c.name} ({c.points:g} points, {c.visibility.replace('_', ' ')})"
                                                for c in left_out) + ", which are not run here.")
+
+
+def show_case(assignment, variant, submission: Path, spec: str) -> None:
+    """`check --case CHECK:N`: one public case, complete, and how to rerun it."""
+    try:
+        name, number = reproduce.parse(spec)
+        check_ = reproduce.find(assignment.checks, name)
+    except reproduce.CaseNotShown as exc:
+        raise UserError(str(exc)) from None
+    with Grader(assignment, variant, LiveReference(assignment.spec), secret=course_secret(), jobs=1) as grader:
+        cases, expected = grader.cases_and_expected(check_)
+        if number > len(cases):
+            raise UserError(f"--case: {name} has {len(cases)} cases")
+        case, wanted = cases[number - 1], expected[number - 1]
+        args_file = Path(f"case-{name}-{number}.wire").resolve()
+        args_file.write_bytes(wire.encode(case.args))
+        click.echo(f"{name}, case {number} of {len(cases)}: {case.label}\n")
+        click.echo("arguments (also written to " + str(args_file) + "):\n" + reproduce.show(case.args))
+        click.echo("\nto run it yourself, in your submission's folder:\n")
+        click.echo(reproduce.snippet(check_, args_file))
+        if check_.timing is not None:
+            return
+        outcome = grader.pool.run(scenario=check_.scenario_ref, submission=submission.resolve(),
+                                  files=list(check_.files), cases=[case.args], limits=check_.limits,
+                                  device=check_.device).outcomes[0]
+    click.echo("\nexpected:\n" + reproduce.show(wanted))
+    if outcome.kind != "ok":
+        verdict = outcome_verdict(check_, case, wanted, outcome, True)
+        click.echo(f"\nyour code: {verdict.message}")
+        return
+    click.echo("\nyour code returned:\n" + reproduce.show(outcome.value))
+    lines = reproduce.differences(wanted, outcome.value, check_.tolerance_of(case))
+    verdict = check_.verdict(case, wanted, outcome.value, reveal=True)
+    if verdict.passed:
+        click.echo("\nthis case passes.")
+        return
+    shown = lines[:reproduce.MAX_LISTED] or [verdict.message]
+    click.echo(f"\nthis case fails ({len(lines) or 1} differing entries, tolerance "
+                       f"{check_.tolerance_of(case)}):\n" + "\n".join(shown)
+                       + ("\n..." if len(lines) > reproduce.MAX_LISTED else ""))
 
 
 @main.command()

@@ -116,3 +116,25 @@ def test_demo(tmp_path):
               for name in ("starter", "reference", "flawed")}
     assert scores["starter"] == 0 and scores["reference"] == 100 and 0 < scores["flawed"] < 100
     assert "known mistake" in out.stdout
+
+
+def test_check_case_shows_a_public_case_in_full_and_how_to_rerun_it(tmp_path):
+    source = (ROOT / "reference" / "ngram.py").read_text()
+    wrong = source.replace("return [BOS] * (n - 1) + list(sentence) + [EOS]", "return [BOS] * n + list(sentence) + [EOS]")
+    assert wrong != source
+    (tmp_path / "ngram.py").write_text(wrong)
+    out = lmgrade("check", "ngram", tmp_path, "--case", "pad:3", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    said = out.stdout
+    assert "pad, case 3 of" in said and "arguments" in said and "from plugins.ngram.scenarios import pad" in said
+    assert "this case fails" in said and "expected" in said
+    # The snippet runs as printed, in the submission's folder, and calls the student's code.
+    code = said[said.index("from pathlib import Path"):said.index("expected:")]
+    run = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True,
+                         env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+    assert run.returncode == 0 and "<s>" in run.stdout, run.stderr
+
+
+def test_check_case_never_shows_a_hidden_check():
+    out = lmgrade("check", "ngram", ROOT / "reference", "--case", "perplexity_hidden:1")
+    assert out.returncode == 2 and "not a public check" in out.stderr and "arguments" not in out.stdout
