@@ -14,6 +14,7 @@ import pytest
 from autograder.sandbox import landlock
 from autograder.sandbox.limits import Limits
 from autograder.sandbox.pool import SandboxPool
+from sandbox_fixtures import sandbox_pool, submission_of
 
 ROOT = Path(__file__).resolve().parents[1]
 SECRET_FILE = ROOT / "reference" / "ngram.py"
@@ -103,15 +104,12 @@ VICTIM = textwrap.dedent('''
 
 @pytest.fixture(scope="module")
 def victim(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("victim")
-    (folder / "victim.py").write_text(VICTIM)
-    return folder
+    return submission_of(tmp_path_factory, "victim", VICTIM)
 
 
 @pytest.fixture(scope="module")
 def pool():
-    with SandboxPool(preload=["numpy", "sandbox_fixtures.scenarios"], forbidden_modules=["reference"],
-                     protected=[ROOT / "reference"], jobs=1) as p:
+    with sandbox_pool() as p:
         yield p
 
 

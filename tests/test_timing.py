@@ -14,7 +14,7 @@ from autograder import Case, CaseContext, Check, Tolerance
 from autograder.assignment import AssignmentError, bind, load_assignment, on_device
 from autograder.device import DeviceError, cuda_available, resolve
 from autograder.sandbox.limits import Limits
-from autograder.sandbox.pool import SandboxPool
+from sandbox_fixtures import sandbox_pool, submission_of
 from autograder.sandbox.protocol import NONCE, TICK_END, TICK_READY, pack_tick
 from autograder.sandbox.stopwatch import Timekeeper
 from autograder.speed import Laps, Timing, judge_case
@@ -49,15 +49,12 @@ TIMED = textwrap.dedent('''
 
 @pytest.fixture(scope="module")
 def victim(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("timed")
-    (folder / "victim.py").write_text(TIMED)
-    return folder
+    return submission_of(tmp_path_factory, "timed", TIMED)
 
 
 @pytest.fixture(scope="module")
 def pool():
-    with SandboxPool(preload=["numpy", "sandbox_fixtures.scenarios"], forbidden_modules=["reference"],
-                     protected=[ROOT / "reference"], jobs=1) as p:
+    with sandbox_pool() as p:
         yield p
 
 

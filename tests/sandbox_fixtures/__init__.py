@@ -1,0 +1,18 @@
+
+
+def submission_of(tmp_path_factory, name: str, source: str):
+    """A one-file submission, `victim.py`, with `source`."""
+    folder = tmp_path_factory.mktemp(name)
+    (folder / "victim.py").write_text(source)
+    return folder
+
+
+def sandbox_pool():
+    """A pool that runs this package's scenarios and hides the reference."""
+    from pathlib import Path
+
+    from autograder.sandbox.pool import SandboxPool
+
+    root = Path(__file__).resolve().parents[2]
+    return SandboxPool(preload=["numpy", "sandbox_fixtures.scenarios"], forbidden_modules=["reference"],
+                       protected=[root / "reference"], jobs=1)
