@@ -9,8 +9,9 @@ from autograder import catalog
 from autograder.flawed import apply
 
 ATTENTION_CHECKS = {"attention", "attention_rows", "block", "model", "model_hidden", "causality", "train",
-                    "evaluate_perplexity", "generate", "bad_arguments"}
-CROSS_ENTROPY_CHECKS = {"cross_entropy", "ce_stable", "train", "evaluate_perplexity"}
+                    "evaluate_perplexity", "generate", "bad_arguments", "training", "attention_speed",
+                    "train_step_speed"}
+CROSS_ENTROPY_CHECKS = {"cross_entropy", "ce_stable", "train", "evaluate_perplexity", "training", "train_step_speed"}
 
 SDPA = ('''        att = q @ k.transpose(-2, -1) / math.sqrt(self.d_head)  # (B, n_heads, T, T)''',
         '''        y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
