@@ -25,20 +25,14 @@ from .. import wire
 from ..loader import load_files
 from . import devices, guards, landlock, privileges, stopwatch
 from .limits import Limits, apply_rlimits
-from .protocol import CASE_RESULT, CASE_START, DONE, HELLO, SAFE_ENV_KEYS, pack_frame
+from .protocol import CASE_RESULT, CASE_START, DONE, HELLO, SAFE_ENV_KEYS, pack_frame, write_all
 
 RESULT_FD = 3
 PRIVATE_FOLDERS = ("tmp", "home/.cache", "home/.config")
 
 
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view):]
-
-
 def send(kind: int, index: int, payload: bytes = b"") -> None:
-    _write_all(RESULT_FD, pack_frame(kind, index, payload))
+    write_all(RESULT_FD, pack_frame(kind, index, payload))
 
 
 def describe_exception(exc: BaseException) -> dict:

@@ -94,11 +94,16 @@ def read_message(f) -> tuple[dict, bytes] | None:
     return json.loads(f.read(n_json)), f.read(n_blob)
 
 
+def write_all(fd: int, data: bytes) -> None:
+    """All of `data` to `fd`, however many writes a pipe takes."""
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
 def write_message(fd: int, header: dict, blob: bytes = b"") -> None:
     doc = json.dumps(header).encode()
-    data = memoryview(_LENGTHS.pack(len(doc), len(blob)) + doc + blob)
-    while data:
-        data = data[os.write(fd, data):]
+    write_all(fd, _LENGTHS.pack(len(doc), len(blob)) + doc + blob)
 
 
 @dataclass

@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 import time
 
-from .protocol import NONCE, TICK_END, TICK_READY, pack_tick, unpack_ticks
+from .protocol import NONCE, TICK_END, TICK_READY, pack_tick, unpack_ticks, write_all
 
 # The child's ends of the two tick pipes (next to the result pipe, fd 3).
 TICK_FD, NONCE_FD = 4, 5
@@ -37,23 +37,17 @@ def _read_exactly(fd: int, n: int) -> bytes:
     return data
 
 
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view):]
-
-
 def start() -> int:
     """Start a lap: returns the nonce to draw its inputs from."""
     if not enabled:
         raise RuntimeError("not a timed run")
-    _write_all(TICK_FD, pack_tick(TICK_READY, current_case))
+    write_all(TICK_FD, pack_tick(TICK_READY, current_case))
     return NONCE.unpack(_read_exactly(NONCE_FD, NONCE.size))[0]
 
 
 def stop(fingerprint) -> None:
     """End the lap, with numbers computed from its outputs."""
-    _write_all(TICK_FD, pack_tick(TICK_END, current_case, tuple(float(v) for v in fingerprint)))
+    write_all(TICK_FD, pack_tick(TICK_END, current_case, tuple(float(v) for v in fingerprint)))
 
 
 class Timekeeper:
@@ -85,7 +79,7 @@ class Timekeeper:
                 self.given += 1
                 self.open = (case, nonce, time.perf_counter())
                 try:
-                    _write_all(self.nonce_fd, NONCE.pack(nonce))
+                    write_all(self.nonce_fd, NONCE.pack(nonce))
                 except OSError:
                     return self._break()
             elif kind == TICK_END and self.open is not None and case == self.open[0]:
