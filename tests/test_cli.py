@@ -78,3 +78,32 @@ def test_demo(tmp_path):
               for name in ("starter", "reference", "flawed")}
     assert scores["starter"] == 0 and scores["reference"] == 100 and 0 < scores["flawed"] < 100
     assert "known mistake" in out.stdout
+
+
+def test_regrade_writes_the_csv_results_and_report_and_resumes(tmp_path, reference_submission):
+    root = tmp_path / "class"
+    for name in ("alice", "bob"):
+        (root / name).mkdir(parents=True)
+        (root / name / "ngram.py").write_text((reference_submission / "ngram.py").read_text())
+    (root / "bob" / "ngram.py").write_text("def pad(:\n")
+    out = lmgrade("regrade", "ngram", root, "-o", tmp_path / "out" / "scores.csv", "--jobs", "2")
+    assert out.returncode == 0, out.stderr
+    assert "2 graded, 0 unchanged" in out.stdout
+    lines = (tmp_path / "out" / "scores.csv").read_text().splitlines()
+    assert [line.split(",")[:5] for line in lines[1:]] == [["alice", "", "", "100", "100"], ["bob", "", "", "0", "100"]]
+    assert json.loads((tmp_path / "out" / "results" / "bob" / "results.json").read_text())["score"] == 0
+    assert "<svg" in (tmp_path / "out" / "report.html").read_text()
+    again = lmgrade("regrade", "ngram", root, "-o", tmp_path / "out" / "scores.csv")
+    assert again.returncode == 0 and "0 graded, 2 unchanged" in again.stdout
+    assert (tmp_path / "out" / "scores.csv").read_text().splitlines() == lines
+
+
+def test_regrade_usage_errors_are_one_line(tmp_path):
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "class" / "alice").mkdir(parents=True)
+    for args, words in [((tmp_path / "empty",), "holds no sub-folders"),
+                        ((tmp_path / "class", "--executor", "dask://"), "expected dask://HOST:PORT"),
+                        ((tmp_path / "class", "--executor", "nowhere.json"), "expected local, dask://HOST:PORT")]:
+        out = lmgrade("regrade", "ngram", *args, "-o", tmp_path / "scores.csv")
+        assert out.returncode == 2 and words in out.stderr and "Traceback" not in out.stderr, out.stderr
+    assert not (tmp_path / "scores.csv").exists()
