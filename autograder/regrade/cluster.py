@@ -149,43 +149,41 @@ class DaskExecutor:
 
         waiting = iter(submissions)
         in_flight: dict = {}
-        finished_early: list[tuple[SubmissionFolder, Graded]] = []
-        running = as_completed()
+        finished = as_completed()
 
-        def send_next() -> bool:
-            submission = next(waiting, None)
-            if submission is None:
-                return False
+        def send(submission: SubmissionFolder) -> Graded | None:
+            """Hand `submission` to the cluster; its grade right away if its files cannot be read."""
             try:
                 files = read_files(submission.folder)
             except OSError as exc:
-                finished_early.append((submission, Graded.failed(exc)))
-                return True
+                return Graded.failed(exc)
             future = self.client.submit(grade_on_worker, self.name, self.settings, self.fingerprint, files,
                                         key=f"lmgrade-regrade-{uuid.uuid4().hex}", pure=False)
             in_flight[future] = submission
-            running.add(future)
-            return True
+            finished.add(future)
+            return None
 
-        # A window of submissions in flight: the client never holds every file at once.
-        for _ in range(2 * self.capacity):
-            if not send_next():
-                break
+        def top_up() -> Iterator[tuple[SubmissionFolder, Graded]]:
+            # A window of submissions in flight: the client never holds every file at once.
+            while len(in_flight) < 2 * self.capacity:
+                submission = next(waiting, None)
+                if submission is None:
+                    return
+                unread = send(submission)
+                if unread is not None:
+                    yield submission, unread
+
         try:
-            while finished_early or in_flight:
-                while finished_early:
-                    yield finished_early.pop()
-                    send_next()
-                if not in_flight:
-                    continue
-                future = next(running)
+            yield from top_up()
+            while in_flight:
+                future = next(finished)
                 submission = in_flight.pop(future)
                 try:
                     graded = Graded.from_dict(future.result())
                 except Exception as exc:  # the worker died, or the task could not run there
                     graded = Graded.failed(exc)
                 yield submission, graded
-                send_next()
+                yield from top_up()
         finally:
             if in_flight:
                 self.client.cancel(list(in_flight))

@@ -17,6 +17,8 @@ from pathlib import Path
 
 import yaml
 
+from .graded import describe_failure
+
 METADATA = "submission_metadata.yml"
 # Never submissions: what archivers and editors leave behind.
 _NOT_SUBMISSIONS = {"__MACOSX", "__pycache__"}
@@ -76,7 +78,7 @@ def read_metadata(path: Path) -> dict[str, tuple[Student, ...]]:
     try:
         data = _unkeyed(yaml.load(path.read_text(encoding="utf-8"), Loader=_RubyTolerantLoader))
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
-        raise LayoutError(f"{path}: cannot be read as Gradescope's submission metadata ({exc})".splitlines()[0]) \
+        raise LayoutError(f"{path}: cannot be read as Gradescope's submission metadata ({describe_failure(exc)})") \
             from None
     if data is None:
         return {}

@@ -104,6 +104,7 @@ def render_report(assignment: Assignment, variant: dict, rows: list[tuple[Submis
                              autoescape=True, undefined=jinja2.StrictUndefined,
                              trim_blocks=True, lstrip_blocks=True)
     env.filters["points"] = points
+    env.filters["short"] = lambda value: points(round(value, 2))  # means, for reading rather than records
     return env.get_template(TEMPLATE).render(
         assignment=assignment.spec, variant=variant, maximum=maximum, submissions=len(rows), graded=len(graded),
         mean=statistics.fmean(scores) if scores else 0.0, median=statistics.median(scores) if scores else 0.0,
