@@ -153,32 +153,24 @@ def test_grading_everything_again_gives_identical_files(regraded, tmp_path):
     assert (tmp_path / "report.html").read_bytes() == (out / "report.html").read_bytes()
 
 
-def test_a_changed_submission_alone_is_graded_again(tmp_path):
+def test_a_harness_fault_costs_that_row_only_and_a_changed_submission_is_graded_again(tmp_path):
     root = tmp_path / "class"
-    for name in ("a", "b"):
-        (root / name).mkdir(parents=True)
-        shutil.copy(ROOT / "reference" / "ngram.py", root / name)
-    run(root, tmp_path / "out")
-    (root / "b" / "ngram.py").write_text("def pad(:\n")
-    summary, graded = run(root, tmp_path / "out")
-    assert graded == ["b"] and summary.resumed == 1
-    assert [r["score"] for r in read_csv(tmp_path / "out" / "scores.csv")] == ["100", "0"]
-
-
-def test_a_harness_fault_costs_that_row_only_and_is_retried(tmp_path):
-    root = tmp_path / "class"
-    for name in ("boom", "fine"):
+    for name in ("boom", "changed", "same"):
         (root / name).mkdir(parents=True)
         shutil.copy(ROOT / "reference" / "ngram.py", root / name)
     summary, _ = run(root, tmp_path / "out", fail_on="boom")
     assert summary.failures == [("boom", "HarnessFault: the sandbox broke on this one")]
     rows = {r["submission"]: r for r in read_csv(tmp_path / "out" / "scores.csv")}
-    assert rows["fine"]["score"] == "100" and rows["boom"]["score"] == "" and rows["boom"]["pad"] == ""
+    assert rows["same"]["score"] == "100" and rows["boom"]["score"] == "" and rows["boom"]["pad"] == ""
     document = json.loads((tmp_path / "out" / "results" / "boom" / "results.json").read_text())
     assert document["output"].startswith(HARNESS_FAULT_NOTE) and "sandbox broke" in document["output"]
+    assert "boom</td><td>HarnessFault" in (tmp_path / "out" / "report.html").read_text()
+
+    (root / "changed" / "ngram.py").write_text("def pad(:\n")
     summary, graded = run(root, tmp_path / "out")
-    assert graded == ["boom"] and not summary.failures  # the failure is tried again, the rest resumed
-    assert read_csv(tmp_path / "out" / "scores.csv")[0]["score"] == "100"
+    # The failure is tried again, the changed one graded again, the unchanged one taken as it was.
+    assert graded == ["boom", "changed"] and summary.resumed == 1 and not summary.failures
+    assert [r["score"] for r in read_csv(tmp_path / "out" / "scores.csv")] == ["100", "0", "100"]
 
 
 def test_the_report_shows_the_distribution_the_checks_and_the_mistakes(regraded):

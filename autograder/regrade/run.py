@@ -90,7 +90,8 @@ def regrade(assignment: Assignment, variant: dict, layout: Layout, csv_path: Pat
             for submission, graded in executor.grade(pending):
                 store.save(submission.key, hashes[submission.key], fingerprint, graded)
                 grades[submission.key] = graded
-                summary.graded += not graded.error
+                if not graded.error:
+                    summary.graded += 1
                 if listener:
                     listener.finished(submission, graded)
     summary.rows = [(s, grades[s.key]) for s in layout.submissions]
