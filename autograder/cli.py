@@ -223,7 +223,10 @@ def regrade_command(assignment: str, submissions_root: Path, csv_path: Path, set
         layout = discover(submissions_root, exclude=(results_dir,))
     except (ExecutorError, LayoutError) as exc:
         raise click.UsageError(str(exc)) from None
-    csv_path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        csv_path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise click.UsageError(f"-o {csv_path}: cannot make its folder ({exc.strerror or exc})") from None
     secret = course_secret()
     # Student code must not read the class's other submissions or results.
     protected = [layout.root.resolve(), results_dir.resolve()]

@@ -101,9 +101,13 @@ def test_regrade_writes_the_csv_results_and_report_and_resumes(tmp_path, referen
 def test_regrade_usage_errors_are_one_line(tmp_path):
     (tmp_path / "empty").mkdir()
     (tmp_path / "class" / "alice").mkdir(parents=True)
-    for args, words in [((tmp_path / "empty",), "holds no sub-folders"),
-                        ((tmp_path / "class", "--executor", "dask://"), "expected dask://HOST:PORT"),
-                        ((tmp_path / "class", "--executor", "nowhere.json"), "expected local, dask://HOST:PORT")]:
-        out = lmgrade("regrade", "ngram", *args, "-o", tmp_path / "scores.csv")
+    (tmp_path / "a_file").write_text("")
+    scores = tmp_path / "scores.csv"
+    for args, words in [((tmp_path / "empty", "-o", scores), "holds no sub-folders"),
+                        ((tmp_path / "class", "-o", scores, "--executor", "dask://"), "expected dask://HOST:PORT"),
+                        ((tmp_path / "class", "-o", scores, "--executor", "nowhere.json"),
+                         "expected local, dask://HOST:PORT"),
+                        ((tmp_path / "class", "-o", tmp_path / "a_file" / "scores.csv"), "cannot make its folder")]:
+        out = lmgrade("regrade", "ngram", *args)
         assert out.returncode == 2 and words in out.stderr and "Traceback" not in out.stderr, out.stderr
-    assert not (tmp_path / "scores.csv").exists()
+    assert not scores.exists()

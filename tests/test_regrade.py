@@ -65,32 +65,39 @@ def make_class(root: Path) -> Path:
 
 
 class Counting:
-    """Makes local executors and counts what they were asked to grade."""
+    """Makes local executors and counts what they grade and which expected values they compute."""
 
     def __init__(self, assignment, variant, *, fail_on: str = ""):
         self.assignment, self.variant, self.fail_on = assignment, variant, fail_on
         self.graded: list[str] = []
+        self.expected: list[str] = []   # the checks whose expected values were computed
 
     def __call__(self):
         executor = LocalExecutor(self.assignment, self.variant, jobs=2, secret=TEST_SECRET)
-        grade, counted = executor.grader.grade, self.graded
+        grade, expected = executor.grader.grade, executor.grader.oracle.expected
 
         def grade_or_fail(submission, **kwargs):
-            counted.append(Path(submission).name)
+            self.graded.append(Path(submission).name)
             if self.fail_on and Path(submission).name == self.fail_on:
                 raise HarnessFault("the sandbox broke on this one")
             return grade(submission, **kwargs)
 
+        def counted_expected(check, cases):
+            self.expected.append(check.name)
+            return expected(check, cases)
+
         executor.grader.grade = grade_or_fail
+        executor.grader.oracle.expected = counted_expected
         return executor
 
 
 def run(root: Path, out: Path, *, force: bool = False, fail_on: str = ""):
+    """Regrade `root` into `out`: the summary, and what the executor did."""
     assignment, variant = catalog.load("ngram")
     counting = Counting(assignment, variant, fail_on=fail_on)
     summary = regrade(assignment, variant, discover(root), out / "scores.csv", make_executor=counting,
                       secret=TEST_SECRET, force=force)
-    return summary, sorted(counting.graded)
+    return summary, counting
 
 
 def read_csv(path: Path) -> list[dict]:
@@ -102,12 +109,12 @@ def read_csv(path: Path) -> list[dict]:
 def regraded(tmp_path_factory):
     base = tmp_path_factory.mktemp("regrade")
     root = make_class(base / "class")
-    summary, graded = run(root, base / "out")
-    return root, base / "out", summary, graded
+    summary, counting = run(root, base / "out")
+    return root, base / "out", summary, counting
 
 
 def test_every_submission_gets_a_row_with_its_students(regraded):
-    root, out, summary, graded = regraded
+    root, out, summary, counting = regraded
     rows = read_csv(out / "scores.csv")
     assert [r["submission"] for r in rows] == ["late", "submission_1", "submission_2", "submission_3",
                                                "submission_4", "submission_10"]
@@ -119,7 +126,9 @@ def test_every_submission_gets_a_row_with_its_students(regraded):
     assert all(0 < float(by_key[k]["score"]) < 100 for k in ("submission_3", "submission_10"))
     checks = [c.name for c in catalog.load("ngram")[0].checks]
     assert list(rows[0])[5:] == checks and all(r["max"] == "100" for r in rows)
-    assert summary.graded == 6 and summary.resumed == 0 and not summary.failures and len(graded) == 6
+    assert summary.graded == 6 and summary.resumed == 0 and not summary.failures and len(counting.graded) == 6
+    # Every check's expected values were computed once, for the six submissions together.
+    assert sorted(counting.expected) == sorted(checks)
 
 
 def test_each_submission_has_the_results_json_grade_would_write(regraded, tmp_path):
@@ -140,15 +149,15 @@ def test_each_submission_has_the_results_json_grade_would_write(regraded, tmp_pa
 def test_resuming_grades_nothing_and_writes_the_same_csv(regraded):
     root, out, _, _ = regraded
     before = (out / "scores.csv").read_bytes(), (out / "report.html").read_bytes()
-    summary, graded = run(root, out)
-    assert graded == [] and summary.resumed == 6 and summary.graded == 0
+    summary, counting = run(root, out)
+    assert counting.graded == [] and summary.resumed == 6 and summary.graded == 0
     assert ((out / "scores.csv").read_bytes(), (out / "report.html").read_bytes()) == before
 
 
 def test_grading_everything_again_gives_identical_files(regraded, tmp_path):
     root, out, _, _ = regraded
-    summary, graded = run(root, tmp_path, force=True)
-    assert len(graded) == 6 and summary.graded == 6
+    summary, counting = run(root, tmp_path, force=True)
+    assert len(counting.graded) == 6 and summary.graded == 6
     assert (tmp_path / "scores.csv").read_bytes() == (out / "scores.csv").read_bytes()
     assert (tmp_path / "report.html").read_bytes() == (out / "report.html").read_bytes()
 
@@ -167,9 +176,9 @@ def test_a_harness_fault_costs_that_row_only_and_a_changed_submission_is_graded_
     assert "boom</td><td>HarnessFault" in (tmp_path / "out" / "report.html").read_text()
 
     (root / "changed" / "ngram.py").write_text("def pad(:\n")
-    summary, graded = run(root, tmp_path / "out")
+    summary, counting = run(root, tmp_path / "out")
     # The failure is tried again, the changed one graded again, the unchanged one taken as it was.
-    assert graded == ["boom", "changed"] and summary.resumed == 1 and not summary.failures
+    assert sorted(counting.graded) == ["boom", "changed"] and summary.resumed == 1 and not summary.failures
     assert [r["score"] for r in read_csv(tmp_path / "out" / "scores.csv")] == ["100", "0", "100"]
 
 

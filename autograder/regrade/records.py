@@ -30,6 +30,8 @@ class Record:
 
 
 class ResultsFolder:
+    """The results folder of one regrade: a folder per submission, named by its key."""
+
     def __init__(self, folder: Path, checks: list[Check]):
         self.folder = Path(folder)
         self.checks = list(checks)
