@@ -42,15 +42,22 @@ def variant_settings(name: str, pm: pluggy.PluginManager | None = None) -> list[
 
 
 def load(name: str, settings: dict[str, str] | None = None,
-         pm: pluggy.PluginManager | None = None, device: str = "auto") -> tuple[Assignment, dict]:
-    """The assignment `name` with the variant chosen by ``--set`` settings, for `device` (auto, cpu, cuda)."""
+         pm: pluggy.PluginManager | None = None, device: str = "auto",
+         graded_here: bool = True) -> tuple[Assignment, dict]:
+    """The assignment `name` with the variant chosen by ``--set`` settings, for `device` (auto, cpu, cuda).
+
+    `graded_here=False` is for a client whose workers grade (a Dask
+    regrade): "cuda" is taken as asked, for the workers to have.
+    """
     pm = pm or get_manager()
     spec = load_spec(name, pm)
     variant = spec.resolve_variant(settings or {})
     provided = [c for checks in pm.hook.lmgrade_checks(assignment=name, variant=variant) for c in checks or []]
     wants_cuda = any(c.device == "cuda" for c in provided) or any(
         config.device == "cuda" for config in spec.checks.values())
-    return bind(spec, provided, resolve_device(device) if wants_cuda else "cpu"), variant
+    if not wants_cuda:
+        return bind(spec, provided, "cpu"), variant
+    return bind(spec, provided, device if device == "cuda" and not graded_here else resolve_device(device)), variant
 
 
 def bugs(name: str, pm: pluggy.PluginManager | None = None) -> dict:

@@ -75,9 +75,16 @@ def writable_folder(folder: Path, what: str) -> None:
         raise UserError(f"{what}: cannot write into {folder} ({exc.strerror or exc})") from None
 
 
-def _load(name: str, pairs: tuple[str, ...], device: str = "auto"):
+device_option = click.option(
+    "--device", type=click.Choice(DEVICE_CHOICES), default="auto", show_default=True,
+    help="Where the checks that assignment.toml marks device = \"cuda\" run: cuda, or auto when a GPU is usable. "
+         "Without one they follow the assignment's [gpu] when_absent policy (CPU sizes and bounds, or listed as "
+         "not counted).")
+
+
+def _load(name: str, pairs: tuple[str, ...], device: str = "auto", graded_here: bool = True):
     try:
-        return catalog.load(name, _settings(pairs), device=device)
+        return catalog.load(name, _settings(pairs), device=device, graded_here=graded_here)
     except (AssignmentError, DeviceError) as exc:
         raise UserError(str(exc)) from None
 
@@ -184,10 +191,7 @@ def _progress() -> Progress:
 @click.option("--results", type=click.Path(dir_okay=False, path_type=Path), default=Path("results.json"),
               show_default=True, help="Where to write Gradescope's results.json.")
 @set_option
-@click.option("--device", type=click.Choice(DEVICE_CHOICES), default="auto", show_default=True,
-              help="Where the checks that assignment.toml marks device = \"cuda\" run: cuda, or auto when a GPU "
-                   "is usable. Without one they follow the assignment's [gpu] when_absent policy (CPU sizes "
-                   "and bounds, or listed as not counted).")
+@device_option
 @click.option("--jobs", type=click.IntRange(min=1), default=_default_jobs, show_default="up to 4",
               help="Checks run in parallel.")
 def grade(assignment: str, submission_dir: Path, results: Path, settings: tuple[str, ...], device: str,
@@ -299,6 +303,68 @@ def demo(out_dir: Path, only: tuple[str, ...]) -> None:
     console.rule("summary")
     for (name, label), (score, maximum, results) in totals.items():
         console.print(f"{name:>12} {label:>10}: {score:.4g} / {maximum:g}   ({results})")
+
+
+@main.command("regrade")
+@click.argument("assignment")
+@click.argument("submissions_root", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("-o", "--output", "csv_path", required=True, type=click.Path(dir_okay=False, path_type=Path),
+              help="The scores CSV to write; results/ (one results.json per submission) and report.html go "
+                   "beside it.")
+@set_option
+@device_option
+@click.option("--jobs", type=click.IntRange(min=1), default=_default_jobs, show_default="up to 4",
+              help="Sandboxed runs in parallel, here (a Dask worker runs as many as it has threads).")
+@click.option("--executor", "executor_spec", default="local", show_default=True,
+              metavar="local|dask://HOST:PORT|SCHEDULER_FILE", help="Where to grade: here, or on a Dask cluster.")
+@click.option("--force", is_flag=True, help="Grade every submission again, even those unchanged since the last run.")
+def regrade_command(assignment: str, submissions_root: Path, csv_path: Path, settings: tuple[str, ...],
+                    device: str, jobs: int, executor_spec: str, force: bool) -> None:
+    """Grade every sub-folder of SUBMISSIONS_ROOT: a scores CSV, results and a class report.
+
+    Understands Gradescope's "Export Submissions" folder (its
+    submission_metadata.yml names the students). Resumes: a submission
+    already graded into the same place is graded again only if its files
+    or the grading changed, or with --force.
+    """
+    from .regrade import ExecutorError, LayoutError, discover, make_executor, output_paths, parse_executor, regrade
+    from .regrade.progress import RegradeProgress
+
+    results_dir, _ = output_paths(csv_path)
+    try:
+        connection = parse_executor(executor_spec)
+        layout = discover(submissions_root, exclude=(results_dir,))
+    except (ExecutorError, LayoutError) as exc:
+        raise UserError(str(exc)) from None
+    bound, variant = _load(assignment, settings, device, graded_here=connection is None)
+    try:
+        csv_path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UserError(f"-o {csv_path}: cannot make its folder ({exc.strerror or exc})") from None
+    writable_folder(csv_path.parent, "-o")
+    secret = course_secret()
+    # Student code must not read the class's other submissions or results.
+    protected = [layout.root.resolve(), results_dir.resolve()]
+    for note in layout.notes:
+        console.print(note, soft_wrap=True)
+    try:
+        with RegradeProgress(err_console, f"regrading {assignment}") as progress:
+            summary = regrade(bound, variant, layout, csv_path, secret=secret, force=force, listener=progress,
+                              make_executor=lambda: make_executor(connection, bound, variant, jobs=jobs,
+                                                                  secret=secret, protected=protected,
+                                                                  device=device))
+    except ExecutorError as exc:
+        raise UserError(str(exc)) from None
+    except HarnessFault as exc:
+        raise click.ClickException(f"harness fault: {exc}") from None
+    console.print(f"{len(summary.rows)} submissions: {summary.graded} graded, {summary.resumed} unchanged since "
+                  f"the last run, {len(summary.failures)} failed")
+    console.print(f"scores: {summary.csv}\nresults: {summary.results}\nreport: {summary.report}")
+    if summary.failures:
+        for key, error in summary.failures:
+            err_console.print(Text(f"  {key}: {error}"))
+        raise click.ClickException(f"{len(summary.failures)} submission(s) could not be graded (listed above; "
+                                   "their rows are empty): run the same command again to retry them")
 
 
 @main.command()

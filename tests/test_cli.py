@@ -138,3 +138,36 @@ def test_check_case_shows_a_public_case_in_full_and_how_to_rerun_it(tmp_path):
 def test_check_case_never_shows_a_hidden_check():
     out = lmgrade("check", "ngram", ROOT / "reference", "--case", "perplexity_hidden:1")
     assert out.returncode == 2 and "not a public check" in out.stderr and "arguments" not in out.stdout
+
+
+def test_regrade_writes_the_csv_results_and_report_and_resumes(tmp_path, reference_submission):
+    root = tmp_path / "class"
+    for name in ("alice", "bob"):
+        (root / name).mkdir(parents=True)
+        (root / name / "ngram.py").write_text((reference_submission / "ngram.py").read_text())
+    (root / "bob" / "ngram.py").write_text("def pad(:\n")
+    out = lmgrade("regrade", "ngram", root, "-o", tmp_path / "out" / "scores.csv", "--jobs", "2")
+    assert out.returncode == 0, out.stderr
+    assert "2 graded, 0 unchanged" in out.stdout
+    lines = (tmp_path / "out" / "scores.csv").read_text().splitlines()
+    assert [line.split(",")[:5] for line in lines[1:]] == [["alice", "", "", "100", "100"], ["bob", "", "", "0", "100"]]
+    assert json.loads((tmp_path / "out" / "results" / "bob" / "results.json").read_text())["score"] == 0
+    assert "<svg" in (tmp_path / "out" / "report.html").read_text()
+    again = lmgrade("regrade", "ngram", root, "-o", tmp_path / "out" / "scores.csv")
+    assert again.returncode == 0 and "0 graded, 2 unchanged" in again.stdout
+    assert (tmp_path / "out" / "scores.csv").read_text().splitlines() == lines
+
+
+def test_regrade_usage_errors_are_one_line(tmp_path):
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "class" / "alice").mkdir(parents=True)
+    (tmp_path / "a_file").write_text("")
+    scores = tmp_path / "scores.csv"
+    for args, words in [((tmp_path / "empty", "-o", scores), "holds no sub-folders"),
+                        ((tmp_path / "class", "-o", scores, "--executor", "dask://"), "expected dask://HOST:PORT"),
+                        ((tmp_path / "class", "-o", scores, "--executor", "nowhere.json"),
+                         "expected local, dask://HOST:PORT"),
+                        ((tmp_path / "class", "-o", tmp_path / "a_file" / "scores.csv"), "cannot make its folder")]:
+        out = lmgrade("regrade", "ngram", *args)
+        assert out.returncode == 2 and words in out.stderr and "Traceback" not in out.stderr, out.stderr
+    assert not scores.exists()

@@ -1,0 +1,201 @@
+"""Grading on a Dask distributed cluster, through its futures interface.
+
+The client sends each submission's files (bytes: workers need not see the
+client's disk) with the assignment's name, its variant and the client's
+grading fingerprint. Each worker process keeps one `Grader` per assignment
+and variant, made on its first submission with its own sandbox pool (as
+many sandboxed runs at once as the worker has threads) and reused for every
+later one, so the expected values are computed once per worker. It returns
+plain data (`Graded.as_dict`); the client writes every file.
+
+A worker whose fingerprint differs from the client's (another lmgrade,
+other checks, another LMGRADE_SECRET) would grade differently: the client
+refuses to start with it, and such a worker refuses every submission.
+"""
+
+from __future__ import annotations
+
+import tempfile
+import threading
+import uuid
+from pathlib import Path
+from typing import Iterable, Iterator
+
+from .. import catalog
+from ..assignment import Assignment
+from ..grading import Grader
+from ..oracle import LiveReference
+from ..seeds import course_secret
+from .content import grading_fingerprint, read_files, write_files
+from .executor import ExecutorError
+from .graded import Graded, describe_failure, grade_folder
+from .layout import SubmissionFolder
+
+SCHEME = "dask://"
+CONNECT_TIMEOUT_S = 30
+MISMATCH = ("this Dask worker's lmgrade, checks, LMGRADE_SECRET or device differ from the client's: "
+            "install the same lmgrade and set the same LMGRADE_SECRET on every worker; for GPU workers and "
+            "a client without a GPU, give --device cuda")
+
+
+def scheduler_address(spec: str) -> dict:
+    """The `distributed.Client` arguments an --executor value names."""
+    if spec.startswith(SCHEME):
+        host_port = spec[len(SCHEME):]
+        if not host_port or host_port.startswith(":") or "/" in host_port:
+            raise ExecutorError(f"--executor {spec}: expected dask://HOST:PORT")
+        return {"address": f"tcp://{host_port}"}
+    if spec.startswith(("tcp://", "tls://")):
+        return {"address": spec}
+    if Path(spec).is_file():
+        return {"scheduler_file": spec}
+    raise ExecutorError(f"--executor {spec}: expected local, dask://HOST:PORT or the path of a Dask scheduler file")
+
+
+def variant_settings(variant: dict) -> dict[str, str]:
+    """The --set strings that choose `variant` again on a worker."""
+    return {k: str(v).lower() if isinstance(v, bool) else str(v) for k, v in variant.items()}
+
+
+# -- on the worker ---------------------------------------------------------
+
+_graders: dict[tuple, tuple[Grader, Assignment, dict, str]] = {}
+_graders_lock = threading.Lock()
+
+
+def _worker_threads() -> int:
+    from distributed import get_worker
+    try:
+        return max(1, int(get_worker().state.nthreads))
+    except (ValueError, AttributeError):  # not on a worker (called directly)
+        return 1
+
+
+def worker_grader(name: str, settings: dict[str, str], device: str) -> tuple[Grader, Assignment, dict, str]:
+    """This process's grader of `name` in the variant `settings` choose, on `device`, with its fingerprint."""
+    key = (name, tuple(sorted(settings.items())), device)
+    with _graders_lock:
+        if key not in _graders:
+            assignment, variant = catalog.load(name, settings, device=device)
+            secret = course_secret()
+            grader = Grader(assignment, variant, LiveReference(assignment.spec), secret=secret,
+                            jobs=_worker_threads())
+            _graders[key] = (grader, assignment, variant, grading_fingerprint(assignment, variant, secret))
+        return _graders[key]
+
+
+def worker_fingerprint(name: str, settings: dict[str, str], device: str) -> str:
+    """What `grading_fingerprint` gives on this worker (asked of every worker before grading starts)."""
+    assignment, variant = catalog.load(name, settings, device=device)
+    return grading_fingerprint(assignment, variant, course_secret())
+
+
+def grade_on_worker(name: str, settings: dict[str, str], device: str, fingerprint: str,
+                    files: dict[str, bytes]) -> dict:
+    """Grade one submission, given as its files, with this worker's grader; `Graded` as a dict."""
+    try:
+        grader, assignment, variant, own = worker_grader(name, settings, device)
+    except Exception as exc:
+        return Graded.failed(exc).as_dict()
+    if own != fingerprint:
+        return Graded(error=MISMATCH).as_dict()
+    with tempfile.TemporaryDirectory(prefix="lmgrade-regrade-") as tmp:
+        folder = Path(tmp) / "submission"
+        folder.mkdir()
+        try:
+            write_files(files, folder)
+        except (OSError, ValueError) as exc:
+            return Graded.failed(exc).as_dict()
+        return grade_folder(grader, assignment, variant, folder)
+
+
+# -- on the client ---------------------------------------------------------
+
+class DaskExecutor:
+    """Submissions graded by the workers of a Dask cluster; at most two per worker thread in flight."""
+
+    def __init__(self, connection: dict, assignment: Assignment, variant: dict, *, secret: str,
+                 device: str = "auto"):
+        try:
+            from distributed import Client
+        except ImportError:
+            raise ExecutorError("--executor dask needs Dask distributed: pip install 'lmgrade[dask]'") from None
+        self.name, self.settings, self.device = assignment.name, variant_settings(variant), device
+        self.fingerprint = grading_fingerprint(assignment, variant, secret)
+        where = connection.get("address") or connection.get("scheduler_file")
+        try:
+            self.client = Client(**connection, timeout=CONNECT_TIMEOUT_S)
+        except (OSError, TimeoutError, ValueError) as exc:
+            raise ExecutorError(f"cannot reach the Dask scheduler at {where}: {describe_failure(exc)}") from None
+        try:
+            self._check_workers()
+        except BaseException:
+            self.client.close()
+            raise
+        self.capacity = max(1, sum(self.client.nthreads().values()))
+
+    def _check_workers(self) -> None:
+        try:
+            self.client.wait_for_workers(1, timeout=CONNECT_TIMEOUT_S)
+        except TimeoutError:
+            raise ExecutorError(f"no Dask worker joined the scheduler within {CONNECT_TIMEOUT_S} s") from None
+        try:
+            found = self.client.run(worker_fingerprint, self.name, self.settings, self.device)
+        except Exception as exc:
+            raise ExecutorError(f"the Dask workers cannot run lmgrade: {describe_failure(exc)}") from None
+        differing = sorted(worker for worker, fingerprint in found.items() if fingerprint != self.fingerprint)
+        if differing:
+            raise ExecutorError(f"{MISMATCH} (differing: {', '.join(differing[:3])})")
+
+    def grade(self, submissions: Iterable[SubmissionFolder]) -> Iterator[tuple[SubmissionFolder, Graded]]:
+        from distributed import as_completed
+
+        waiting = iter(submissions)
+        in_flight: dict = {}
+        finished = as_completed()
+
+        def send(submission: SubmissionFolder) -> Graded | None:
+            """Hand `submission` to the cluster; its grade right away if its files cannot be read."""
+            try:
+                files = read_files(submission.folder)
+            except OSError as exc:
+                return Graded.failed(exc)
+            future = self.client.submit(grade_on_worker, self.name, self.settings, self.device, self.fingerprint, files,
+                                        key=f"lmgrade-regrade-{uuid.uuid4().hex}", pure=False)
+            in_flight[future] = submission
+            finished.add(future)
+            return None
+
+        def top_up() -> Iterator[tuple[SubmissionFolder, Graded]]:
+            # A window of submissions in flight: the client never holds every file at once.
+            while len(in_flight) < 2 * self.capacity:
+                submission = next(waiting, None)
+                if submission is None:
+                    return
+                unread = send(submission)
+                if unread is not None:
+                    yield submission, unread
+
+        try:
+            yield from top_up()
+            while in_flight:
+                future = next(finished)
+                submission = in_flight.pop(future)
+                try:
+                    graded = Graded.from_dict(future.result())
+                except Exception as exc:  # the worker died, or the task could not run there
+                    graded = Graded.failed(exc)
+                yield submission, graded
+                yield from top_up()
+        finally:
+            if in_flight:
+                self.client.cancel(list(in_flight))
+
+    def close(self) -> None:
+        self.client.close()
+
+    def __enter__(self) -> "DaskExecutor":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()

@@ -1,0 +1,115 @@
+"""What a regrade remembers to know whether a submission must be graded again.
+
+A submission is graded again when its files change (`content_hash`) or when
+anything that decides its score does (`grading_fingerprint`): lmgrade's
+version and sources, the assignment, its variant, the reference, the
+plugins' checks and the course secret (only a digest of it is kept). A Dask
+worker computes the same fingerprint from its own installation, so a worker
+with other code or another secret is refused instead of grading differently.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+from functools import lru_cache
+from pathlib import Path
+
+from .. import __version__
+from ..assignment import Assignment
+
+_SKIPPED_DIRS = {"__pycache__"}
+HARNESS = Path(__file__).resolve().parents[1]
+# Of the harness's, the assignment's and the plugins' files, those that can
+# change a score; the same on every installation (an editable one has more).
+_SOURCE_SUFFIXES = (".py", ".toml")
+
+
+def submission_files(folder: Path) -> list[tuple[str, Path]]:
+    """(relative POSIX path, path) of every regular file under `folder`, symlinks left out, sorted.
+
+    The same files the sandbox copies for a run, so the hash covers exactly what is graded.
+    """
+    found = []
+    for root, dirs, names in os.walk(folder, followlinks=False):
+        dirs[:] = [d for d in dirs if d not in _SKIPPED_DIRS and not os.path.islink(os.path.join(root, d))]
+        for name in names:
+            path = Path(root) / name
+            if path.is_file() and not path.is_symlink():
+                found.append((path.relative_to(folder).as_posix(), path))
+    return sorted(found)
+
+
+def _hash_files(digest, files: list[tuple[str, Path]]) -> None:
+    for relative, path in files:
+        data = path.read_bytes()
+        # Lengths first, so no two different trees hash the same bytes.
+        digest.update(f"{len(relative)}:{relative}:{len(data)}:".encode())
+        digest.update(data)
+
+
+def content_hash(folder: Path) -> str:
+    """SHA-256 of the names and bytes of a submission's files."""
+    digest = hashlib.sha256(b"lmgrade submission\0")
+    _hash_files(digest, submission_files(folder))
+    return digest.hexdigest()
+
+
+def read_files(folder: Path) -> dict[str, bytes]:
+    """A submission's files as bytes, to grade it on a machine that cannot see this disk."""
+    return {relative: path.read_bytes() for relative, path in submission_files(folder)}
+
+
+def write_files(files: dict[str, bytes], folder: Path) -> None:
+    """Lay `read_files`' output out again under `folder`, refusing paths that leave it."""
+    folder = folder.resolve()
+    for relative, data in files.items():
+        target = (folder / relative).resolve()
+        if folder not in target.parents:
+            raise ValueError(f"a submission file's path leaves its folder: {relative!r}")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(data)
+
+
+def _source_folders(assignment: Assignment) -> list[Path]:
+    """Where the code that decides a score lives: the harness, the assignment, its reference, the checks."""
+    spec = assignment.spec
+    folders = {HARNESS, spec.root, spec.reference_folder()}
+    for check in assignment.checks:
+        module = sys.modules.get(check.scenario.__module__)
+        if module is not None and getattr(module, "__file__", None):
+            folders.add(Path(module.__file__).resolve().parent)
+    return sorted(folders)
+
+
+def _source_files(folder: Path) -> list[tuple[str, Path]]:
+    # Named by the folder's own name, not where it is installed: a worker's
+    # copy of lmgrade hashes the same as the client's.
+    return [(f"{folder.name}/{relative}", path) for relative, path in submission_files(folder)
+            if path.suffix in _SOURCE_SUFFIXES]
+
+
+def secret_digest(secret: str) -> str:
+    return hashlib.sha256(b"lmgrade secret\0" + secret.encode()).hexdigest()
+
+
+@lru_cache(maxsize=None)
+def _sources_hash(folders: tuple[Path, ...]) -> str:
+    digest = hashlib.sha256(b"lmgrade sources\0")
+    for folder in folders:
+        _hash_files(digest, _source_files(folder))
+    return digest.hexdigest()
+
+
+def grading_fingerprint(assignment: Assignment, variant: dict, secret: str) -> str:
+    """One hash of everything besides the submission that decides its score."""
+    identity = {"lmgrade": __version__, "assignment": assignment.name,
+                "variant": {k: str(v) for k, v in sorted(variant.items())},
+                # Where a check runs changes its sizes and bounds: a GPU regrade grades again.
+                "checks": [[c.name, c.points, c.visibility, c.device, bool(c.unavailable)]
+                           for c in assignment.checks],
+                "secret": secret_digest(secret),
+                "sources": _sources_hash(tuple(_source_folders(assignment)))}
+    return hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()

@@ -1,0 +1,99 @@
+"""Where a regrade's submissions are graded: in this process, or on a Dask cluster.
+
+An executor grades `SubmissionFolder`s and yields each one's `Graded` as it
+finishes, in whatever order they finish; the client alone writes files. Both
+kinds grade through `graded.grade_folder` with one `Grader` per grading
+process, so the expected values of each check are computed once there and
+shared by every submission it grades.
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from pathlib import Path
+from typing import Iterable, Iterator, Protocol
+
+from ..assignment import Assignment
+from ..grading import Grader
+from ..oracle import LiveReference
+from .graded import Graded, grade_folder
+from .layout import SubmissionFolder
+
+LOCAL = "local"
+
+
+class ExecutorError(ValueError):
+    """An --executor that names nothing usable: the user's to fix."""
+
+
+class Executor(Protocol):
+    capacity: int  # submissions it grades at once: the progress bar's "running"
+
+    def grade(self, submissions: Iterable[SubmissionFolder]) -> Iterator[tuple[SubmissionFolder, Graded]]:
+        """Each submission with its grade, as they finish."""
+
+    def close(self) -> None: ...
+
+    def __enter__(self) -> "Executor": ...
+
+    def __exit__(self, *exc) -> None: ...
+
+
+class LocalExecutor:
+    """This process: one `Grader` whose sandbox pool runs `jobs` runs at once, `jobs` submissions in flight.
+
+    Each submission's checks already run in parallel, up to `jobs`; grading
+    `jobs` submissions at once keeps the pool busy between one submission's
+    checks and the next's.
+    """
+
+    def __init__(self, assignment: Assignment, variant: dict, *, jobs: int, secret: str,
+                 protected: Iterable[Path] = ()):
+        self.assignment, self.variant = assignment, variant
+        self.capacity = max(1, jobs)
+        self.grader = Grader(assignment, variant, LiveReference(assignment.spec), secret=secret,
+                             jobs=self.capacity, protected=list(protected))
+
+    def grade(self, submissions: Iterable[SubmissionFolder]) -> Iterator[tuple[SubmissionFolder, Graded]]:
+        with ThreadPoolExecutor(max_workers=self.capacity, thread_name_prefix="regrade") as pool:
+            futures = {pool.submit(grade_folder, self.grader, self.assignment, self.variant, s.folder): s
+                       for s in submissions}
+            try:
+                for future in as_completed(futures):
+                    yield futures[future], Graded.from_dict(future.result())
+            finally:  # stopped early (an interrupt): start nothing more
+                for future in futures:
+                    future.cancel()
+
+    def close(self) -> None:
+        self.grader.close()
+
+    def __enter__(self) -> "LocalExecutor":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def parse_executor(spec: str | None) -> dict | None:
+    """What an --executor value names: None for "local" (the default), else the Dask client's arguments.
+
+    Checked before anything is graded; nothing is connected to yet.
+    """
+    if spec in (None, "", LOCAL):
+        return None
+    from .cluster import scheduler_address
+    return scheduler_address(spec)
+
+
+def make_executor(connection: dict | None, assignment: Assignment, variant: dict, *, jobs: int, secret: str,
+                  protected: Iterable[Path] = (), device: str = "auto") -> Executor:
+    """This process's executor (`connection` None), or one on the Dask cluster `connection` names.
+
+    `assignment` is already bound to this machine's device; Dask workers
+    resolve `device` (the --device asked for) on their own machines.
+    """
+    if connection is None:
+        return LocalExecutor(assignment, variant, jobs=jobs, secret=secret, protected=protected)
+    from .cluster import DaskExecutor
+    return DaskExecutor(connection, assignment, variant, secret=secret, device=device)

@@ -1,0 +1,100 @@
+"""A whole class, regraded: what `lmgrade regrade` does between parsing and printing.
+
+Submissions whose files and grading are unchanged since the last regrade
+into the same folder are taken from their records; the others go to the
+executor, which is started only if there is something to grade (resuming a
+finished regrade starts no sandbox). Each grade is saved as it arrives; the
+CSV and the report are written at the end, from every submission's grade,
+in the layout's order, so the same grades always give the same files.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Protocol
+
+from ..assignment import Assignment
+from .content import content_hash, grading_fingerprint
+from .executor import Executor
+from .graded import Graded
+from .layout import Layout, SubmissionFolder
+from .records import ResultsFolder
+from .report import write_report
+from .scores_csv import write_scores_csv
+
+RESULTS_FOLDER = "results"
+REPORT = "report.html"
+
+
+class Listener(Protocol):
+    """What a progress display hears."""
+
+    def started(self, total: int, resumed: int, failed: int) -> None: ...
+    def grading(self, capacity: int) -> None: ...
+    def finished(self, submission: SubmissionFolder, graded: Graded) -> None: ...
+
+
+@dataclass
+class RegradeSummary:
+    csv: Path
+    report: Path
+    results: Path
+    rows: list[tuple[SubmissionFolder, Graded]]
+    graded: int = 0                      # graded in this run
+    resumed: int = 0                     # taken from an earlier run
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def failures(self) -> list[tuple[str, str]]:
+        return [(s.key, g.error) for s, g in self.rows if g.error]
+
+
+def output_paths(csv_path: Path) -> tuple[Path, Path]:
+    """(the results folder, the report) that go beside the CSV."""
+    return csv_path.parent / RESULTS_FOLDER, csv_path.parent / REPORT
+
+
+def regrade(assignment: Assignment, variant: dict, layout: Layout, csv_path: Path, *,
+            make_executor: Callable[[], Executor], secret: str, force: bool = False,
+            listener: Listener | None = None) -> RegradeSummary:
+    """Grade every submission of `layout` that needs it; write the CSV, the results and the report."""
+    csv_path = Path(csv_path)
+    results_dir, report_path = output_paths(csv_path)
+    results_dir.mkdir(parents=True, exist_ok=True)
+    store = ResultsFolder(results_dir, assignment.checks)
+    fingerprint = grading_fingerprint(assignment, variant, secret)
+
+    summary = RegradeSummary(csv_path, report_path, results_dir, [], notes=list(layout.notes))
+    grades: dict[str, Graded] = {}
+    hashes: dict[str, str] = {}
+    pending: list[SubmissionFolder] = []
+    for submission in layout.submissions:
+        try:
+            hashes[submission.key] = content_hash(submission.folder)
+        except OSError as exc:  # unreadable: its row says so
+            grades[submission.key] = Graded.failed(exc)
+            continue
+        earlier = None if force else store.finished(submission.key, hashes[submission.key], fingerprint)
+        if earlier is None:
+            pending.append(submission)
+        else:
+            grades[submission.key] = earlier
+            summary.resumed += 1
+    if listener:
+        listener.started(len(layout.submissions), summary.resumed, len(grades) - summary.resumed)
+    if pending:
+        with make_executor() as executor:
+            if listener:
+                listener.grading(executor.capacity)
+            for submission, graded in executor.grade(pending):
+                store.save(submission.key, hashes[submission.key], fingerprint, graded)
+                grades[submission.key] = graded
+                if not graded.error:
+                    summary.graded += 1
+                if listener:
+                    listener.finished(submission, graded)
+    summary.rows = [(s, grades[s.key]) for s in layout.submissions]
+    write_scores_csv(csv_path, assignment.checks, summary.rows)
+    write_report(report_path, assignment, variant, summary.rows)
+    return summary
