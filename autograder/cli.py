@@ -19,9 +19,9 @@ from .errors import HarnessFault
 from .flawed import write_flawed
 from .grading import Grader, GradingRun, grade_submission
 from .oracle import LiveReference
-from .seeds import course_secret
+from .seeds import PUBLIC_SECRET, SECRET_ENV, course_secret
 from .reports.terminal import describe_defences, print_report
-from .sandbox.limits import available_cpus
+from .sandbox.limits import default_jobs
 
 console = Console(highlight=False)
 err_console = Console(stderr=True, highlight=False)
@@ -45,7 +45,7 @@ def _load(name: str, pairs: tuple[str, ...]):
 
 
 def _default_jobs() -> int:
-    return max(1, min(4, int(available_cpus())))
+    return default_jobs()
 
 
 set_option = click.option("--set", "settings", multiple=True, metavar="KEY=VALUE",
@@ -150,6 +150,44 @@ def check(assignment: str, submission_dir: Path, settings: tuple[str, ...]) -> N
     """Run the public checks on your own work (no results.json)."""
     bound, variant = _load(assignment, settings)
     run_grading(bound, variant, submission_dir, results=None, jobs=_default_jobs(), visible_only=True)
+
+
+@main.command()
+@click.argument("assignment")
+@click.option("-o", "--output", "out_path", required=True, type=click.Path(dir_okay=False, path_type=Path),
+              help="Where to write the zip to upload to Gradescope.")
+@set_option
+def gradescope(assignment: str, out_path: Path, settings: tuple[str, ...]) -> None:
+    """Build the Gradescope autograder zip of an assignment and variant.
+
+    The course secret comes from LMGRADE_SECRET; Gradescope's timeout, when
+    raised above its default of 600 s, from LMGRADE_GRADESCOPE_TIMEOUT.
+    """
+    from .gradescope.build import build_zip
+    from .gradescope.wheel import ZipError
+
+    bound, variant = _load(assignment, settings)
+    secret = course_secret()
+    public = secret == PUBLIC_SECRET
+    if public:
+        err_console.print(f"[bold red]WARNING: {SECRET_ENV} is not set: this zip uses the public default secret, "
+                          "which every student has, so the hidden inputs can be computed in advance. Set "
+                          f"{SECRET_ENV} to the course's own secret and build again for a real course.[/bold red]")
+    try:
+        built = build_zip(bound, variant, _settings(settings), out_path, secret=secret, public_secret=public)
+    except (ZipError, ValueError) as exc:
+        raise click.UsageError(str(exc)) from None
+    except HarnessFault as exc:
+        raise click.ClickException(f"harness fault: {exc}") from None
+    config = built.config
+    console.print(f"wrote {built.path} ({built.size / 1024:.0f} KiB): {config.title}, "
+                  f"{len(config.checks)} checks, {sum(c.points for c in config.checks):g} points, "
+                  f"lmgrade {config.lmgrade_version}, torch: {built.torch or 'not needed'}")
+    if built.worst_case_s > config.time_budget_s:
+        err_console.print(f"[yellow]note: the checks' time limits add up to {built.worst_case_s:g} s, more than "
+                          f"the {config.time_budget_s:g} s this zip grades for before Gradescope's timeout; a "
+                          "submission that uses every limit is stopped there and its remaining checks score 0. "
+                          "Raise the timeout on Gradescope and set LMGRADE_GRADESCOPE_TIMEOUT to it.[/yellow]")
 
 
 @main.command()
