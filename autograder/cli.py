@@ -164,7 +164,7 @@ def gradescope(assignment: str, out_path: Path, settings: tuple[str, ...]) -> No
     raised above its default of 600 s, from LMGRADE_GRADESCOPE_TIMEOUT.
     """
     from .gradescope.build import build_zip
-    from .gradescope.wheel import ZipError
+    from .gradescope.config import ZipError
 
     bound, variant = _load(assignment, settings)
     secret = course_secret()
@@ -175,7 +175,7 @@ def gradescope(assignment: str, out_path: Path, settings: tuple[str, ...]) -> No
                           f"{SECRET_ENV} to the course's own secret and build again for a real course.[/bold red]")
     try:
         built = build_zip(bound, variant, _settings(settings), out_path, secret=secret, public_secret=public)
-    except (ZipError, ValueError) as exc:
+    except (ZipError, AssignmentError) as exc:
         raise click.UsageError(str(exc)) from None
     except HarnessFault as exc:
         raise click.ClickException(f"harness fault: {exc}") from None

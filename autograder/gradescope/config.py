@@ -28,6 +28,10 @@ TIMEOUT_ENV = "LMGRADE_GRADESCOPE_TIMEOUT"
 TIMEOUT_MARGIN_S = 45.0
 
 
+class ZipError(ValueError):
+    """The zip cannot be built as asked, or from what is installed here (not a fault of the harness)."""
+
+
 @dataclass(frozen=True)
 class CheckEntry:
     """One check as results.json lists it (the attributes `reports.gradescope` reads of a Check)."""
@@ -89,7 +93,7 @@ def time_budget_s() -> float:
     try:
         timeout = float(raw) if raw else DEFAULT_TIMEOUT_S
     except ValueError:
-        raise ValueError(f"{TIMEOUT_ENV}={raw!r}: expected Gradescope's timeout in seconds") from None
+        raise ZipError(f"{TIMEOUT_ENV}={raw!r}: expected Gradescope's timeout in seconds") from None
     if timeout <= 2 * TIMEOUT_MARGIN_S:
-        raise ValueError(f"{TIMEOUT_ENV}={raw!r}: Gradescope's timeout must exceed {2 * TIMEOUT_MARGIN_S:g} s")
+        raise ZipError(f"{TIMEOUT_ENV}={raw!r}: Gradescope's timeout must exceed {2 * TIMEOUT_MARGIN_S:g} s")
     return timeout - TIMEOUT_MARGIN_S

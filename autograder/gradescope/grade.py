@@ -24,6 +24,7 @@ from ..grading import grade_submission
 from ..oracle import LiveReference
 from ..reports.terminal import describe_defences, print_report
 from ..sandbox.limits import default_jobs
+from ..sandbox.privileges import die_with_parent
 from .config import ZipConfig
 from .layout import Layout
 
@@ -43,7 +44,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--config", type=Path, help="the zip's config (default: the one in the Gradescope layout)")
     parser.add_argument("--check-install", action="store_true",
                         help="load the assignment and its reference, grade nothing")
+    parser.add_argument("--parent", type=int, help="die with this process (the supervisor)")
     args = parser.parse_args(argv)
+    if args.parent:
+        # Killed with everything else, the supervisor takes this process along.
+        die_with_parent(args.parent)
     layout = Layout.from_environment()
     out = Console(file=sys.stdout, width=120, no_color=True, highlight=False)
     try:

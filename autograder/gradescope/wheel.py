@@ -25,13 +25,10 @@ from pathlib import Path
 
 from ..assignment import Assignment, tomllib
 from ..errors import HarnessFault
+from .config import ZipError
 
 PROJECT = "lmgrade"
 TORCH = "torch"
-
-
-class ZipError(ValueError):
-    """The zip cannot be built from what is installed here (not a fault of the harness)."""
 
 
 def source_root() -> Path:
