@@ -1,19 +1,19 @@
 """The Gradescope zip, run as Gradescope runs it.
 
-The zip is built by `lmgrade gradescope`, unpacked into a temporary folder
-laid out like /autograder (``LMGRADE_GRADESCOPE_ROOT``), installed by its own
-setup.sh into a throwaway virtual environment (``LMGRADE_GRADESCOPE_VENV``;
-``LMGRADE_GRADESCOPE_SYSTEM_STEPS=0`` leaves apt-get and the machine's
-accounts alone), and its run_autograder grades submissions: every
-results.json must be valid Gradescope JSON with the scores `lmgrade grade`
-gives the same submission. The throwaway environment installs what
-requirements.txt names from pip's own configuration; it needs no torch, as
-the assignments run here (ngram, rnn) import none.
+The zip is built by `lmgrade gradescope`, installed by its own setup.sh into
+a throwaway virtual environment and run in temporary folders laid out like
+/autograder (`autograder.gradescope.local`, with the scripts' test-only
+settings). Every results.json must be valid Gradescope JSON with the scores
+`lmgrade grade` gives the same submission. The throwaway environment gets
+what requirements.txt names from pip's own configuration, and no torch: the
+assignments run here (ngram, rnn) import none; the transformer's zip is
+built and inspected.
 """
 
 from __future__ import annotations
 
 import ast
+import dataclasses
 import json
 import os
 import signal
@@ -21,14 +21,14 @@ import subprocess
 import sys
 import time
 import zipfile
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from autograder import catalog
 from autograder.flawed import write_flawed
-from autograder.gradescope.layout import CONFIG_NAME
+from autograder.gradescope.layout import CONFIG_NAME, Layout
+from autograder.gradescope.local import LocalInstall, clean_env, install
 from autograder.reports.gradescope import NOT_GRADED
 from test_reports import validate
 
@@ -36,13 +36,8 @@ SECRET = "zip-test-secret-3f9a"
 ENTRIES = {"setup.sh", "run_autograder", "requirements.txt", CONFIG_NAME}
 
 
-def clean_env(**extra: str) -> dict:
-    """This process's environment without lmgrade's own settings, plus `extra`."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("LMGRADE_")}
-    return {**env, **extra}
-
-
-def build(tmp: Path, assignment: str, *settings: str, secret: str | None = SECRET) -> tuple[Path, subprocess.CompletedProcess]:
+def build(tmp: Path, assignment: str, *settings: str,
+          secret: str | None = SECRET) -> tuple[Path, subprocess.CompletedProcess]:
     out = tmp / f"{assignment}-autograder.zip"
     env = clean_env(**({"LMGRADE_SECRET": secret} if secret else {}))
     args = [a for s in settings for a in ("--set", s)]
@@ -52,51 +47,11 @@ def build(tmp: Path, assignment: str, *settings: str, secret: str | None = SECRE
     return out, proc
 
 
-@dataclass
-class Installed:
-    """A throwaway install made by a zip's setup.sh; each run gets a fresh root from the zip."""
-
-    zip_path: Path
-    venv: Path
-    tmp: Path
-    setup_s: float
-
-    def root(self, files: dict[str, str], *, time_budget_s: float | None = None) -> Path:
-        """A fresh folder laid out like /autograder: the unpacked zip and a submission of `files`."""
-        root = Path(os.path.realpath(self.tmp)) / f"autograder-{time.monotonic_ns()}"
-        with zipfile.ZipFile(self.zip_path) as zf:
-            zf.extractall(root / "source")
-        if time_budget_s is not None:
-            config = root / "source" / CONFIG_NAME
-            config.write_text(json.dumps({**json.loads(config.read_text()), "time_budget_s": time_budget_s}))
-        (root / "submission").mkdir()
-        (root / "results").mkdir()
-        for name, text in files.items():
-            (root / "submission" / name).write_text(text)
-        return root
-
-    def env(self, root: Path, **extra: str) -> dict:
-        return clean_env(LMGRADE_GRADESCOPE_ROOT=str(root), LMGRADE_GRADESCOPE_VENV=str(self.venv), **extra)
-
-    def start(self, root: Path, **extra: str) -> subprocess.Popen:
-        """run_autograder as Gradescope starts it: as root, from the root folder."""
-        return subprocess.Popen(["bash", str(root / "source" / "run_autograder")], cwd=root, env=self.env(root, **extra),
-                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
-
-
-def install(tmp: Path, zip_path: Path, venv: Path) -> Installed:
-    source = tmp / "setup" / "source"
-    with zipfile.ZipFile(zip_path) as zf:
-        zf.extractall(source)
-    # setup.sh runs `python3`: this interpreter's, whose wheels pip has at hand.
-    env = clean_env(LMGRADE_GRADESCOPE_VENV=str(venv), LMGRADE_GRADESCOPE_SYSTEM_STEPS="0",
-                    LMGRADE_TORCH_INDEX_URL="", PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
-    started = time.perf_counter()
-    proc = subprocess.run(["bash", str(source / "setup.sh")], cwd=source, env=env, capture_output=True, text=True,
-                          timeout=600)
-    setup_s = time.perf_counter() - started
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    return Installed(zip_path, venv, tmp, setup_s)
+def with_time_budget(layout: Layout, seconds: float) -> Layout:
+    """The unpacked zip's config with a shorter time budget."""
+    config = json.loads(layout.config.read_text())
+    layout.config.write_text(json.dumps({**config, "time_budget_s": seconds}))
+    return layout
 
 
 @pytest.fixture(scope="module")
@@ -105,9 +60,16 @@ def ngram_zip(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def installed(tmp_path_factory, ngram_zip) -> Installed:
+def rnn_zip(tmp_path_factory) -> tuple[Path, subprocess.CompletedProcess]:
+    """Built without LMGRADE_SECRET: the public default secret, and a warning."""
+    return build(tmp_path_factory.mktemp("rnn_zip"), "rnn", "activation=tanh", secret=None)
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory, ngram_zip) -> LocalInstall:
+    """The ngram zip installed by its setup.sh into a throwaway venv (torch-free: ngram imports none)."""
     tmp = tmp_path_factory.mktemp("gradescope")
-    made = install(tmp, ngram_zip, tmp / "venv")
+    made = install(ngram_zip, tmp, tmp / "venv")
     print(f"setup.sh took {made.setup_s:.1f} s")
     return made
 
@@ -135,14 +97,14 @@ def buggy_files(tmp: Path) -> dict[str, str]:
     return {f: (folder / f).read_text() for f in spec.files}
 
 
-def results_of(root: Path) -> dict:
-    document = json.loads((root / "results" / "results.json").read_text())
+def results_of(layout: Layout) -> dict:
+    document = json.loads(layout.results.read_text())
     validate(document)
     return document
 
 
-def lmgrade_grade(files: dict[str, str], tmp: Path, assignment: str = "ngram",
-                  *settings: str) -> tuple[subprocess.Popen, Path]:
+def lmgrade_grade(files: dict[str, str], tmp: Path, assignment: str, settings: tuple[str, ...],
+                  secret: str | None) -> tuple[subprocess.Popen, Path]:
     """`lmgrade grade` started on a folder of `files`; the folder, where its results.json will be."""
     folder = tmp / f"grade-{time.monotonic_ns()}"
     folder.mkdir()
@@ -150,7 +112,8 @@ def lmgrade_grade(files: dict[str, str], tmp: Path, assignment: str = "ngram",
         (folder / name).write_text(text)
     args = [a for s in settings for a in ("--set", s)]
     proc = subprocess.Popen([sys.executable, "-m", "autograder.cli", "grade", assignment, str(folder), "--results",
-                             str(folder / "results.json"), *args], env=clean_env(LMGRADE_SECRET=SECRET),
+                             str(folder / "results.json"), *args],
+                            env=clean_env(**({"LMGRADE_SECRET": secret} if secret else {})),
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     return proc, folder
 
@@ -159,18 +122,18 @@ def scores(document: dict) -> dict[str, tuple[float, float, str]]:
     return {t["name"]: (t["score"], t["max_score"], t["visibility"]) for t in document["tests"]}
 
 
-def grade_both(installed: Installed, files: dict[str, str], tmp: Path, assignment: str = "ngram",
-               *settings: str) -> tuple[dict, dict]:
-    """results.json of run_autograder and of `lmgrade grade` on the same files, run side by side."""
-    root = installed.root(files)
-    zipped = installed.start(root)
-    graded, folder = lmgrade_grade(files, tmp, assignment, *settings)
+def grade_both(installed: LocalInstall, files: dict[str, str], tmp: Path, assignment: str = "ngram",
+               settings: tuple[str, ...] = (), secret: str | None = SECRET) -> tuple[dict, dict]:
+    """results.json of run_autograder and of `lmgrade grade` (with the zip's secret) on the same files, side by side."""
+    layout = installed.new_root(files)
+    zipped = installed.start(layout)
+    graded, folder = lmgrade_grade(files, tmp, assignment, settings, secret)
     zip_out, _ = zipped.communicate(timeout=300)
     grade_out, _ = graded.communicate(timeout=300)
     assert zipped.returncode == 0, zip_out
     assert graded.returncode == 0, grade_out
     expected = json.loads((folder / "results.json").read_text())
-    return results_of(root), expected
+    return results_of(layout), expected
 
 
 SUBMISSIONS_OF_NGRAM = {
@@ -178,7 +141,7 @@ SUBMISSIONS_OF_NGRAM = {
     "buggy": buggy_files,
     "syntax error": lambda tmp: {"ngram.py": "def pad(sentence, n:\n    return sentence\n"},
     "missing file": lambda tmp: {"notes.txt": "ngram.py is on my other laptop\n"},
-    "infinite loop": lambda tmp: {"ngram.py": looping_in(reference_files("ngram")["ngram.py"], "perplexity")},
+    "infinite loop": lambda tmp: looping_submission(),
 }
 
 
@@ -190,6 +153,10 @@ def test_run_autograder_scores_as_lmgrade_grade(installed, tmp_path, kind):
     assert document["score"] == expected["score"]
     if kind == "reference":
         assert document["score"] == 100
+        visibility = {t["name"].split(":")[0]: t["visibility"] for t in document["tests"]}
+        assignment, _ = catalog.load("ngram")
+        assert visibility == {c.name: c.visibility for c in assignment.checks}  # from assignment.toml
+        assert visibility["perplexity_hidden"] == "after_due_date"
     elif kind == "buggy":
         assert 0 < document["score"] < 100
     elif kind == "infinite loop":
@@ -200,22 +167,6 @@ def test_run_autograder_scores_as_lmgrade_grade(installed, tmp_path, kind):
         assert document["score"] == 0
         words = "SyntaxError" if kind == "syntax error" else "ngram.py is missing"
         assert all(words in t["output"] for t in document["tests"])
-
-
-def test_visibility_comes_from_assignment_toml(installed):
-    document = results_of_run(installed, reference_files("ngram"))
-    visibility = {t["name"].split(":")[0]: t["visibility"] for t in document["tests"]}
-    assignment, _ = catalog.load("ngram")
-    assert visibility == {c.name: c.visibility for c in assignment.checks}
-    assert visibility["perplexity_hidden"] == "after_due_date"
-
-
-def results_of_run(installed: Installed, files: dict[str, str], **extra: str) -> dict:
-    root = installed.root(files)
-    proc = installed.start(root, **extra)
-    out, _ = proc.communicate(timeout=300)
-    assert proc.returncode == 0, out
-    return results_of(root)
 
 
 SNOOP = '''
@@ -243,28 +194,31 @@ def pad(sentence, n):
 
 
 def test_the_sandbox_reaches_neither_the_secret_nor_the_results(installed):
-    root = installed.root({})
-    (root / "submission" / "ngram.py").write_text(SNOOP.format(root=str(root), config=CONFIG_NAME))
+    layout = installed.new_root({})
+    (layout.submission / "ngram.py").write_text(SNOOP.format(root=str(layout.root), config=CONFIG_NAME))
     # The secret in the grader's own environment too: the sandbox's must not have it.
-    proc = installed.start(root, LMGRADE_SECRET=SECRET)
+    proc = installed.start(layout, LMGRADE_SECRET=SECRET)
     out, _ = proc.communicate(timeout=300)
     assert proc.returncode == 0, out
-    text = (root / "results" / "results.json").read_text()
-    document = results_of(root)
-    assert SECRET not in text and SECRET not in out
+    document = results_of(layout)
+    assert SECRET not in layout.results.read_text() and SECRET not in out
     pad = next(t for t in document["tests"] if t["name"].startswith("pad:"))
     assert pad["score"] == 0, pad
     assert "PermissionError | PermissionError | PermissionError | no secret in the environment" in pad["output"], pad
-    assert (root / "source").stat().st_mode & 0o777 == 0o700
+    assert layout.source.stat().st_mode & 0o777 == 0o700
+
+
+def looping_submission() -> dict[str, str]:
+    """The reference with an endless loop in perplexity: three checks hang, the others pass."""
+    return {"ngram.py": looping_in(reference_files("ngram")["ngram.py"], "perplexity")}
 
 
 def test_time_budget_keeps_what_finished_and_zeroes_the_rest_with_a_reason(installed):
-    files = {"ngram.py": looping_in(reference_files("ngram")["ngram.py"], "perplexity")}
-    root = installed.root(files, time_budget_s=5)
-    proc = installed.start(root)
+    layout = with_time_budget(installed.new_root(looping_submission()), 5)
+    proc = installed.start(layout)
     out, _ = proc.communicate(timeout=120)
     assert proc.returncode == 0, out
-    document = results_of(root)
+    document = results_of(layout)
     tests = {t["name"].split(":")[0]: t for t in document["tests"]}
     assert len(tests) == 11
     assert "time limit" in document["output"]
@@ -277,11 +231,11 @@ def test_time_budget_keeps_what_finished_and_zeroes_the_rest_with_a_reason(insta
                if name not in ("perplexity", "perplexity_hidden", "no_mutation"))
 
 
-def wait_until_some_check_is_graded(root: Path, timeout_s: float = 60) -> None:
+def wait_until_some_check_is_graded(layout: Layout, timeout_s: float = 60) -> None:
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         try:
-            if any(t["output"] != NOT_GRADED for t in json.loads((root / "results" / "results.json").read_text())["tests"]):
+            if any(t["output"] != NOT_GRADED for t in json.loads(layout.results.read_text())["tests"]):
                 return
         except (OSError, ValueError, KeyError):
             pass
@@ -291,16 +245,15 @@ def wait_until_some_check_is_graded(root: Path, timeout_s: float = 60) -> None:
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGKILL])
 def test_a_stopped_run_leaves_valid_results_with_what_finished(installed, sig):
-    files = {"ngram.py": looping_in(reference_files("ngram")["ngram.py"], "perplexity")}
-    root = installed.root(files)
-    venv_python = installed.venv / "bin" / "python"
-    # The supervisor itself, as Gradescope's timeout would find it.
-    proc = subprocess.Popen([str(venv_python), "-I", "-m", "autograder.gradescope.supervise"], cwd=root,
-                            env=installed.env(root), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    wait_until_some_check_is_graded(root)
+    layout = installed.new_root(looping_submission())
+    # The supervisor itself, as a timeout's signal would find it.
+    proc = subprocess.Popen([str(installed.venv / "bin" / "python"), "-I", "-m", "autograder.gradescope.supervise"],
+                            cwd=layout.root, env=installed.env(layout), stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True)
+    wait_until_some_check_is_graded(layout)
     proc.send_signal(sig)
     out, _ = proc.communicate(timeout=60)
-    document = results_of(root)
+    document = results_of(layout)
     tests = {t["name"].split(":")[0]: t for t in document["tests"]}
     assert tests["perplexity"]["score"] == 0
     assert any(t["score"] > 0 for t in tests.values())
@@ -312,24 +265,25 @@ def test_a_stopped_run_leaves_valid_results_with_what_finished(installed, sig):
 
 
 def test_a_harness_that_cannot_start_still_leaves_valid_results(installed):
-    root = installed.root(reference_files("ngram"))
-    config = root / "source" / CONFIG_NAME
-    config.write_text(json.dumps({**json.loads(config.read_text()), "assignment": "no_such_assignment"}))
-    proc = installed.start(root)
+    layout = installed.new_root(reference_files("ngram"))
+    config = json.loads(layout.config.read_text())
+    layout.config.write_text(json.dumps({**config, "assignment": "no_such_assignment"}))
+    proc = installed.start(layout)
     out, _ = proc.communicate(timeout=120)
     assert proc.returncode == 0, out
-    document = results_of(root)
+    document = results_of(layout)
     assert len(document["tests"]) == 11 and document["score"] == 0
     assert "not your submission" in document["output"] and "exit status 1" in document["output"]
     assert all(t["output"].startswith("not graded: the grading process failed") for t in document["tests"])
 
 
 def test_a_broken_image_still_leaves_valid_results(installed, tmp_path):
-    root = installed.root(reference_files("ngram"))
-    proc = subprocess.run(["bash", str(root / "source" / "run_autograder")], cwd=root, capture_output=True, text=True,
-                          env=clean_env(LMGRADE_GRADESCOPE_ROOT=str(root), LMGRADE_GRADESCOPE_VENV=str(tmp_path / "none")))
+    layout = installed.new_root(reference_files("ngram"))
+    broken = dataclasses.replace(installed, venv=tmp_path / "no-venv")
+    proc = broken.start(layout)
+    out, _ = proc.communicate(timeout=60)
     assert proc.returncode != 0
-    document = results_of(root)
+    document = results_of(layout)
     assert document["tests"] == [] and "could not start" in document["output"]
 
 
@@ -338,9 +292,8 @@ def zip_texts(path: Path) -> dict[str, str]:
         return {n: zf.read(n).decode() for n in zf.namelist() if not n.endswith(".whl")}
 
 
-@pytest.mark.parametrize("assignment,settings", [("rnn", ("activation=tanh",)), ("transformer", ("pre_ln=false",))])
-def test_zips_of_the_other_assignments(tmp_path, assignment, settings):
-    path, _ = build(tmp_path, assignment, *settings)
+def inspect_zip(path: Path, assignment: str, settings: dict[str, str]) -> dict[str, str]:
+    """The zip's texts, once its entries, modes, config and torch step are as they must be."""
     with zipfile.ZipFile(path) as zf:
         names = set(zf.namelist())
         modes = {i.filename: (i.external_attr >> 16) & 0o777 for i in zf.infolist()}
@@ -350,28 +303,34 @@ def test_zips_of_the_other_assignments(tmp_path, assignment, settings):
     texts = zip_texts(path)
     assert not any("ngram" in text for text in texts.values()), "an ngram-shaped zip"
     config = json.loads(texts[CONFIG_NAME])
-    key, value = settings[0].split("=")
-    assert config["assignment"] == assignment and config["settings"] == {key: value}
-    assert config["secret"] == SECRET and not config["public_secret"]
-    loaded, _ = catalog.load(assignment, {key: value})
+    assert config["assignment"] == assignment and config["settings"] == settings
+    loaded, variant = catalog.load(assignment, settings)
+    assert config["variant"] == variant
     assert [c["name"] for c in config["checks"]] == [c.name for c in loaded.checks]
-    torch_line = [line for line in texts["setup.sh"].splitlines() if "pip_install" in line and "torch==" in line]
-    assert bool(torch_line) == (assignment == "transformer")
+    torch_step = [line for line in texts["setup.sh"].splitlines() if line.startswith("pip_install") and "torch==" in line]
+    assert bool(torch_step) == (assignment == "transformer")
     assert "torch" not in texts["requirements.txt"]
+    return texts
 
 
-def test_the_rnn_zip_grades_the_rnn_reference(installed, tmp_path):
-    path, _ = build(tmp_path, "rnn", "activation=tanh")
-    # Into the ngram zip's environment: the same wheel and requirements, only the config differs.
-    rnn = install(tmp_path, path, installed.venv)
-    document, expected = grade_both(rnn, reference_files("rnn"), tmp_path, "rnn", "activation=tanh")
-    assert scores(document) == scores(expected) and document["score"] == 100
+def test_the_transformer_zip(tmp_path):
+    path, _ = build(tmp_path, "transformer", "pre_ln=false")
+    config = json.loads(inspect_zip(path, "transformer", {"pre_ln": "false"})[CONFIG_NAME])
+    assert config["secret"] == SECRET and not config["public_secret"]
 
 
-def test_a_zip_built_without_a_secret_says_so_loudly(tmp_path):
-    path, proc = build(tmp_path, "ngram", secret=None)
+def test_the_rnn_zip_built_without_a_secret_says_so_loudly(rnn_zip):
+    path, proc = rnn_zip
     assert "WARNING" in proc.stderr and "LMGRADE_SECRET is not set" in proc.stderr
-    assert json.loads(zip_texts(path)[CONFIG_NAME])["public_secret"] is True
+    config = json.loads(inspect_zip(path, "rnn", {"activation": "tanh"})[CONFIG_NAME])
+    assert config["public_secret"] is True
+
+
+def test_the_rnn_zip_grades_the_rnn_reference(installed, rnn_zip, tmp_path):
+    # Into the ngram zip's environment: the same wheel and requirements, only the config differs.
+    rnn = install(rnn_zip[0], tmp_path, installed.venv)
+    document, expected = grade_both(rnn, reference_files("rnn"), tmp_path, "rnn", ("activation=tanh",), secret=None)
+    assert scores(document) == scores(expected) and document["score"] == 100
 
 
 def test_usage_errors_are_one_line_and_exit_2(tmp_path):
