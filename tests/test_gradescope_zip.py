@@ -15,7 +15,6 @@ from __future__ import annotations
 import ast
 import dataclasses
 import json
-import os
 import signal
 import subprocess
 import sys
