@@ -72,7 +72,7 @@ def build_zip(assignment: Assignment, variant: dict, settings: dict[str, str], o
         requirements = wheel_requirements(wheel)
         torch = torch_requirement(requirements) if TORCH in imported_by(assignment.name, settings) else None
         wheel_bytes = wheel.read_bytes()
-        config = ZipConfig.describe(assignment, variant, settings, secret=secret, public_secret=public_secret,
+        config = ZipConfig.for_assignment(assignment, variant, settings, secret=secret, public_secret=public_secret,
                                     time_budget_s=budget, lmgrade_version=__version__, wheel=wheel.name,
                                     wheel_sha256=hashlib.sha256(wheel_bytes).hexdigest())
         context = {"assignment": assignment.name, "version": __version__, "venv": GRADESCOPE_VENV,

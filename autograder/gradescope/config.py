@@ -14,6 +14,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from ..assignment import Assignment
+from ..catalog import as_setting
 from ..errors import HarnessFault
 
 FORMAT = 1
@@ -57,7 +58,7 @@ class ZipConfig:
     variant: dict = field(default_factory=dict)   # the resolved variant, for people reading the file
 
     @classmethod
-    def describe(cls, assignment: Assignment, variant: dict, settings: dict[str, str], *, secret: str,
+    def for_assignment(cls, assignment: Assignment, variant: dict, settings: dict[str, str], *, secret: str,
                  public_secret: bool, time_budget_s: float, lmgrade_version: str, wheel: str,
                  wheel_sha256: str) -> "ZipConfig":
         checks = [CheckEntry(c.name, c.title, c.points, c.visibility) for c in assignment.checks]
@@ -69,7 +70,7 @@ class ZipConfig:
     @property
     def title(self) -> str:
         """The assignment and its variant, as people read them: "rnn (activation=tanh)"."""
-        chosen = ", ".join(f"{k}={v}" for k, v in self.variant.items())
+        chosen = ", ".join(f"{k}={as_setting(v)}" for k, v in self.variant.items())
         return f"{self.assignment} ({chosen})" if chosen else self.assignment
 
     def to_json(self) -> str:

@@ -9,10 +9,11 @@ Gradescope replaces the results of a run it kills at its timeout with a
 zero. So grading runs in a child process (`grade.py`), and this supervisor,
 which loads neither the assignment nor torch and so stays small:
 
+- writes a results.json with every check at zero before anything else;
 - makes the zip's folder (the course secret, the wheel) root's alone and the
-  results folder unwritable to others; the sandbox's Landlock rules grant
-  nothing under the Gradescope root anyway, this holds without Landlock too;
-- writes a results.json with every check at zero before the child starts;
+  results folder unwritable to others (the sandbox's Landlock rules grant
+  nothing under the Gradescope root anyway; this holds without Landlock too),
+  and grades nothing if it cannot;
 - gives the child the zip's time budget, and kills its whole session when
   the budget runs out or when the supervisor is told to stop;
 - when the child did not finish, gives every check it left ungraded zero
@@ -123,14 +124,18 @@ def main() -> int:
         print(f"lmgrade: {exc}", file=sys.stderr)
         write_atomically(layout.results, results_json([], {}, output=f"{HARNESS_FAULT_NOTE}\n({exc})"))
         return 0
-    protect(layout)
     write_atomically(layout.results, provisional(config))
     print(f"lmgrade {config.lmgrade_version} grading {config.title} "
           f"(wheel sha256 {config.wheel_sha256[:12]}, time budget {config.time_budget_s:g} s)", flush=True)
     if config.public_secret:
         print("WARNING: this autograder was built without LMGRADE_SECRET: every student can compute "
               "its hidden inputs", flush=True)
-    unfinished = grade_in_child(config.time_budget_s)
+    try:
+        protect(layout)
+    except OSError as exc:  # student code must never run beside a readable secret
+        unfinished = f"the autograder could not lock its own files away ({exc})", HARNESS_FAULT_NOTE
+    else:
+        unfinished = grade_in_child(config.time_budget_s)
     if unfinished:
         reason, note = unfinished
         print(f"lmgrade: {reason}", file=sys.stderr, flush=True)

@@ -47,7 +47,11 @@ def source_root() -> Path:
 
 def check_carried(assignment: Assignment, root: Path) -> None:
     """Refuse an assignment whose files, reference or checks come from outside lmgrade's source."""
-    parts = {"assignment folder": assignment.spec.root, "reference": assignment.spec.reference_folder()}
+    try:
+        reference = assignment.spec.reference_folder()
+    except ModuleNotFoundError as exc:
+        raise ZipError(f"{assignment.name}'s reference cannot be found: {exc}") from None
+    parts = {"assignment folder": assignment.spec.root, "reference": reference}
     for check in assignment.checks:
         module = sys.modules.get(check.scenario.__module__)
         if module is not None and getattr(module, "__file__", None):
