@@ -332,7 +332,7 @@ def test_the_rnn_zip_grades_the_rnn_reference(installed, rnn_zip, tmp_path):
     assert scores(document) == scores(expected) and document["score"] == 100
 
 
-def test_usage_errors_are_one_line_and_exit_2(tmp_path):
+def test_usage_errors_exit_2_without_a_traceback(tmp_path):
     def gradescope(*args, **env):
         return subprocess.run([sys.executable, "-m", "autograder.cli", "gradescope", *args], capture_output=True,
                               text=True, env=clean_env(**env), timeout=120)
