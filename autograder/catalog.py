@@ -31,13 +31,17 @@ def load_spec(name: str, pm: pluggy.PluginManager | None = None) -> AssignmentSp
     return load_assignment(folders[name] / "assignment.toml")
 
 
+def as_setting(value) -> str:
+    """A variant's value as --set spells it (true, not True)."""
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
 def variant_settings(name: str, pm: pluggy.PluginManager | None = None) -> list[dict[str, str]]:
     """The default variant ({}), then each other choice of each variant, as --set settings."""
     spec = load_spec(name, pm)
     out: list[dict[str, str]] = [{}]
     for variant in spec.variants.values():
-        out += [{variant.name: str(choice).lower() if isinstance(choice, bool) else str(choice)}
-                for choice in variant.choices if choice != variant.default]
+        out += [{variant.name: as_setting(choice)} for choice in variant.choices if choice != variant.default]
     return out
 
 

@@ -23,9 +23,9 @@ from .feedback import outcome_verdict
 from .flawed import write_flawed
 from .grading import Grader, GradingRun, grade_submission
 from .oracle import LiveReference
-from .seeds import course_secret
+from .seeds import PUBLIC_SECRET, SECRET_ENV, course_secret
 from .reports.terminal import describe_defences, print_report
-from .sandbox.limits import available_cpus
+from .sandbox.limits import default_jobs
 
 console = Console(highlight=False)
 err_console = Console(stderr=True, highlight=False)
@@ -89,17 +89,13 @@ def _load(name: str, pairs: tuple[str, ...], device: str = "auto", graded_here: 
         raise UserError(str(exc)) from None
 
 
-def _default_jobs() -> int:
-    return max(1, min(4, int(available_cpus())))
-
-
 def _variants_help() -> str:
     """Every assignment's own variants, for --set's help."""
     try:
         specs = [catalog.load_spec(name) for name in catalog.assignment_folders()]
     except Exception:  # a broken assignment file is reported when it is used, not in help
         return "Choose an assignment variant (see `lmgrade list`)."
-    choices = [f"{spec.name}: " + ", ".join(f"{v.name}=" + "|".join(str(c).lower() if isinstance(c, bool) else str(c)
+    choices = [f"{spec.name}: " + ", ".join(f"{v.name}=" + "|".join(catalog.as_setting(c)
                                                                      for c in v.choices)
                                             for v in spec.variants.values())
                for spec in specs if spec.variants]
@@ -192,7 +188,7 @@ def _progress() -> Progress:
               show_default=True, help="Where to write Gradescope's results.json.")
 @set_option
 @device_option
-@click.option("--jobs", type=click.IntRange(min=1), default=_default_jobs, show_default="up to 4",
+@click.option("--jobs", type=click.IntRange(min=1), default=default_jobs, show_default="up to 4",
               help="Checks run in parallel.")
 def grade(assignment: str, submission_dir: Path, results: Path, settings: tuple[str, ...], device: str,
           jobs: int) -> None:
@@ -216,7 +212,7 @@ def check(assignment: str, submission_dir: Path, settings: tuple[str, ...], case
     if case_spec:
         show_case(bound, variant, submission_dir, case_spec)
         return
-    run = run_grading(bound, variant, submission_dir, results=None, jobs=_default_jobs(), visible_only=True)
+    run = run_grading(bound, variant, submission_dir, results=None, jobs=default_jobs(), visible_only=True)
     left_out = [c for c in bound.checks if c.visibility != "visible"]
     if left_out:
         total = sum(c.points for c in bound.checks)
@@ -266,6 +262,44 @@ def show_case(assignment, variant, submission: Path, spec: str) -> None:
 
 
 @main.command()
+@click.argument("assignment")
+@click.option("-o", "--output", "out_path", required=True, type=click.Path(dir_okay=False, path_type=Path),
+              help="Where to write the zip to upload to Gradescope.")
+@set_option
+def gradescope(assignment: str, out_path: Path, settings: tuple[str, ...]) -> None:
+    """Build the Gradescope autograder zip of an assignment and variant.
+
+    The course secret comes from LMGRADE_SECRET; Gradescope's timeout, when
+    raised above its default of 600 s, from LMGRADE_GRADESCOPE_TIMEOUT.
+    """
+    from .gradescope.build import build_zip
+    from .gradescope.config import ZipError
+
+    bound, variant = _load(assignment, settings)
+    secret = course_secret()
+    public = secret == PUBLIC_SECRET
+    if public:
+        err_console.print(f"[bold red]WARNING: {SECRET_ENV} is not set: this zip uses the public default secret, "
+                          "which every student has, so the hidden inputs can be computed in advance. Set "
+                          f"{SECRET_ENV} to the course's own secret and build again for a real course.[/bold red]")
+    try:
+        built = build_zip(bound, variant, _settings(settings), out_path, secret=secret, public_secret=public)
+    except (ZipError, AssignmentError) as exc:
+        raise UserError(str(exc)) from None
+    except HarnessFault as exc:
+        raise click.ClickException(f"harness fault: {exc}") from None
+    config = built.config
+    console.print(f"wrote {built.path} ({built.size / 1024:.0f} KiB): {config.title}, "
+                  f"{len(config.checks)} checks, {sum(c.points for c in config.checks):g} points, "
+                  f"lmgrade {config.lmgrade_version}, torch: {built.torch or 'not needed'}")
+    if built.worst_case_s > config.time_budget_s:
+        err_console.print(f"[yellow]note: the checks' time limits add up to {built.worst_case_s:g} s, more than "
+                          f"the {config.time_budget_s:g} s this zip grades for before Gradescope's timeout; a "
+                          "submission that uses every limit is stopped there and its remaining checks score 0. "
+                          "Raise the timeout on Gradescope and set LMGRADE_GRADESCOPE_TIMEOUT to it.[/yellow]")
+
+
+@main.command()
 @click.option("-o", "--output", "out_dir", type=click.Path(file_okay=False, path_type=Path),
               default=Path("lmgrade-demo"), show_default=True, help="Folder for the demo's files and results.")
 @click.option("--assignment", "only", multiple=True, metavar="NAME",
@@ -289,7 +323,7 @@ def demo(out_dir: Path, only: tuple[str, ...]) -> None:
         flawed = write_flawed(spec.reference_folder(), spec.files, out_dir / name / "submissions" / "flawed", shown)
         # One grader for the three: the expected values are computed once, the sandbox started once.
         try:
-            grader = Grader(bound, variant, LiveReference(spec), secret=course_secret(), jobs=_default_jobs(),
+            grader = Grader(bound, variant, LiveReference(spec), secret=course_secret(), jobs=default_jobs(),
                             protected=[(out_dir / name / "results").resolve()])
         except HarnessFault as exc:
             raise click.ClickException(f"harness fault: {exc}") from None
@@ -297,7 +331,7 @@ def demo(out_dir: Path, only: tuple[str, ...]) -> None:
             for label, folder in (("starter", starter), ("reference", reference), ("flawed", flawed)):
                 console.rule(f"{name}: grade the {label} submission")
                 results = out_dir / name / "results" / f"{label}.json"
-                run = run_grading(bound, variant, folder, results=results, jobs=_default_jobs(),
+                run = run_grading(bound, variant, folder, results=results, jobs=default_jobs(),
                                   title=f"{name}: {label} submission", grader=grader)
                 totals[(name, label)] = (run.score, run.max_score, results)
     console.rule("summary")
@@ -313,7 +347,7 @@ def demo(out_dir: Path, only: tuple[str, ...]) -> None:
                    "beside it.")
 @set_option
 @device_option
-@click.option("--jobs", type=click.IntRange(min=1), default=_default_jobs, show_default="up to 4",
+@click.option("--jobs", type=click.IntRange(min=1), default=default_jobs, show_default="up to 4",
               help="Sandboxed runs in parallel, here (a Dask worker runs as many as it has threads).")
 @click.option("--executor", "executor_spec", default="local", show_default=True,
               metavar="local|dask://HOST:PORT|SCHEDULER_FILE", help="Where to grade: here, or on a Dask cluster.")
@@ -370,7 +404,7 @@ def regrade_command(assignment: str, submissions_root: Path, csv_path: Path, set
 @main.command()
 @click.argument("assignment")
 @set_option
-@click.option("--jobs", type=click.IntRange(min=1), default=_default_jobs, show_default="up to 4",
+@click.option("--jobs", type=click.IntRange(min=1), default=default_jobs, show_default="up to 4",
               help="Sandboxed runs in parallel.")
 @click.option("--max", "max_mutants", type=click.IntRange(min=1), default=None,
               help="Grade a seeded sample of this many mutants instead of all of them.")

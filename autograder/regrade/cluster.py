@@ -54,7 +54,7 @@ def scheduler_address(spec: str) -> dict:
 
 def variant_settings(variant: dict) -> dict[str, str]:
     """The --set strings that choose `variant` again on a worker."""
-    return {k: str(v).lower() if isinstance(v, bool) else str(v) for k, v in variant.items()}
+    return {k: catalog.as_setting(v) for k, v in variant.items()}
 
 
 # -- on the worker ---------------------------------------------------------

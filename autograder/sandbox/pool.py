@@ -78,7 +78,7 @@ class RunReport:
     laps: list[tuple[int, int, float, list[float]]] = field(default_factory=list)
 
 
-def _signal_name(number: int) -> str:
+def signal_name(number: int) -> str:
     try:
         return signal.Signals(number).name
     except ValueError:
@@ -100,7 +100,7 @@ def describe_death(reply: RunReply, limits: Limits) -> tuple[str, str]:
         return "timeout", f"CPU time limit exceeded ({limits.cpu_s:g} s)"
     if sig is not None:
         hint = " (segmentation fault)" if sig == signal.SIGSEGV else ""
-        return "crashed", f"the process was killed by {_signal_name(sig)}{hint}"
+        return "crashed", f"the process was killed by {signal_name(sig)}{hint}"
     return "crashed", (f"the process ended with exit status {reply.exit_code} before finishing "
                        "(does the code call sys.exit, os._exit or quit?)")
 

@@ -18,7 +18,7 @@ FIRST_SANDBOX_UID = 61000
 
 
 def die_with_parent(parent: int) -> None:
-    """Be killed if the fork server (pid `parent`) dies, instead of running on."""
+    """Be killed if our parent (pid `parent`: the fork server, the supervisor) dies, instead of running on."""
     prctl = getattr(ctypes.CDLL(None, use_errno=True), "prctl", None)
     if prctl is not None:
         prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)

@@ -1,0 +1,99 @@
+"""`lmgrade gradescope`: the autograder zip of one assignment and variant.
+
+At its root, as Gradescope's specification wants: ``setup.sh`` (installs a
+virtual environment with lmgrade's wheel, its requirements, a CPU build of
+torch where the assignment imports torch, and the sandbox's accounts) and
+``run_autograder`` (grades through `supervise.py`). Beside them the wheel,
+``requirements.txt`` and the config, which holds the course secret and so is
+stored readable by its owner alone.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import jinja2
+
+from .. import __version__
+from ..assignment import Assignment
+from ..sandbox.limits import MAX_DEFAULT_JOBS
+from ..sandbox.privileges import FIRST_SANDBOX_UID
+from .config import ZipConfig, time_budget_s
+from .layout import CONFIG_NAME
+from .wheel import (TORCH, build_wheel, check_carried, imported_by, requirement_name, source_root,
+                    torch_requirement, wheel_requirements)
+
+# Where setup.sh makes lmgrade's virtual environment on the image (outside
+# /autograder, whose source folder the sandbox may not read).
+GRADESCOPE_VENV = "/opt/lmgrade/venv"
+TEMPLATES = Path(__file__).resolve().parent / "templates"
+# Fixed entry dates: the same wheel and config give the same zip.
+ZIP_DATE = (1980, 1, 1, 0, 0, 0)
+
+
+@dataclass
+class BuiltZip:
+    path: Path
+    size: int
+    config: ZipConfig
+    torch: str | None          # the torch requirement setup.sh installs, if any
+    entries: list[str]
+    worst_case_s: float        # the checks' wall-time limits added up: the longest a run can take on one CPU
+
+
+def _render(name: str, context: dict) -> str:
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATES)), undefined=jinja2.StrictUndefined,
+                             keep_trailing_newline=True, trim_blocks=True, lstrip_blocks=True, autoescape=False)
+    return env.get_template(f"{name}.j2").render(context)
+
+
+def _add(zf: zipfile.ZipFile, name: str, data: bytes, mode: int) -> None:
+    info = zipfile.ZipInfo(name, date_time=ZIP_DATE)
+    info.external_attr = (0o100000 | mode) << 16  # a regular file with these permissions
+    info.compress_type = zipfile.ZIP_DEFLATED
+    zf.writestr(info, data)
+
+
+def build_zip(assignment: Assignment, variant: dict, settings: dict[str, str], out: Path, *,
+              secret: str, public_secret: bool) -> BuiltZip:
+    """Write the zip to `out` (replaced only once complete)."""
+    root = source_root()
+    check_carried(assignment, root)
+    budget = time_budget_s()
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="lmgrade-gradescope-") as tmp:
+        wheel = build_wheel(root, Path(tmp))
+        requirements = wheel_requirements(wheel)
+        torch = torch_requirement(requirements) if TORCH in imported_by(assignment.name, settings) else None
+        wheel_bytes = wheel.read_bytes()
+        config = ZipConfig.for_assignment(assignment, variant, settings, secret=secret, public_secret=public_secret,
+                                    time_budget_s=budget, lmgrade_version=__version__, wheel=wheel.name,
+                                    wheel_sha256=hashlib.sha256(wheel_bytes).hexdigest())
+        context = {"assignment": assignment.name, "version": __version__, "venv": GRADESCOPE_VENV,
+                   "wheel": wheel.name, "config": CONFIG_NAME, "torch": torch,
+                   "first_uid": FIRST_SANDBOX_UID, "users": MAX_DEFAULT_JOBS}
+        kept = [r for r in requirements if requirement_name(r) != TORCH]
+        entries = [("setup.sh", _render("setup.sh", context).encode(), 0o755),
+                   ("run_autograder", _render("run_autograder", context).encode(), 0o755),
+                   ("requirements.txt", "".join(f"{r}\n" for r in kept).encode(), 0o644),
+                   (wheel.name, wheel_bytes, 0o644),
+                   (CONFIG_NAME, config.to_json().encode(), 0o600)]
+        fd, partial = tempfile.mkstemp(prefix=".lmgrade-", suffix=".zip", dir=out.parent)
+        os.close(fd)
+        try:
+            with zipfile.ZipFile(partial, "w") as zf:
+                for name, data, mode in entries:
+                    _add(zf, name, data, mode)
+            os.replace(partial, out)
+        except BaseException:
+            Path(partial).unlink(missing_ok=True)
+            raise
+    return BuiltZip(path=out, size=out.stat().st_size, config=config, torch=torch,
+                    entries=[name for name, _, _ in entries],
+                    worst_case_s=sum(c.limits.wall_s for c in assignment.checks))

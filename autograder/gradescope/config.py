@@ -1,0 +1,100 @@
+"""The zip's config: what `run_autograder` grades, and with which secret.
+
+Written by `lmgrade gradescope` into the zip (readable by root alone), read
+by the supervisor and the grading process on Gradescope. The list of checks
+is there so that a valid results.json can be written even when the
+assignment itself cannot be loaded on the image.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from ..assignment import Assignment
+from ..catalog import as_setting
+from ..errors import HarnessFault
+
+FORMAT = 1
+# Gradescope's default timeout of an autograder run; instructors may raise it
+# to 40 minutes in the assignment's settings, and then build with
+# LMGRADE_GRADESCOPE_TIMEOUT set to the same number of seconds.
+DEFAULT_TIMEOUT_S = 600.0
+TIMEOUT_ENV = "LMGRADE_GRADESCOPE_TIMEOUT"
+# Kept back from the timeout for starting Python and writing the last
+# results.json: grading stops this long before Gradescope would kill the run
+# (a run Gradescope kills gets its results replaced by a zero).
+TIMEOUT_MARGIN_S = 45.0
+
+
+class ZipError(ValueError):
+    """The zip cannot be built as asked, or from what is installed here (not a fault of the harness)."""
+
+
+@dataclass(frozen=True)
+class CheckEntry:
+    """One check as results.json lists it (the attributes `reports.gradescope` reads of a Check)."""
+
+    name: str
+    title: str
+    points: float
+    visibility: str
+
+
+@dataclass
+class ZipConfig:
+    assignment: str
+    settings: dict[str, str]          # the --set choices the zip was built with
+    secret: str
+    public_secret: bool               # built without LMGRADE_SECRET: hidden inputs are guessable
+    checks: list[CheckEntry]
+    time_budget_s: float
+    lmgrade_version: str
+    wheel: str
+    wheel_sha256: str
+    format: int = FORMAT
+    variant: dict = field(default_factory=dict)   # the resolved variant, for people reading the file
+
+    @classmethod
+    def for_assignment(cls, assignment: Assignment, variant: dict, settings: dict[str, str], *, secret: str,
+                 public_secret: bool, time_budget_s: float, lmgrade_version: str, wheel: str,
+                 wheel_sha256: str) -> "ZipConfig":
+        checks = [CheckEntry(c.name, c.title, c.points, c.visibility) for c in assignment.checks]
+        return cls(assignment=assignment.name, settings=dict(settings), secret=secret,
+                   public_secret=public_secret, checks=checks, time_budget_s=time_budget_s,
+                   lmgrade_version=lmgrade_version, wheel=wheel, wheel_sha256=wheel_sha256,
+                   variant=dict(variant))
+
+    @property
+    def title(self) -> str:
+        """The assignment and its variant, as people read them: "rnn (activation=tanh)"."""
+        chosen = ", ".join(f"{k}={as_setting(v)}" for k, v in self.variant.items())
+        return f"{self.assignment} ({chosen})" if chosen else self.assignment
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), indent=2) + "\n"
+
+    @classmethod
+    def load(cls, path: Path) -> "ZipConfig":
+        try:
+            data = json.loads(Path(path).read_text(encoding="utf-8"))
+            if data.get("format") != FORMAT:
+                raise ValueError(f"format {data.get('format')!r}, expected {FORMAT}")
+            data["checks"] = [CheckEntry(**c) for c in data["checks"]]
+            return cls(**data)
+        except (OSError, ValueError, TypeError, KeyError) as exc:
+            raise HarnessFault(f"the autograder's config {path} cannot be read: {exc}") from None
+
+
+def time_budget_s() -> float:
+    """Seconds grading may take on Gradescope: its timeout (default, or the builder's) less a margin."""
+    raw = os.environ.get(TIMEOUT_ENV)
+    try:
+        timeout = float(raw) if raw else DEFAULT_TIMEOUT_S
+    except ValueError:
+        raise ZipError(f"{TIMEOUT_ENV}={raw!r}: expected Gradescope's timeout in seconds") from None
+    if timeout <= 2 * TIMEOUT_MARGIN_S:
+        raise ZipError(f"{TIMEOUT_ENV}={raw!r}: Gradescope's timeout must exceed {2 * TIMEOUT_MARGIN_S:g} s")
+    return timeout - TIMEOUT_MARGIN_S

@@ -1,0 +1,134 @@
+"""The wheel of lmgrade that the zip carries, and what it needs installed beside it.
+
+The wheel is built from lmgrade's source folder with pip, from a clean copy
+of what the project packages (so nothing stale from an earlier `build/` can
+slip in), and holds the harness, every built-in plugin, the references and
+the assignment files: the same code the test suite ran is the code that
+grades. Its requirements come from its own metadata; torch is set apart,
+because it must come from the index of CPU-only builds, and only for an
+assignment whose reference or checks import it.
+"""
+
+from __future__ import annotations
+
+import email.parser
+import importlib.metadata
+import json
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import zipfile
+from fnmatch import fnmatch
+from pathlib import Path
+
+from ..assignment import Assignment, tomllib
+from ..errors import HarnessFault
+from .config import ZipError
+
+PROJECT = "lmgrade"
+TORCH = "torch"
+
+
+def source_root() -> Path:
+    """lmgrade's source folder (the one holding its pyproject.toml)."""
+    root = Path(__file__).resolve().parents[2]
+    pyproject = root / "pyproject.toml"
+    try:
+        name = tomllib.loads(pyproject.read_text(encoding="utf-8"))["project"]["name"]
+    except (OSError, ValueError, KeyError):
+        name = None
+    if name != PROJECT:
+        raise ZipError(f"lmgrade gradescope builds its wheel from lmgrade's source folder, and this lmgrade "
+                       f"({root}) was installed without one: install it from a clone (pip install -e CLONE)")
+    return root
+
+
+def check_carried(assignment: Assignment, root: Path) -> None:
+    """Refuse an assignment whose files, reference or checks come from outside lmgrade's source."""
+    try:
+        reference = assignment.spec.reference_folder()
+    except ModuleNotFoundError as exc:
+        raise ZipError(f"{assignment.name}'s reference cannot be found: {exc}") from None
+    parts = {"assignment folder": assignment.spec.root, "reference": reference}
+    for check in assignment.checks:
+        module = sys.modules.get(check.scenario.__module__)
+        if module is not None and getattr(module, "__file__", None):
+            parts[f"check {check.name}"] = Path(module.__file__)
+    for what, path in parts.items():
+        if root not in Path(path).resolve().parents:
+            raise ZipError(f"{assignment.name}'s {what} is {path}, outside lmgrade's source folder {root}: "
+                           "the zip carries lmgrade's own wheel only")
+
+
+def _stage(root: Path, into: Path) -> None:
+    """Copy what the wheel is made of: pyproject.toml, the readme, the packages it includes."""
+    project = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))
+    shutil.copy2(root / "pyproject.toml", into / "pyproject.toml")
+    readme = project["project"].get("readme")
+    if isinstance(readme, str):
+        shutil.copy2(root / readme, into / readme)
+    patterns = project.get("tool", {}).get("setuptools", {}).get("packages", {}).get("find", {}).get("include", ["*"])
+    for entry in sorted(root.iterdir()):
+        if entry.is_dir() and (entry / "__init__.py").is_file() and any(fnmatch(entry.name, p) for p in patterns):
+            shutil.copytree(entry, into / entry.name, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+
+
+def build_wheel(root: Path, out_dir: Path) -> Path:
+    """Build lmgrade's wheel into `out_dir` with pip; return its path."""
+    with tempfile.TemporaryDirectory(prefix="lmgrade-wheel-") as staged:
+        _stage(root, Path(staged))
+        proc = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-input", "--quiet",
+                               "--disable-pip-version-check", "--wheel-dir", str(out_dir), staged],
+                              capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise HarnessFault(f"pip could not build lmgrade's wheel:\n{(proc.stderr or proc.stdout).strip()[-2000:]}")
+    wheels = sorted(out_dir.glob(f"{PROJECT}-*.whl"))
+    if len(wheels) != 1:
+        raise HarnessFault(f"pip built {len(wheels)} wheels of lmgrade in {out_dir}, expected one")
+    return wheels[0]
+
+
+def requirement_name(requirement: str) -> str:
+    """The normalised distribution name a requirement line starts with."""
+    match = re.match(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)", requirement)
+    return re.sub(r"[-_.]+", "-", match.group(1)).lower() if match else ""
+
+
+def wheel_requirements(wheel: Path) -> list[str]:
+    """The wheel's own Requires-Dist lines, extras left out (markers kept: pip evaluates them)."""
+    with zipfile.ZipFile(wheel) as zf:
+        name = next(n for n in zf.namelist() if n.endswith(".dist-info/METADATA"))
+        metadata = email.parser.BytesParser().parsebytes(zf.read(name))
+    return [r for r in metadata.get_all("Requires-Dist") or [] if not re.search(r";.*\bextra\s*==", r)]
+
+
+_PROBE = """
+import importlib, json, sys
+from autograder import catalog
+from autograder.oracle import LiveReference
+assignment, _ = catalog.load(sys.argv[1], json.loads(sys.argv[2]))
+LiveReference(assignment.spec)
+for name in sorted({c.scenario.__module__ for c in assignment.checks}):
+    importlib.import_module(name)
+print(json.dumps(sorted({m.partition(".")[0] for m in sys.modules})))
+"""
+
+
+def imported_by(assignment: str, settings: dict[str, str]) -> set[str]:
+    """Top-level modules that loading the assignment, its reference and its checks imports (a fresh interpreter)."""
+    with tempfile.TemporaryDirectory(prefix="lmgrade-probe-") as cwd:
+        proc = subprocess.run([sys.executable, "-c", _PROBE, assignment, json.dumps(settings)],
+                              capture_output=True, text=True, cwd=cwd)
+    if proc.returncode != 0:
+        raise HarnessFault(f"loading {assignment} failed:\n{proc.stderr.strip()[-2000:]}")
+    return set(json.loads(proc.stdout.strip().splitlines()[-1]))
+
+
+def torch_requirement(requirements: list[str]) -> str:
+    """torch pinned to the version installed here (the one tested), else the wheel's own requirement."""
+    try:
+        return f"{TORCH}=={importlib.metadata.version(TORCH).partition('+')[0]}"
+    except importlib.metadata.PackageNotFoundError:
+        return next((r for r in requirements if requirement_name(r) == TORCH), TORCH)
