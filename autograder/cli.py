@@ -102,13 +102,23 @@ def generate(assignment: str, out_dir: Path, settings: tuple[str, ...]) -> None:
 def run_grading(assignment, variant, submission: Path, *, results: Path | None, jobs: int,
                 visible_only: bool = False, title: str | None = None, grader: Grader | None = None) -> GradingRun:
     """Grade one submission with a progress bar; print the report."""
+    running: list[str] = []  # the checks under way, named beside the bar (some take a while)
+
+    def started(check) -> None:
+        running.append(check.name)
+        progress.update(task, description=f"grading {assignment.name}: {', '.join(running)}")
+
+    def finished(verdict) -> None:
+        running.remove(verdict.check.name)
+        progress.update(task, advance=1, description=f"grading {assignment.name}: {', '.join(running)}")
+
     try:
         with _progress() as progress:
             task = progress.add_task(f"grading {assignment.name}", total=None)
             run = grade_submission(assignment, variant, submission, results=results, jobs=jobs,
                                    visible_only=visible_only, grader=grader,
                                    on_start=lambda n: progress.update(task, total=n),
-                                   on_verdict=lambda v: progress.advance(task))
+                                   on_check_start=started, on_verdict=finished)
     except HarnessFault as exc:
         raise click.ClickException(f"harness fault: {exc}") from None
     if run.note:
@@ -147,9 +157,46 @@ def grade(assignment: str, submission_dir: Path, results: Path, settings: tuple[
                 type=click.Path(exists=True, file_okay=False, path_type=Path))
 @set_option
 def check(assignment: str, submission_dir: Path, settings: tuple[str, ...]) -> None:
-    """Run the public checks on your own work (no results.json)."""
+    """Run the public checks on your own work (no results.json).
+
+    With a student bundle installed, its recorded checks; in the course's own
+    checkout, the same public cases against the reference.
+    """
+    from .bundle.public import public_checks
+
+    try:
+        public = public_checks(assignment, _settings(settings))
+        grader = public.grader(jobs=_default_jobs())
+    except AssignmentError as exc:
+        raise click.UsageError(str(exc)) from None
+    except HarnessFault as exc:
+        raise click.ClickException(f"harness fault: {exc}") from None
+    with grader:
+        run_grading(public.assignment, public.variant, submission_dir, results=None, jobs=_default_jobs(),
+                    visible_only=True, grader=grader)
+
+
+@main.command("student-bundle")
+@click.argument("assignment")
+@click.option("-o", "--output", required=True, type=click.Path(path_type=Path), metavar="DIR_OR_ZIP",
+              help="A new folder, or a file ending in .zip, to write the bundle to.")
+@set_option
+def student_bundle(assignment: str, output: Path, settings: tuple[str, ...]) -> None:
+    """Write the students' bundle: starter files, handout, and the public checks to run locally."""
+    from .bundle.build import build_bundle, check_output
+    from .feedback import human_bytes
+
     bound, variant = _load(assignment, settings)
-    run_grading(bound, variant, submission_dir, results=None, jobs=_default_jobs(), visible_only=True)
+    try:
+        check_output(output)
+        with err_console.status(f"recording the public checks of {assignment} from the reference"):
+            bundle = build_bundle(bound, variant, output)
+    except FileExistsError as exc:
+        raise click.UsageError(str(exc)) from None
+    except (AssignmentError, HarnessFault) as exc:
+        raise click.ClickException(str(exc)) from None
+    console.print(f"wrote {bundle.path} ({human_bytes(bundle.size_bytes)}): {len(bundle.files)} files, "
+                  f"students install it with: python -m pip install wheels/{bundle.wheel}")
 
 
 @main.command()

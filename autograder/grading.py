@@ -126,8 +126,7 @@ class Grader:
         """Computed once per check and reused for every submission (regrades)."""
         with self._lock:
             if check.name not in self._expected:
-                rng = check_rng(self.secret, self.assignment.name, check.name)
-                cases = check.make_cases(CaseContext(rng=rng, variant=self.variant))
+                cases = draw_cases(check, self.assignment.name, self.variant, self.secret)
                 expected = self.oracle.expected(check, cases)
                 if check.property_check and not all(isinstance(e, dict) and set(e) == {ANSWER, PROPERTY}
                                                     for e in expected):
@@ -208,8 +207,12 @@ class Grader:
                        mistake=mistake)
 
     def grade(self, submission: Path, on_verdict: Callable[[Verdict], None] | None = None,
-              only: set[str] | None = None) -> list[Verdict]:
-        """Verdicts of the checks named in `only` (all by default), numbered as in the assignment."""
+              only: set[str] | None = None,
+              on_check_start: Callable[[Check], None] | None = None) -> list[Verdict]:
+        """Verdicts of the checks named in `only` (all by default), numbered as in the assignment.
+
+        `on_check_start` hears of each check as it begins (progress for slow checks).
+        """
         submission = Path(submission).resolve()
         numbered = [(n, c) for n, c in enumerate(self.assignment.checks, start=1) if only is None or c.name in only]
         verdicts: dict[int, Verdict] = {}
@@ -219,6 +222,8 @@ class Grader:
 
         def one(item):
             number, check = item
+            if on_check_start:
+                on_check_start(check)
             verdict = self.grade_check(check, number, submission, uses)
             with report_lock:
                 verdicts[number] = verdict
@@ -231,6 +236,12 @@ class Grader:
         return [verdicts[n] for n, _ in numbered]
 
 
+def draw_cases(check: Check, assignment: str, variant: dict, secret: str) -> list[Case]:
+    """The check's cases, drawn from its seed: the same secret always gives the same cases."""
+    rng = check_rng(secret, assignment, check.name)
+    return check.make_cases(CaseContext(rng=rng, variant=variant))
+
+
 def _not_run(check: Check, number: int, cases: list[Case], reason: str) -> Verdict:
     """Zero for a check that cannot be run on this submission, every case with the reason."""
     return Verdict(check, number, 0.0, reason, [(c, CaseVerdict(False, reason)) for c in cases])
@@ -240,7 +251,8 @@ def grade_submission(assignment: Assignment, variant: dict, submission: Path, *,
                      results: Path | None = None, jobs: int = 1, visible_only: bool = False,
                      grader: Grader | None = None, secret: str | None = None,
                      on_start: Callable[[int], None] | None = None,
-                     on_verdict: Callable[[Verdict], None] | None = None) -> GradingRun:
+                     on_verdict: Callable[[Verdict], None] | None = None,
+                     on_check_start: Callable[[Check], None] | None = None) -> GradingRun:
     """Grade one submission folder; keep `results` (if given) a valid results.json throughout.
 
     `grader` lets many submissions share one sandbox pool and one set of
@@ -269,9 +281,9 @@ def grade_submission(assignment: Assignment, variant: dict, submission: Path, *,
             with Grader(assignment, variant, LiveReference(assignment.spec),
                         secret=course_secret() if secret is None else secret, jobs=jobs,
                         protected=protected) as own:
-                own.grade(submission, on_verdict=record, only=set(position))
+                own.grade(submission, on_verdict=record, only=set(position), on_check_start=on_check_start)
         else:
-            grader.grade(submission, on_verdict=record, only=set(position))
+            grader.grade(submission, on_verdict=record, only=set(position), on_check_start=on_check_start)
     except BaseException:  # a HarnessFault, a bug of the harness, an interrupt: never the submission's
         if results_file:
             results_file.output = f"{HARNESS_FAULT_NOTE}\n{note}".strip()

@@ -17,6 +17,8 @@ from __future__ import annotations
 import ctypes
 import importlib
 import os
+# Loaded once here, before any fork, for the children's rlimits (limits.apply_rlimits).
+import resource  # noqa: F401
 import select
 import shutil
 import signal
