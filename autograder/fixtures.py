@@ -168,22 +168,27 @@ class RecordedCases:
         return list(self.cases)
 
 
+def describe(assignment: Assignment, variant: dict) -> Fixtures:
+    """The public checks and the assignment's spec as recorded, without their cases yet."""
+    checks = {check.name: {f.name: _to_plain(getattr(check, f.name), f"{check.name}.{f.name}")
+                           for f in dataclasses.fields(check) if f.name not in _CHECK_FIELDS_LEFT_OUT}
+              for check in public_checks(assignment)}
+    spec = {f.name: _to_plain(getattr(assignment.spec, f.name), f"the assignment's {f.name}")
+            for f in dataclasses.fields(assignment.spec) if f.name not in _SPEC_FIELDS_LEFT_OUT}
+    return Fixtures(assignment=assignment.name, variant=dict(variant), spec=spec, checks=checks, cases={})
+
+
 def record(assignment: Assignment, variant: dict, oracle: LiveReference | None = None) -> Fixtures:
     """Run the reference on every public check's public cases, and every known mistake too."""
     oracle = oracle or LiveReference(assignment.spec)
-    checks, cases = {}, {}
+    fixtures = describe(assignment, variant)
     for check in public_checks(assignment):
-        fields = {f.name: _to_plain(getattr(check, f.name), f"{check.name}.{f.name}")
-                  for f in dataclasses.fields(check) if f.name not in _CHECK_FIELDS_LEFT_OUT}
         drawn = draw_cases(check, assignment.name, variant, PUBLIC_SECRET)
         expected = oracle.expected(check, drawn)
-        checks[check.name] = fields
-        cases[check.name] = [RecordedCase(case, value, {m.name: _mistaken(oracle, check, case, m)
-                                                        for m in check.mistakes})
-                             for case, value in zip(drawn, expected)]
-    spec = {f.name: _to_plain(getattr(assignment.spec, f.name), f"the assignment's {f.name}")
-            for f in dataclasses.fields(assignment.spec) if f.name not in _SPEC_FIELDS_LEFT_OUT}
-    return Fixtures(assignment=assignment.name, variant=dict(variant), spec=spec, checks=checks, cases=cases)
+        fixtures.cases[check.name] = [
+            RecordedCase(case, value, {m.name: _mistaken(oracle, check, case, m) for m in check.mistakes})
+            for case, value in zip(drawn, expected)]
+    return fixtures
 
 
 def _mistaken(oracle: LiveReference, check: Check, case: Case, mistake: Mistake) -> dict:
