@@ -15,7 +15,10 @@ from rich.text import Text
 
 from . import __version__, catalog, templates
 from .assignment import AssignmentError
+from .bundle.build import build_bundle
+from .bundle.public import public_checks
 from .errors import HarnessFault
+from .feedback import human_bytes
 from .flawed import write_flawed
 from .grading import Grader, GradingRun, grade_submission
 from .oracle import LiveReference
@@ -162,8 +165,6 @@ def check(assignment: str, submission_dir: Path, settings: tuple[str, ...]) -> N
     With a student bundle installed, its recorded checks; in the course's own
     checkout, the same public cases against the reference.
     """
-    from .bundle.public import public_checks
-
     try:
         public = public_checks(assignment, _settings(settings))
         grader = public.grader(jobs=_default_jobs())
@@ -183,12 +184,8 @@ def check(assignment: str, submission_dir: Path, settings: tuple[str, ...]) -> N
 @set_option
 def student_bundle(assignment: str, output: Path, settings: tuple[str, ...]) -> None:
     """Write the students' bundle: starter files, handout, and the public checks to run locally."""
-    from .bundle.build import build_bundle, check_output
-    from .feedback import human_bytes
-
     bound, variant = _load(assignment, settings)
     try:
-        check_output(output)
         with err_console.status(f"recording the public checks of {assignment} from the reference"):
             bundle = build_bundle(bound, variant, output)
     except FileExistsError as exc:

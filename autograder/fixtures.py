@@ -53,7 +53,7 @@ _SPEC_FIELDS_LEFT_OUT = {"path", "templates", "checks", "limits"}
 RAISED = "raised"  # a mistake's answer where making it raises
 
 
-def public_checks(assignment: Assignment) -> list[Check]:
+def visible_checks(assignment: Assignment) -> list[Check]:
     """The checks whose results students see as they submit: the only ones a bundle carries."""
     return [c for c in assignment.checks if c.visibility == "visible"]
 
@@ -172,7 +172,7 @@ def describe(assignment: Assignment, variant: dict) -> Fixtures:
     """The public checks and the assignment's spec as recorded, without their cases yet."""
     checks = {check.name: {f.name: _to_plain(getattr(check, f.name), f"{check.name}.{f.name}")
                            for f in dataclasses.fields(check) if f.name not in _CHECK_FIELDS_LEFT_OUT}
-              for check in public_checks(assignment)}
+              for check in visible_checks(assignment)}
     spec = {f.name: _to_plain(getattr(assignment.spec, f.name), f"the assignment's {f.name}")
             for f in dataclasses.fields(assignment.spec) if f.name not in _SPEC_FIELDS_LEFT_OUT}
     return Fixtures(assignment=assignment.name, variant=dict(variant), spec=spec, checks=checks, cases={})
@@ -182,7 +182,7 @@ def record(assignment: Assignment, variant: dict, oracle: LiveReference | None =
     """Run the reference on every public check's public cases, and every known mistake too."""
     oracle = oracle or LiveReference(assignment.spec)
     fixtures = describe(assignment, variant)
-    for check in public_checks(assignment):
+    for check in visible_checks(assignment):
         drawn = draw_cases(check, assignment.name, variant, PUBLIC_SECRET)
         expected = oracle.expected(check, drawn)
         fixtures.cases[check.name] = [

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from .. import catalog
 from ..assignment import Assignment, AssignmentError
-from ..fixtures import DOCUMENT, Fixtures, public_checks as visible_checks
+from ..fixtures import DOCUMENT, Fixtures, visible_checks
 from ..grading import Grader
 from ..oracle import LiveReference, RecordedReference
 from ..seeds import PUBLIC_SECRET

@@ -92,8 +92,8 @@ def require_pass(verdict: Verdict) -> None:
     """Fail the test with the check's feedback unless it earned every point."""
     if not verdict.passed:
         # The heading of this check's feedback in `lmgrade check`'s report, then the same feedback.
-        pytest.fail(f"{verdict.number}. {verdict.check.name} ({verdict.score:.4g}/{verdict.max_score:g})\n{verdict.output}",
-                    pytrace=False)
+        heading = f"{verdict.number}. {verdict.check.name} ({verdict.score:.4g}/{verdict.max_score:g})"
+        pytest.fail(f"{heading}\n{verdict.output}", pytrace=False)
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config: pytest.Config) -> None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..assignment import Assignment
-from ..fixtures import public_checks
+from ..fixtures import visible_checks
 
 TEST_FILE = "test_public_checks.py"
 INI_FILE = "pytest.ini"
@@ -31,7 +31,7 @@ def test_file(name: str) -> str:
 
 def guide(assignment: Assignment, variant: dict, wheel: str, needs_torch: bool) -> str:
     """CHECKING.md: what the bundle holds, how to install the checker and run it."""
-    name, spec, public = assignment.name, assignment.spec, public_checks(assignment)
+    name, spec, public = assignment.name, assignment.spec, visible_checks(assignment)
     stubs = ", ".join(f"`{f}`" for f in spec.files)
     lines = [
         f"# Checking your work: {name}",
