@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import shutil
 import sys
+import threading
 from pathlib import Path
 
 import click
@@ -106,14 +107,17 @@ def run_grading(assignment, variant, submission: Path, *, results: Path | None, 
                 visible_only: bool = False, title: str | None = None, grader: Grader | None = None) -> GradingRun:
     """Grade one submission with a progress bar; print the report."""
     running: list[str] = []  # the checks under way, named beside the bar (some take a while)
+    lock = threading.Lock()  # checks start and finish in the grader's threads
 
     def started(check) -> None:
-        running.append(check.name)
-        progress.update(task, description=f"grading {assignment.name}: {', '.join(running)}")
+        with lock:
+            running.append(check.name)
+            progress.update(task, description=f"grading {assignment.name}: {', '.join(running)}")
 
     def finished(verdict) -> None:
-        running.remove(verdict.check.name)
-        progress.update(task, advance=1, description=f"grading {assignment.name}: {', '.join(running)}")
+        with lock:
+            running.remove(verdict.check.name)
+            progress.update(task, advance=1, description=f"grading {assignment.name}: {', '.join(running)}")
 
     try:
         with _progress() as progress:

@@ -14,6 +14,7 @@ import json
 import math
 import struct
 import sys
+import zipfile
 from typing import Any
 
 import numpy as np
@@ -91,8 +92,18 @@ def from_document(doc: Any, arrays: list[np.ndarray]) -> Any:
 
 
 def save_arrays(arrays: list[np.ndarray], file, *, compressed: bool = False) -> None:
-    """Write arrays as one npz archive (arr_0, arr_1, ...), as `load_arrays` reads them back."""
-    (np.savez_compressed if compressed else np.savez)(file, *arrays)
+    """Write arrays as one npz archive (arr_0, arr_1, ...), as `load_arrays` reads them back.
+
+    Written as `numpy.savez` writes it, but with every entry dated 1980-01-01:
+    the same arrays always give the same bytes.
+    """
+    method = zipfile.ZIP_DEFLATED if compressed else zipfile.ZIP_STORED
+    with zipfile.ZipFile(file, "w", compression=method, allowZip64=True) as archive:
+        for i, array in enumerate(arrays):
+            entry = zipfile.ZipInfo(f"arr_{i}.npy", date_time=(1980, 1, 1, 0, 0, 0))
+            entry.compress_type = method
+            with archive.open(entry, "w", force_zip64=True) as out:
+                np.lib.format.write_array(out, np.asanyarray(array), allow_pickle=False)
 
 
 def load_arrays(file) -> list[np.ndarray]:
