@@ -11,7 +11,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-_SKIPPED = {"__MACOSX", "__pycache__", ".git", "node_modules", ".venv", "venv"}
+# Folders that are never part of a submission: neither searched nor copied
+# into the sandbox (a virtual environment beside the code can weigh gigabytes).
+SKIPPED_FOLDERS = frozenset({"__MACOSX", "__pycache__", ".git", "node_modules", ".venv", "venv"})
 MAX_DEPTH = 3
 
 
@@ -23,7 +25,7 @@ def locate(folder: Path, files: tuple[str, ...]) -> tuple[Path, str]:
     found = []
     for root, dirs, names in os.walk(folder, followlinks=False):
         depth = len(Path(root).relative_to(folder).parts)
-        dirs[:] = sorted(d for d in dirs if d not in _SKIPPED and not d.startswith(".") and depth < MAX_DEPTH
+        dirs[:] = sorted(d for d in dirs if d not in SKIPPED_FOLDERS and not d.startswith(".") and depth < MAX_DEPTH
                          and not os.path.islink(os.path.join(root, d)))
         if all(f in names and os.path.isfile(os.path.join(root, f)) for f in files):
             found.append(Path(root))
