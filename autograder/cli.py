@@ -194,6 +194,8 @@ def student_bundle(assignment: str, output: Path, settings: tuple[str, ...]) -> 
             bundle = build_bundle(bound, variant, output)
     except FileExistsError as exc:
         raise click.UsageError(str(exc)) from None
+    except OSError as exc:
+        raise click.UsageError(f"cannot write the bundle to {output}: {exc.strerror or exc}") from None
     except (AssignmentError, HarnessFault) as exc:
         raise click.ClickException(str(exc)) from None
     console.print(f"wrote {bundle.path} ({human_bytes(bundle.size_bytes)}): {len(bundle.files)} files, "
