@@ -7,6 +7,7 @@ import shutil
 import tempfile
 import traceback
 import sys
+import threading
 from pathlib import Path
 
 import click
@@ -17,9 +18,11 @@ from rich.text import Text
 
 from . import __version__, catalog, reproduce, templates, wire
 from .assignment import AssignmentError
+from .bundle.build import build_bundle
+from .bundle.public import PublicChecks, public_checks
 from .device import CHOICES as DEVICE_CHOICES, DeviceError
 from .errors import HarnessFault
-from .feedback import outcome_verdict
+from .feedback import human_bytes, outcome_verdict
 from .flawed import write_flawed
 from .grading import Grader, GradingRun, grade_submission
 from .oracle import LiveReference
@@ -57,6 +60,8 @@ class _Commands(click.Group):
             raise
         except AssignmentError as exc:  # a malformed assignment file or template: its author's to fix
             raise UserError(str(exc)) from None
+        except HarnessFault as exc:  # described where it arose (no sandbox here, a reference that fails)
+            raise click.ClickException(f"harness fault: {exc}") from None
         except Exception:
             traceback.print_exc()
             err_console.print("lmgrade itself failed (not your submission or your command): please report "
@@ -159,15 +164,25 @@ def generate(assignment: str, out_dir: Path, settings: tuple[str, ...], force: b
 def run_grading(assignment, variant, submission: Path, *, results: Path | None, jobs: int,
                 visible_only: bool = False, title: str | None = None, grader: Grader | None = None) -> GradingRun:
     """Grade one submission with a progress bar; print the report."""
-    try:
-        with _progress() as progress:
-            task = progress.add_task(f"grading {assignment.name}", total=None)
-            run = grade_submission(assignment, variant, submission, results=results, jobs=jobs,
-                                   visible_only=visible_only, grader=grader,
-                                   on_start=lambda n: progress.update(task, total=n),
-                                   on_verdict=lambda v: progress.advance(task))
-    except HarnessFault as exc:
-        raise click.ClickException(f"harness fault: {exc}") from None
+    running: list[str] = []  # the checks under way, named beside the bar (some take a while)
+    lock = threading.Lock()  # checks start and finish in the grader's threads
+
+    def started(check) -> None:
+        with lock:
+            running.append(check.name)
+            progress.update(task, description=f"grading {assignment.name}: {', '.join(running)}")
+
+    def finished(verdict) -> None:
+        with lock:
+            running.remove(verdict.check.name)
+            progress.update(task, advance=1, description=f"grading {assignment.name}: {', '.join(running)}")
+
+    with _progress() as progress:
+        task = progress.add_task(f"grading {assignment.name}", total=None)
+        run = grade_submission(assignment, variant, submission, results=results, jobs=jobs,
+                               visible_only=visible_only, grader=grader,
+                               on_start=lambda n: progress.update(task, total=n),
+                               on_check_start=started, on_verdict=finished)
     if run.note:
         console.print(Text(run.note))
     print_report(console, title or f"{assignment.name}: {run.submission}", run.verdicts)
@@ -207,28 +222,37 @@ def grade(assignment: str, submission_dir: Path, results: Path, settings: tuple[
               help="Show case N of a public check in full (arguments, a snippet that calls your code the same "
                    "way, every entry that differs) instead of running every check.")
 def check(assignment: str, submission_dir: Path, settings: tuple[str, ...], case_spec: str | None) -> None:
-    """Run the public checks on your own work (no results.json)."""
-    bound, variant = _load(assignment, settings)
+    """Run the public checks on your own work (no results.json).
+
+    With a student bundle installed, its recorded checks; in the course's own
+    checkout, the same public cases against the reference.
+    """
+    public = public_checks(assignment, _settings(settings))
     if case_spec:
-        show_case(bound, variant, submission_dir, case_spec)
+        show_case(public, submission_dir, case_spec)
         return
-    run = run_grading(bound, variant, submission_dir, results=None, jobs=default_jobs(), visible_only=True)
-    left_out = [c for c in bound.checks if c.visibility != "visible"]
-    if left_out:
-        total = sum(c.points for c in bound.checks)
+    with public.grader(jobs=default_jobs()) as grader:
+        run = run_grading(public.assignment, public.variant, submission_dir, results=None, jobs=default_jobs(),
+                          visible_only=True, grader=grader)
+    if public.left_out:
+        total = run.max_score + sum(c["points"] for c in public.left_out)
         console.print(f"This is {run.max_score:g} of the assignment's {total:g} points: the course's autograder "
-                      "also runs " + ", ".join(f"{c.name} ({c.points:g} points, {c.visibility.replace('_', ' ')})"
-                                               for c in left_out) + ", which are not run here.")
+                      "also runs " + ", ".join(f"{c['name']} ({c['points']:g} points, {c['why']})"
+                                               for c in public.left_out) + ", which are not run here.")
 
 
-def show_case(assignment, variant, submission: Path, spec: str) -> None:
+def show_case(public: PublicChecks, submission: Path, spec: str) -> None:
     """`check --case CHECK:N`: one public case, complete, and how to rerun it."""
     try:
         name, number = reproduce.parse(spec)
-        check_ = reproduce.find(assignment.checks, name)
+        why = {c["name"]: c["why"] for c in public.left_out}
+        if name in why:
+            raise reproduce.CaseNotShown(f"--case: {name} is not a public check here ({why[name]}): "
+                                         "its cases are not shown")
+        check_ = reproduce.find(public.assignment.checks, name)
     except reproduce.CaseNotShown as exc:
         raise UserError(str(exc)) from None
-    with Grader(assignment, variant, LiveReference(assignment.spec), secret=course_secret(), jobs=1) as grader:
+    with public.grader(jobs=1) as grader:
         cases, expected = grader.cases_and_expected(check_)
         if number > len(cases):
             raise UserError(f"--case: {name} has {len(cases)} cases")
@@ -284,10 +308,8 @@ def gradescope(assignment: str, out_path: Path, settings: tuple[str, ...]) -> No
                           f"{SECRET_ENV} to the course's own secret and build again for a real course.[/bold red]")
     try:
         built = build_zip(bound, variant, _settings(settings), out_path, secret=secret, public_secret=public)
-    except (ZipError, AssignmentError) as exc:
+    except ZipError as exc:
         raise UserError(str(exc)) from None
-    except HarnessFault as exc:
-        raise click.ClickException(f"harness fault: {exc}") from None
     config = built.config
     console.print(f"wrote {built.path} ({built.size / 1024:.0f} KiB): {config.title}, "
                   f"{len(config.checks)} checks, {sum(c.points for c in config.checks):g} points, "
@@ -297,6 +319,26 @@ def gradescope(assignment: str, out_path: Path, settings: tuple[str, ...]) -> No
                           f"the {config.time_budget_s:g} s this zip grades for before Gradescope's timeout; a "
                           "submission that uses every limit is stopped there and its remaining checks score 0. "
                           "Raise the timeout on Gradescope and set LMGRADE_GRADESCOPE_TIMEOUT to it.[/yellow]")
+
+
+@main.command("student-bundle")
+@click.argument("assignment")
+@click.option("-o", "--output", required=True, type=click.Path(path_type=Path), metavar="DIR_OR_ZIP",
+              help="A new folder, or a file ending in .zip, to write the bundle to.")
+@set_option
+def student_bundle(assignment: str, output: Path, settings: tuple[str, ...]) -> None:
+    """Write the students' bundle: starter files, handout, and the public checks to run locally."""
+    # Recorded on the CPU, which every student has.
+    bound, variant = _load(assignment, settings, "cpu")
+    try:
+        with err_console.status(f"recording the public checks of {assignment} from the reference"):
+            bundle = build_bundle(bound, variant, output)
+    except FileExistsError as exc:
+        raise UserError(str(exc)) from None
+    except OSError as exc:
+        raise UserError(f"cannot write the bundle to {output}: {exc.strerror or exc}") from None
+    console.print(f"wrote {bundle.path} ({human_bytes(bundle.size_bytes)}): {len(bundle.files)} files, "
+                  f"students install it with: python -m pip install wheels/{bundle.wheel}")
 
 
 @main.command()
@@ -322,12 +364,8 @@ def demo(out_dir: Path, only: tuple[str, ...]) -> None:
         shown = [bug for bug in catalog.bugs(name).values() if bug.demo]
         flawed = write_flawed(spec.reference_folder(), spec.files, out_dir / name / "submissions" / "flawed", shown)
         # One grader for the three: the expected values are computed once, the sandbox started once.
-        try:
-            grader = Grader(bound, variant, LiveReference(spec), secret=course_secret(), jobs=default_jobs(),
-                            protected=[(out_dir / name / "results").resolve()])
-        except HarnessFault as exc:
-            raise click.ClickException(f"harness fault: {exc}") from None
-        with grader:
+        with Grader(bound, variant, LiveReference(spec), secret=course_secret(), jobs=default_jobs(),
+                    protected=[(out_dir / name / "results").resolve()]) as grader:
             for label, folder in (("starter", starter), ("reference", reference), ("flawed", flawed)):
                 console.rule(f"{name}: grade the {label} submission")
                 results = out_dir / name / "results" / f"{label}.json"
@@ -389,8 +427,6 @@ def regrade_command(assignment: str, submissions_root: Path, csv_path: Path, set
                                                                   device=device))
     except ExecutorError as exc:
         raise UserError(str(exc)) from None
-    except HarnessFault as exc:
-        raise click.ClickException(f"harness fault: {exc}") from None
     console.print(f"{len(summary.rows)} submissions: {summary.graded} graded, {summary.resumed} unchanged since "
                   f"the last run, {len(summary.failures)} failed")
     console.print(f"scores: {summary.csv}\nresults: {summary.results}\nreport: {summary.report}")
@@ -423,14 +459,11 @@ def mutants(assignment: str, settings: tuple[str, ...], jobs: int, max_mutants: 
     bound, variant = _load(assignment, settings)
     others = [] if settings else [_load(assignment, tuple(f"{k}={v}" for k, v in other.items()))
                                   for other in catalog.variant_settings(assignment)[1:]]
-    try:
-        with _progress() as progress:
-            task = progress.add_task(f"mutants of {assignment}", total=None)
-            report = run_mutants(bound, variant, jobs=jobs, max_mutants=max_mutants, seed=seed,
-                                 other_variants=others, on_start=lambda n: progress.update(task, total=n),
-                                 on_result=lambda r: progress.advance(task))
-    except (HarnessFault, AssignmentError) as exc:
-        raise click.ClickException(str(exc)) from None
+    with _progress() as progress:
+        task = progress.add_task(f"mutants of {assignment}", total=None)
+        report = run_mutants(bound, variant, jobs=jobs, max_mutants=max_mutants, seed=seed,
+                             other_variants=others, on_start=lambda n: progress.update(task, total=n),
+                             on_result=lambda r: progress.advance(task))
     print_mutants_report(report)
     if report_path:
         report_path.parent.mkdir(parents=True, exist_ok=True)

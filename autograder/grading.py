@@ -163,8 +163,7 @@ class Grader:
         """Computed once per check and reused for every submission (regrades)."""
         with self._lock:
             if check.name not in self._expected:
-                rng = check_rng(self.secret, self.assignment.name, check.name)
-                cases = check.make_cases(CaseContext(rng=rng, variant=self.variant, device=check.device))
+                cases = draw_cases(check, self.assignment.name, self.variant, self.secret)
                 # A timing check's reference runs beside the submission instead.
                 expected = [None] * len(cases) if check.timing else self.oracle.expected(check, cases)
                 if check.property_check and not all(isinstance(e, dict) and set(e) == {ANSWER, PROPERTY}
@@ -344,11 +343,12 @@ class Grader:
         return CaseVerdict(False, verdict.message + hint)
 
     def grade(self, submission: Path, on_verdict: Callable[[Verdict], None] | None = None,
-              only: set[str] | None = None, on_import_failure: Callable[[str], None] | None = None
-              ) -> list[Verdict]:
+              only: set[str] | None = None, on_import_failure: Callable[[str], None] | None = None,
+              on_check_start: Callable[[Check], None] | None = None) -> list[Verdict]:
         """Verdicts of the checks named in `only` (all by default), numbered as in the assignment.
 
-        `on_import_failure` hears, once, what stopped the submitted files from importing.
+        `on_import_failure` hears, once, what stopped the submitted files from importing;
+        `on_check_start` hears of each check as it begins (progress for slow checks).
         """
         submission = Path(submission).resolve()
         numbered = [(n, c) for n, c in enumerate(self.assignment.checks, start=1) if only is None or c.name in only]
@@ -362,6 +362,8 @@ class Grader:
 
         def one(item):
             number, check = item
+            if on_check_start:
+                on_check_start(check)
             verdict = self.grade_check(check, number, submission, uses, imports)
             with report_lock:
                 verdicts[number] = verdict
@@ -388,6 +390,12 @@ def _top_level_names(source: str) -> list[str]:
     return [n for n in names if not n.startswith("_")]
 
 
+def draw_cases(check: Check, assignment: str, variant: dict, secret: str) -> list[Case]:
+    """The check's cases, drawn from its seed: the same secret always gives the same cases."""
+    rng = check_rng(secret, assignment, check.name)
+    return check.make_cases(CaseContext(rng=rng, variant=variant, device=check.device))
+
+
 def _not_run(check: Check, number: int, cases: list[Case], reason: str) -> Verdict:
     """Zero for a check that cannot be run on this submission, every case with the reason."""
     return Verdict(check, number, 0.0, reason, [(c, CaseVerdict(False, reason)) for c in cases])
@@ -397,7 +405,8 @@ def grade_submission(assignment: Assignment, variant: dict, submission: Path, *,
                      results: Path | None = None, jobs: int = 1, visible_only: bool = False,
                      grader: Grader | None = None, secret: str | None = None,
                      on_start: Callable[[int], None] | None = None,
-                     on_verdict: Callable[[Verdict], None] | None = None) -> GradingRun:
+                     on_verdict: Callable[[Verdict], None] | None = None,
+                     on_check_start: Callable[[Check], None] | None = None) -> GradingRun:
     """Grade one submission folder; keep `results` (if given) a valid results.json throughout.
 
     `grader` lets many submissions share one sandbox pool and one set of
@@ -408,11 +417,11 @@ def grade_submission(assignment: Assignment, variant: dict, submission: Path, *,
     with tempfile.TemporaryDirectory(prefix="lmgrade-upload-") as scratch:
         return _grade_submission(assignment, variant, Path(submission), Path(scratch), results=results, jobs=jobs,
                                  visible_only=visible_only, grader=grader, secret=secret, on_start=on_start,
-                                 on_verdict=on_verdict)
+                                 on_verdict=on_verdict, on_check_start=on_check_start)
 
 
 def _grade_submission(assignment, variant, submission: Path, scratch: Path, *, results, jobs, visible_only, grader,
-                      secret, on_start, on_verdict) -> GradingRun:
+                      secret, on_start, on_verdict, on_check_start) -> GradingRun:
     checks = [c for c in assignment.checks if c.visibility == "visible" or not visible_only]
     position = {c.name: i for i, c in enumerate(checks, start=1)}
     said = []
@@ -456,9 +465,11 @@ def _grade_submission(assignment, variant, submission: Path, scratch: Path, *, r
             with Grader(assignment, variant, LiveReference(assignment.spec),
                         secret=course_secret() if secret is None else secret, jobs=jobs,
                         protected=protected) as own:
-                own.grade(submission, on_verdict=record, only=set(position), on_import_failure=import_failed)
+                own.grade(submission, on_verdict=record, only=set(position), on_import_failure=import_failed,
+                          on_check_start=on_check_start)
         else:
-            grader.grade(submission, on_verdict=record, only=set(position), on_import_failure=import_failed)
+            grader.grade(submission, on_verdict=record, only=set(position), on_import_failure=import_failed,
+                         on_check_start=on_check_start)
     except BaseException:  # a HarnessFault, a bug of the harness, an interrupt: never the submission's
         if results_file:
             results_file.output = "\n".join([HARNESS_FAULT_NOTE, *said]).strip()

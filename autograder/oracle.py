@@ -6,6 +6,11 @@ sandbox cannot read it). The reference files are loaded exactly as a
 submission's are (`loader.load_files`), so they may import each other by
 their bare names. Results take the same trip through `wire` as the
 submission's, so both sides are compared as the same plain types.
+
+`RecordedReference` answers the same two questions where the reference is
+absent (a student bundle), from fixtures recorded from it (`fixtures.py`).
+It only looks answers up: a case it holds no answer for is an error, never
+an answer made up from what the submission returned.
 """
 
 from __future__ import annotations
@@ -28,6 +33,14 @@ from .loader import load_files
 
 class OracleError(HarnessFault):
     """The reference failed: a bug in the assignment, not the submission."""
+
+
+class FixtureError(HarnessFault):
+    """Recorded fixtures that are missing, damaged, or recorded for other cases or another variant."""
+
+
+class RecordedMistakeRaised(Exception):
+    """Making this mistake raised on this case when the fixtures were recorded."""
 
 
 class LiveReference:
@@ -89,3 +102,60 @@ class LiveReference:
 def run_scenario(check: Check, modules: dict, case: Case) -> Any:
     """The scenario on its own copy of the arguments, its result as plain data like the sandbox's."""
     return wire.decode(wire.encode(check.scenario(modules, wire.decode(wire.encode(case.args)))))
+
+
+class RecordedReference:
+    """Expected values and the answers of known mistakes, looked up in recorded fixtures.
+
+    `fixtures` is a `fixtures.Fixtures`; `variant` is the one being graded,
+    which must be the one recorded.
+    """
+
+    def __init__(self, fixtures, variant: dict):
+        if dict(variant) != dict(fixtures.variant):
+            raise FixtureError(f"the fixtures of {fixtures.assignment} were recorded for "
+                               f"{_settings(fixtures.variant)}, not {_settings(variant)}: "
+                               "build the bundle with the variant you grade")
+        self.fixtures = fixtures
+
+    def protected_paths(self) -> list[Path]:
+        """The fixtures: like the reference, out of the sandbox's reach."""
+        return [self.fixtures.folder] if self.fixtures.folder is not None else []
+
+    def expected(self, check: Check, cases: list[Case]) -> list[Any]:
+        recorded = self._matching(check, cases)
+        for mistake in check.mistakes:  # asked later, one case at a time: missing answers fail now
+            if any(mistake.name not in r.mistaken for r in recorded):
+                raise FixtureError(f"no recorded answers of the mistake {mistake.name!r} on {check.name}: "
+                                   "the fixtures were recorded with other graders; rebuild the bundle")
+        return [r.expected for r in recorded]
+
+    def mistaken(self, check: Check, case: Case, mistake: Mistake) -> Any:
+        for recorded in self.fixtures.recorded(check.name):
+            if _same_case(recorded.case, case):
+                answer = recorded.mistaken.get(mistake.name)
+                if answer is None:
+                    raise FixtureError(f"no recorded answer of the mistake {mistake.name!r} on {check.name}")
+                if "answer" not in answer:
+                    raise RecordedMistakeRaised(next(iter(answer.values()), ""))
+                return answer["answer"]
+        raise FixtureError(f"{check.name}: no recorded case {case.label!r}")
+
+    def _matching(self, check: Check, cases: list[Case]) -> list:
+        recorded = self.fixtures.recorded(check.name)
+        if len(recorded) != len(cases):
+            raise FixtureError(f"{check.name} has {len(cases)} cases, but {len(recorded)} were recorded: "
+                               "the fixtures belong to other cases; rebuild the bundle")
+        for i, (r, case) in enumerate(zip(recorded, cases), start=1):
+            if not _same_case(r.case, case):
+                raise FixtureError(f"{check.name} case {i} ({case.label}) is not the case recorded there "
+                                   f"({r.case.label}): the fixtures belong to other cases; rebuild the bundle")
+        return recorded
+
+
+def _same_case(a: Case, b: Case) -> bool:
+    return a.label == b.label and a.tolerance == b.tolerance and wire.identical(a.args, b.args)
+
+
+def _settings(variant: dict) -> str:
+    return ", ".join(f"{k}={v}" for k, v in variant.items()) or "the default variant"

@@ -16,6 +16,10 @@ import stat
 import zipfile
 from pathlib import Path
 
+# Folders that are never part of a submission: neither searched nor copied
+# into the sandbox (a virtual environment beside the code can weigh gigabytes).
+SKIPPED_FOLDERS = frozenset({"__MACOSX", "__pycache__", ".git", "node_modules", ".venv", "venv"})
+
 MAX_UNPACKED_BYTES = 64 * 2**20     # as much as the sandbox copies of a submission
 MAX_UNPACKED_FILES = 2000
 
@@ -57,7 +61,7 @@ def missing_hint(folder: Path, files: tuple[str, ...]) -> str:
     if not folder.is_dir():
         return f"The submission folder {folder.name} does not exist: nothing was graded."
     held = sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*")
-                  if p.is_file() and not any(part in _SKIPPED or part.startswith(".")
+                  if p.is_file() and not any(part in SKIPPED_FOLDERS or part.startswith(".")
                                              for part in p.relative_to(folder).parts))
     missing = [f for f in files if not (folder / f).is_file()]
     if not missing:
@@ -74,8 +78,6 @@ def missing_hint(folder: Path, files: tuple[str, ...]) -> str:
             line += f" - rename `{close[0]}` to `{name}`?"
         lines.append(line)
     return "\n".join(lines)
-
-_SKIPPED = {"__MACOSX", "__pycache__", ".git", "node_modules", ".venv", "venv"}
 MAX_DEPTH = 3
 
 
@@ -87,7 +89,7 @@ def locate(folder: Path, files: tuple[str, ...]) -> tuple[Path, str]:
     found = []
     for root, dirs, names in os.walk(folder, followlinks=False):
         depth = len(Path(root).relative_to(folder).parts)
-        dirs[:] = sorted(d for d in dirs if d not in _SKIPPED and not d.startswith(".") and depth < MAX_DEPTH
+        dirs[:] = sorted(d for d in dirs if d not in SKIPPED_FOLDERS and not d.startswith(".") and depth < MAX_DEPTH
                          and not os.path.islink(os.path.join(root, d)))
         if all(f in names and os.path.isfile(os.path.join(root, f)) for f in files):
             found.append(Path(root))

@@ -14,6 +14,7 @@ import json
 import math
 import struct
 import sys
+import zipfile
 from typing import Any
 
 import numpy as np
@@ -74,16 +75,62 @@ def _is_tensor(value: Any) -> bool:
     return torch is not None and type(value) in (torch.Tensor, torch.nn.Parameter)
 
 
+def to_document(value: Any) -> tuple[Any, list[np.ndarray]]:
+    """Plain data as a JSON-ready document and the arrays it refers to by position."""
+    arrays: list[np.ndarray] = []
+    return _encode(value, arrays, 0), arrays
+
+
+def from_document(doc: Any, arrays: list[np.ndarray]) -> Any:
+    """The value `to_document` took apart; raises `WireError` on a malformed document."""
+    try:
+        return _decode(doc, arrays, 0)
+    except WireError:
+        raise
+    except Exception as exc:  # malformed data from an untrusted writer
+        raise WireError(f"undecodable result ({type(exc).__name__}: {exc})") from None
+
+
+def save_arrays(arrays: list[np.ndarray], file, *, compressed: bool = False) -> None:
+    """Write arrays as one npz archive (arr_0, arr_1, ...), as `load_arrays` reads them back.
+
+    Written as `numpy.savez` writes it, but with every entry dated 1980-01-01:
+    the same arrays always give the same bytes.
+    """
+    method = zipfile.ZIP_DEFLATED if compressed else zipfile.ZIP_STORED
+    with zipfile.ZipFile(file, "w", compression=method, allowZip64=True) as archive:
+        for i, array in enumerate(arrays):
+            entry = zipfile.ZipInfo(f"arr_{i}.npy", date_time=(1980, 1, 1, 0, 0, 0))
+            entry.compress_type = method
+            with archive.open(entry, "w", force_zip64=True) as out:
+                np.lib.format.write_array(out, np.asanyarray(array), allow_pickle=False)
+
+
+def load_arrays(file) -> list[np.ndarray]:
+    """The arrays of an npz archive written by `save_arrays`; never unpickles."""
+    with np.load(file, allow_pickle=False) as npz:
+        return [npz[f"arr_{i}"] for i in range(len(npz.files))]
+
+
+def identical(a: Any, b: Any) -> bool:
+    """Whether two values are the same plain data, bit for bit (types, dtypes and shapes too)."""
+    doc_a, arrays_a = to_document(a)
+    doc_b, arrays_b = to_document(b)
+    return doc_a == doc_b and len(arrays_a) == len(arrays_b) and all(
+        x.dtype == y.dtype and x.shape == y.shape and x.tobytes() == y.tobytes()
+        for x, y in zip(arrays_a, arrays_b))
+
+
 def encode(value: Any) -> bytes:
     """Encode plain data: JSON document, then an optional npz archive."""
-    arrays: list[np.ndarray] = []
-    doc = json.dumps(_encode(value, arrays, 0), allow_nan=False).encode()
+    doc, arrays = to_document(value)
+    text = json.dumps(doc, allow_nan=False).encode()
     blob = b""
     if arrays:
         buf = io.BytesIO()
-        np.savez(buf, *arrays)
+        save_arrays(arrays, buf)
         blob = buf.getvalue()
-    return _HEADER.pack(len(doc)) + doc + blob
+    return _HEADER.pack(len(text)) + text + blob
 
 
 def decode(data: bytes) -> Any:
@@ -92,15 +139,10 @@ def decode(data: bytes) -> Any:
         (n,) = _HEADER.unpack_from(data)
         doc = json.loads(data[_HEADER.size : _HEADER.size + n])
         blob = data[_HEADER.size + n :]
-        arrays = []
-        if blob:
-            with np.load(io.BytesIO(blob), allow_pickle=False) as npz:
-                arrays = [npz[f"arr_{i}"] for i in range(len(npz.files))]
-        return _decode(doc, arrays, 0)
-    except WireError:
-        raise
+        arrays = load_arrays(io.BytesIO(blob)) if blob else []
     except Exception as exc:  # malformed bytes from an untrusted writer
         raise WireError(f"undecodable result ({type(exc).__name__}: {exc})") from None
+    return from_document(doc, arrays)
 
 
 def _decode(doc: Any, arrays: list[np.ndarray], depth: int) -> Any:

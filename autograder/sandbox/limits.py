@@ -8,7 +8,6 @@ student code; wall time is enforced by the fork server.
 from __future__ import annotations
 
 import os
-import resource
 from dataclasses import asdict, dataclass
 
 
@@ -82,6 +81,8 @@ def _own_process_count(uid: int) -> int:
 
 
 def _try_setrlimit(which: int, value: int, applied: list[str], name: str) -> None:
+    import resource
+
     try:
         resource.setrlimit(which, (value, value))
         applied.append(name)
@@ -98,6 +99,10 @@ def apply_rlimits(limits: Limits, uid: int, *, cuda: bool = False) -> list[str]:
     CUDA's reservations and threads would break: the fork server watches
     its resident memory and processes instead (`devices.Watchdog`).
     """
+    # Imported here, not at the top: `Limits` is part of the plugin API, which
+    # must import where there are no rlimits (Windows).
+    import resource
+
     cpu = max(1, int(limits.cpu_s + 0.999))
     resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
     applied = ["cpu"]

@@ -17,6 +17,8 @@ from __future__ import annotations
 import ctypes
 import importlib
 import os
+# Loaded once here, before any fork, for the children's rlimits (limits.apply_rlimits).
+import resource  # noqa: F401
 import select
 import shutil
 import signal
@@ -26,6 +28,7 @@ import time
 from pathlib import Path
 
 from .. import wire
+from ..submission import SKIPPED_FOLDERS
 from . import child, devices, guards, landlock, privileges
 from .limits import Limits
 from .protocol import CASE_RESULT, CASE_START, FRAME, RunReply, read_message, write_message
@@ -37,12 +40,16 @@ _PR_SET_CHILD_SUBREAPER = 36
 
 
 def copy_submission(src: Path, dst: Path) -> None:
-    """Copy regular files and folders only: a symlink could point at the reference."""
+    """Copy regular files and folders only: a symlink could point at the reference.
+
+    Folders that are never part of a submission (a virtual environment, .git)
+    stay behind: students check their work in a folder that has one.
+    """
     budget = MAX_SUBMISSION_BYTES
     dst.mkdir()
     for root, dirs, files in os.walk(src, followlinks=False):
         rel = Path(root).relative_to(src)
-        dirs[:] = [d for d in dirs if not (Path(root) / d).is_symlink() and d != "__pycache__"]
+        dirs[:] = [d for d in dirs if not (Path(root) / d).is_symlink() and d not in SKIPPED_FOLDERS]
         for d in dirs:
             (dst / rel / d).mkdir()
         for name in files:

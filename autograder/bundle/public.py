@@ -1,0 +1,63 @@
+"""What `lmgrade check` and a bundle's pytest run grade with: the public checks.
+
+Where a student bundle is installed, its recorded checks and fixtures
+(`RecordedReference`): no reference is needed. Elsewhere (the instructor's
+checkout), the plugins' public checks against the live reference. Both draw
+from the public seed, so a bundle and the checkout that built it give the
+same cases, verdicts and feedback.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from dataclasses import dataclass
+from pathlib import Path
+
+from .. import catalog
+from ..assignment import Assignment, AssignmentError
+from ..fixtures import DOCUMENT, Fixtures, left_out, visible_checks
+from ..grading import Grader
+from ..oracle import LiveReference, RecordedReference
+from ..seeds import PUBLIC_SECRET
+from .sources import FIXTURES_PACKAGE
+
+
+@dataclass
+class PublicChecks:
+    assignment: Assignment  # its public checks only
+    variant: dict
+    oracle: LiveReference | RecordedReference
+    left_out: list[dict]    # the checks not run here (`fixtures.left_out`)
+
+    def grader(self, jobs: int) -> Grader:
+        return Grader(self.assignment, self.variant, self.oracle, secret=PUBLIC_SECRET, jobs=jobs)
+
+
+def installed_fixtures() -> dict[str, Path]:
+    """{assignment: fixture folder} of every student bundle installed in this environment."""
+    spec = importlib.util.find_spec(FIXTURES_PACKAGE)
+    if spec is None or not spec.submodule_search_locations:
+        return {}
+    return {folder.name: folder for location in spec.submodule_search_locations
+            for folder in sorted(Path(location).iterdir()) if (folder / DOCUMENT).is_file()}
+
+
+def public_checks(name: str, settings: dict[str, str]) -> PublicChecks:
+    """The public checks of assignment `name` in the variant `settings` chooses."""
+    installed = installed_fixtures()
+    if not installed:
+        # As a bundle records them: on the CPU, which every student has.
+        assignment, variant = catalog.load(name, settings, device="cpu")
+        return PublicChecks(Assignment(assignment.spec, visible_checks(assignment)), variant,
+                            LiveReference(assignment.spec), left_out(assignment))
+    if name not in installed:
+        raise AssignmentError(f"the checks installed here are those of {', '.join(sorted(installed))}, "
+                              f"not of {name!r}: install the bundle of {name}")
+    fixtures = Fixtures.read(installed[name])
+    assignment = fixtures.to_assignment()
+    variant = assignment.spec.resolve_variant(settings)
+    if variant != fixtures.variant:
+        chosen = ", ".join(f"{k}={v}" for k, v in fixtures.variant.items())
+        raise AssignmentError(f"this bundle checks {name} with {chosen}; the other variants are checked "
+                              "by their own bundles")
+    return PublicChecks(assignment, variant, RecordedReference(fixtures, variant), fixtures.left_out)

@@ -1,0 +1,113 @@
+"""pytest runs a student bundle's public checks, one test per check.
+
+Loaded by the bundle's ``pytest.ini`` (``-p autograder.bundle.pytest_plugin``),
+which also names the assignment. Each test grades one check on the files of
+the folder with the grader `lmgrade check` uses (the same sandbox, the same
+recorded expected values) and fails with the same feedback; the run ends
+with the same table. With ``-v`` (the bundle's default) each check's name is
+printed as it starts, so a slow one shows what is running.
+"""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+
+from ..assignment import AssignmentError
+from ..errors import HarnessFault
+from ..grading import Grader, Verdict
+from ..reports.terminal import describe_defences, print_report
+from ..submission import locate
+from .public import PublicChecks, public_checks
+
+ASSIGNMENT_INI, SUBMISSION_INI = "lmgrade_assignment", "lmgrade_submission"
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addini(ASSIGNMENT_INI, "the assignment whose public checks the tests run")
+    parser.addini(SUBMISSION_INI, "the folder of the files to check, relative to the ini file", default=".")
+
+
+class _Run:
+    """The public checks, the folder they grade, and the verdicts so far."""
+
+    def __init__(self, config: pytest.Config):
+        self.public: PublicChecks = public_checks(config.getini(ASSIGNMENT_INI), {})
+        root = Path(config.inipath).parent if config.inipath else Path(config.rootpath)
+        self.submission, self.note = locate((root / config.getini(SUBMISSION_INI)).resolve(),
+                                            self.public.assignment.spec.files)
+        self.grader: Grader | None = None
+        self.verdicts: dict[int, Verdict] = {}
+
+    def grade(self, name: str) -> Verdict:
+        if self.grader is None:  # the sandbox starts with the first check, not at collection
+            self.grader = self.public.grader(jobs=1)
+        (verdict,) = self.grader.grade(self.submission, only={name})
+        self.verdicts[verdict.number] = verdict
+        return verdict
+
+    def close(self) -> None:
+        if self.grader is not None:
+            self.grader.close()
+
+
+_RUN = pytest.StashKey[_Run]()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if not config.getini(ASSIGNMENT_INI):
+        return
+    try:
+        config.stash[_RUN] = _Run(config)
+    except (AssignmentError, HarnessFault) as exc:
+        raise pytest.UsageError(str(exc)) from None
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    run = config.stash.get(_RUN, None)
+    if run is not None:
+        run.close()
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    run = metafunc.config.stash.get(_RUN, None)
+    if run is not None and "public_check" in metafunc.fixturenames:
+        names = [check.name for check in run.public.assignment.checks]
+        metafunc.parametrize("public_check", names, ids=names, indirect=True)
+
+
+@pytest.fixture
+def public_check(request: pytest.FixtureRequest) -> Verdict:
+    """The verdict of one public check on the folder's files."""
+    try:
+        return request.config.stash[_RUN].grade(request.param)
+    except HarnessFault as exc:
+        pytest.fail(f"harness fault: {exc}", pytrace=False)
+
+
+def require_pass(verdict: Verdict) -> None:
+    """Fail the test with the check's feedback unless it earned every point."""
+    if not verdict.passed:
+        # The heading of this check's feedback in `lmgrade check`'s report, then the same feedback.
+        heading = f"{verdict.number}. {verdict.check.name} ({verdict.score:.4g}/{verdict.max_score:g})"
+        pytest.fail(f"{heading}\n{verdict.output}", pytrace=False)
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config: pytest.Config) -> None:
+    run = config.stash.get(_RUN, None)
+    if run is None or not run.verdicts:
+        return
+    buffer = io.StringIO()
+    console = Console(file=buffer, width=config.get_terminal_writer().fullwidth, highlight=False,
+                      force_terminal=terminalreporter.hasmarkup)
+    if run.note:
+        console.print(run.note)
+    verdicts = [run.verdicts[n] for n in sorted(run.verdicts)]
+    print_report(console, f"{run.public.assignment.name}: {run.submission}", verdicts, details=False)
+    defences = next((v.defences for v in verdicts if v.defences), {})
+    console.print(f"[dim]sandbox: {describe_defences(defences)}[/dim]")
+    terminalreporter.section("public checks")
+    terminalreporter.write(buffer.getvalue())
