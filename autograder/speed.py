@@ -54,6 +54,11 @@ class Timing:
     suspicious: float = 10.0      # this many times faster than the reference: flagged for review
     verified: int = 3             # laps of the submission recomputed with the reference
 
+    @property
+    def sandboxed_runs(self) -> int:
+        """Runs of a grading, each under the check's limits: every round runs the reference and the submission."""
+        return 2 * self.rounds
+
 
 def run_laps(modules: dict, args: dict, timing: Timing) -> dict:
     """The child's side of a timing check (a scenario calls it): every lap of one case."""

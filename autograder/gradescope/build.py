@@ -43,7 +43,7 @@ class BuiltZip:
     config: ZipConfig
     torch: str | None          # the torch requirement setup.sh installs, if any
     entries: list[str]
-    worst_case_s: float        # the checks' wall-time limits added up: the longest a run can take on one CPU
+    worst_case_s: float        # the checks' wall-time limits added up (a timing check's once per sandboxed run)
 
 
 def _render(name: str, context: dict) -> str:
@@ -96,4 +96,5 @@ def build_zip(assignment: Assignment, variant: dict, settings: dict[str, str], o
             raise
     return BuiltZip(path=out, size=out.stat().st_size, config=config, torch=torch,
                     entries=[name for name, _, _ in entries],
-                    worst_case_s=sum(c.limits.wall_s for c in assignment.checks))
+                    worst_case_s=sum(c.limits.wall_s * (c.timing.sandboxed_runs if c.timing else 1)
+                                     for c in assignment.checks))
