@@ -232,13 +232,10 @@ def check(assignment: str, submission_dir: Path, settings: tuple[str, ...], case
         show_case(public, submission_dir, case_spec)
         return
     with public.grader(jobs=default_jobs()) as grader:
-        run = run_grading(public.assignment, public.variant, submission_dir, results=None, jobs=default_jobs(),
-                          visible_only=True, grader=grader)
-    if public.left_out:
-        total = run.max_score + sum(c["points"] for c in public.left_out)
-        console.print(f"This is {run.max_score:g} of the assignment's {total:g} points: the course's autograder "
-                      "also runs " + ", ".join(f"{c['name']} ({c['points']:g} points, {c['why']})"
-                                               for c in public.left_out) + ", which are not run here.")
+        run_grading(public.assignment, public.variant, submission_dir, results=None, jobs=default_jobs(),
+                    visible_only=True, grader=grader)
+    if public.not_run_here():
+        console.print(public.not_run_here())
 
 
 def show_case(public: PublicChecks, submission: Path, spec: str) -> None:

@@ -303,6 +303,20 @@ def test_pytest_in_the_bundle_prints_what_check_prints(student_python, bundles, 
         assert re.search(rf"test_public_check\[{name}\] {'PASSED' if mark == 'ok' else 'FAILED'}", tested.stdout)
     for name, text in checked_feedback.items():  # each failure says what `check` says
         assert text in tested.stdout, name
+    said = " ".join(tested.stdout.split())
+    assert "perplexity_hidden (10 points, after due date), which are not run here" in said
+
+
+def test_pytest_in_the_bundle_says_why_a_file_could_not_be_imported(student_python, bundles, tmp_path):
+    folder = tmp_path / "ngram"
+    shutil.copytree(bundles["ngram"], folder)
+    (folder / "ngram.py").write_text("def pad(sentence, n:\n    return sentence\n")
+    tested = run([student_python, "-m", "pytest"], cwd=folder)
+    assert tested.returncode == 1
+    # Each failing test carries what "see above" points to: pytest shows no report above it.
+    failures = tested.stdout[tested.stdout.index("= FAILURES ="):tested.stdout.index("public checks")]
+    blocks = re.split(r"_{3,} test_public_check\[", failures)[1:]
+    assert blocks and all("ngram.py could not be imported" in b and "SyntaxError" in b for b in blocks)
 
 
 def test_rnn_bundle_grades_as_grade_does(student_python, tmp_path):

@@ -32,6 +32,16 @@ class PublicChecks:
     def grader(self, jobs: int) -> Grader:
         return Grader(self.assignment, self.variant, self.oracle, secret=PUBLIC_SECRET, jobs=jobs)
 
+    def not_run_here(self) -> str:
+        """A sentence naming the checks only the course's autograder runs ("" when there are none)."""
+        if not self.left_out:
+            return ""
+        here = sum(c.points for c in self.assignment.checks)
+        total = here + sum(c["points"] for c in self.left_out)
+        return (f"This is {here:g} of the assignment's {total:g} points: the course's autograder also runs "
+                + ", ".join(f"{c['name']} ({c['points']:g} points, {c['why']})" for c in self.left_out)
+                + ", which are not run here.")
+
 
 def installed_fixtures() -> dict[str, Path]:
     """{assignment: fixture folder} of every student bundle installed in this environment."""

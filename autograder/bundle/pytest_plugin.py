@@ -10,6 +10,7 @@ printed as it starts, so a slow one shows what is running.
 
 from __future__ import annotations
 
+import dataclasses
 import io
 from pathlib import Path
 
@@ -20,7 +21,7 @@ from ..assignment import AssignmentError
 from ..errors import HarnessFault
 from ..grading import Grader, Verdict
 from ..reports.terminal import describe_defences, print_report
-from ..submission import locate
+from ..submission import locate, missing_hint
 from .public import PublicChecks, public_checks
 
 ASSIGNMENT_INI, SUBMISSION_INI = "lmgrade_assignment", "lmgrade_submission"
@@ -37,15 +38,28 @@ class _Run:
     def __init__(self, config: pytest.Config):
         self.public: PublicChecks = public_checks(config.getini(ASSIGNMENT_INI), {})
         root = Path(config.inipath).parent if config.inipath else Path(config.rootpath)
-        self.submission, self.note = locate((root / config.getini(SUBMISSION_INI)).resolve(),
-                                            self.public.assignment.spec.files)
+        files = self.public.assignment.spec.files
+        self.submission, located = locate((root / config.getini(SUBMISSION_INI)).resolve(), files)
+        # What `lmgrade check` says once above its table: where the files were found, what is missing,
+        # what could not be imported. A check that points to it ("see above") carries it in its failure.
+        self.said = [text for text in (located, missing_hint(self.submission, files)) if text]
         self.grader: Grader | None = None
         self.verdicts: dict[int, Verdict] = {}
+
+    @property
+    def note(self) -> str:
+        return "\n\n".join(self.said)
+
+    def _import_failed(self, message: str) -> None:
+        if message not in self.said:
+            self.said.append(message)
 
     def grade(self, name: str) -> Verdict:
         if self.grader is None:  # the sandbox starts with the first check, not at collection
             self.grader = self.public.grader(jobs=1)
-        (verdict,) = self.grader.grade(self.submission, only={name})
+        (verdict,) = self.grader.grade(self.submission, only={name}, on_import_failure=self._import_failed)
+        if "(see above)" in verdict.output and self.said:
+            verdict = dataclasses.replace(verdict, output=f"{self.note}\n\n{verdict.output}")
         self.verdicts[verdict.number] = verdict
         return verdict
 
@@ -109,5 +123,7 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config: pytest.Config)
     print_report(console, f"{run.public.assignment.name}: {run.submission}", verdicts, details=False)
     defences = next((v.defences for v in verdicts if v.defences), {})
     console.print(f"[dim]sandbox: {describe_defences(defences)}[/dim]")
+    if run.public.not_run_here():
+        console.print(run.public.not_run_here())
     terminalreporter.section("public checks")
     terminalreporter.write(buffer.getvalue())
