@@ -14,6 +14,7 @@ assignment's requirements (and torch, for the transformer) through pip.
 from __future__ import annotations
 
 import argparse
+import json
 import subprocess
 import sys
 import tempfile
@@ -48,11 +49,15 @@ def main() -> None:
         installed = install(zip_path, tmp, tmp / "venv")
         print(f"setup.sh: {installed.setup_s:.1f} s")
 
+        scores = []
+
         def run_autograder() -> None:
-            proc = installed.start(installed.new_root(reference))
+            layout = installed.new_root(reference)
+            proc = installed.start(layout)
             out, _ = proc.communicate()
             if proc.returncode != 0:
                 raise SystemExit(f"run_autograder failed:\n{out}")
+            scores.append(json.loads(layout.results.read_text())["score"])
 
         submission = tmp / "reference"
         submission.mkdir()
@@ -66,8 +71,10 @@ def main() -> None:
 
         zipped = median_time(run_autograder, args.repeat, warmup=1)
         graded = median_time(lmgrade_grade, args.repeat, warmup=1)
+        graded_score = json.loads((tmp / "results.json").read_text())["score"]
     print(f"run_autograder on the reference: median {zipped:.2f} s of {args.repeat}")
     print(f"lmgrade grade on the reference:  median {graded:.2f} s of {args.repeat}")
+    print(f"scores of the reference: run_autograder {sorted(set(scores))}, lmgrade grade {graded_score}")
 
 
 if __name__ == "__main__":
