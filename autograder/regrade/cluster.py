@@ -27,7 +27,7 @@ from ..grading import Grader
 from ..oracle import LiveReference
 from ..seeds import course_secret
 from .content import grading_fingerprint, read_files, write_files
-from .executor import ExecutorError
+from .executor import Executor, ExecutorError
 from .graded import Graded, describe_failure, grade_folder
 from .layout import SubmissionFolder
 
@@ -111,7 +111,7 @@ def grade_on_worker(name: str, settings: dict[str, str], device: str, fingerprin
 
 # -- on the client ---------------------------------------------------------
 
-class DaskExecutor:
+class DaskExecutor(Executor):
     """Submissions graded by the workers of a Dask cluster; at most two per worker thread in flight."""
 
     def __init__(self, connection: dict, assignment: Assignment, variant: dict, *, secret: str,
@@ -193,9 +193,3 @@ class DaskExecutor:
 
     def close(self) -> None:
         self.client.close()
-
-    def __enter__(self) -> "DaskExecutor":
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()

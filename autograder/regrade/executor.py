@@ -9,9 +9,10 @@ shared by every submission it grades.
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
-from typing import Iterable, Iterator, Protocol
+from typing import Iterable, Iterator
 
 from ..assignment import Assignment
 from ..grading import Grader
@@ -26,20 +27,26 @@ class ExecutorError(ValueError):
     """An --executor that names nothing usable: the user's to fix."""
 
 
-class Executor(Protocol):
+class Executor(ABC):
+    """Where submissions are graded; closed when the regrade ends."""
+
     capacity: int  # submissions it grades at once: the progress bar's "running"
 
+    @abstractmethod
     def grade(self, submissions: Iterable[SubmissionFolder]) -> Iterator[tuple[SubmissionFolder, Graded]]:
         """Each submission with its grade, as they finish."""
 
+    @abstractmethod
     def close(self) -> None: ...
 
-    def __enter__(self) -> "Executor": ...
+    def __enter__(self) -> "Executor":
+        return self
 
-    def __exit__(self, *exc) -> None: ...
+    def __exit__(self, *exc) -> None:
+        self.close()
 
 
-class LocalExecutor:
+class LocalExecutor(Executor):
     """This process: one `Grader` whose sandbox pool runs `jobs` runs at once, `jobs` submissions in flight.
 
     Each submission's checks already run in parallel, up to `jobs`; grading
@@ -67,12 +74,6 @@ class LocalExecutor:
 
     def close(self) -> None:
         self.grader.close()
-
-    def __enter__(self) -> "LocalExecutor":
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
 
 
 def parse_executor(spec: str | None) -> dict | None:
