@@ -260,8 +260,6 @@ def show_case(public: PublicChecks, submission: Path, spec: str) -> None:
         click.echo("arguments (also written to " + str(args_file) + "):\n" + reproduce.show(case.args))
         click.echo("\nto run it yourself, in your submission's folder:\n")
         click.echo(reproduce.snippet(check_, args_file))
-        if check_.timing is not None:
-            return
         outcome = grader.pool.run(scenario=check_.scenario_ref, submission=submission.resolve(),
                                   files=list(check_.files), cases=[case.args], limits=check_.limits,
                                   device=check_.device).outcomes[0]
@@ -278,8 +276,8 @@ def show_case(public: PublicChecks, submission: Path, spec: str) -> None:
         return
     shown = lines[:reproduce.MAX_LISTED] or [verdict.message]
     click.echo(f"\nthis case fails ({len(lines) or 1} differing entries, tolerance "
-                       f"{check_.tolerance_of(case)}):\n" + "\n".join(shown)
-                       + ("\n..." if len(lines) > reproduce.MAX_LISTED else ""))
+               f"{check_.tolerance_of(case)}):\n" + "\n".join(shown)
+               + ("\n..." if len(lines) > reproduce.MAX_LISTED else ""))
 
 
 @main.command()

@@ -67,7 +67,7 @@ def public_checks(name: str, settings: dict[str, str]) -> PublicChecks:
     assignment = fixtures.to_assignment()
     variant = assignment.spec.resolve_variant(settings)
     if variant != fixtures.variant:
-        chosen = ", ".join(f"{k}={v}" for k, v in fixtures.variant.items())
+        chosen = ", ".join(f"{k}={catalog.as_setting(v)}" for k, v in fixtures.variant.items())
         raise AssignmentError(f"this bundle checks {name} with {chosen}; the other variants are checked "
                               "by their own bundles")
     return PublicChecks(assignment, variant, RecordedReference(fixtures, variant), fixtures.left_out)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ..assignment import Assignment
+from ..catalog import as_setting
 from ..fixtures import visible_checks
 
 TEST_FILE = "test_public_checks.py"
@@ -71,6 +72,6 @@ def guide(assignment: Assignment, variant: dict, wheel: str, needs_torch: bool) 
         "public checks, so passing here is a good sign, not a promise.",
     ]
     if variant:
-        chosen = ", ".join(f"`{k}={str(v).lower() if isinstance(v, bool) else v}`" for k, v in variant.items())
+        chosen = ", ".join(f"`{k}={as_setting(v)}`" for k, v in variant.items())
         lines += ["", f"These checks are those of the variant {chosen}."]
     return "\n".join(lines) + "\n"
