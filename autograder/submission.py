@@ -81,6 +81,19 @@ def missing_hint(folder: Path, files: tuple[str, ...]) -> str:
 MAX_DEPTH = 3
 
 
+def walk(folder: Path):
+    """`os.walk` of what a submission holds: (folder, its sub-folders, its files).
+
+    Symlinks are left out (one could point at the reference), and so are the
+    `SKIPPED_FOLDERS`. What the sandbox copies for a run and what a regrade
+    hashes and sends to its workers.
+    """
+    for root, dirs, names in os.walk(folder, followlinks=False):
+        dirs[:] = [d for d in dirs if d not in SKIPPED_FOLDERS and not os.path.islink(os.path.join(root, d))]
+        yield Path(root), dirs, [n for n in names if os.path.isfile(os.path.join(root, n))
+                                 and not os.path.islink(os.path.join(root, n))]
+
+
 def locate(folder: Path, files: tuple[str, ...]) -> tuple[Path, str]:
     """(the folder to grade, a note for the student or "")."""
     folder = Path(folder)

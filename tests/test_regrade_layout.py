@@ -96,6 +96,10 @@ def test_content_hash_follows_names_and_bytes_only(tmp_path):
     (folder / "__pycache__").mkdir()
     (folder / "__pycache__" / "ngram.cpython-311.pyc").write_bytes(b"\0")
     assert content_hash(folder) == first                      # caches are not the submission
+    for skipped in (".venv/lib", ".git/objects", "__MACOSX"):   # nor what the sandbox never copies
+        (folder / skipped).mkdir(parents=True)
+        (folder / skipped / "blob").write_bytes(b"\1")
+    assert content_hash(folder) == first and set(read_files(folder)) == {"ngram.py", "pkg/helper.py"}
     (folder / "pkg" / "helper.py").write_text("y = 3\n")
     assert content_hash(folder) != first
     (folder / "pkg" / "helper.py").write_text("y = 2\n")

@@ -12,15 +12,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import sys
 from functools import lru_cache
 from pathlib import Path
 
-from .. import __version__
+from .. import __version__, submission
 from ..assignment import Assignment
 
-_SKIPPED_DIRS = {"__pycache__"}
 HARNESS = Path(__file__).resolve().parents[1]
 # Of the harness's, the assignment's and the plugins' files, those that can
 # change a score; the same on every installation (an editable one has more).
@@ -28,18 +26,12 @@ _SOURCE_SUFFIXES = (".py", ".toml")
 
 
 def submission_files(folder: Path) -> list[tuple[str, Path]]:
-    """(relative POSIX path, path) of every regular file under `folder`, symlinks left out, sorted.
+    """(relative POSIX path, path) of every file `submission.walk` finds under `folder`, sorted.
 
     The same files the sandbox copies for a run, so the hash covers exactly what is graded.
     """
-    found = []
-    for root, dirs, names in os.walk(folder, followlinks=False):
-        dirs[:] = [d for d in dirs if d not in _SKIPPED_DIRS and not os.path.islink(os.path.join(root, d))]
-        for name in names:
-            path = Path(root) / name
-            if path.is_file() and not path.is_symlink():
-                found.append((path.relative_to(folder).as_posix(), path))
-    return sorted(found)
+    return sorted(((root / name).relative_to(folder).as_posix(), root / name)
+                  for root, _, names in submission.walk(folder) for name in names)
 
 
 def _hash_files(digest, files: list[tuple[str, Path]]) -> None:

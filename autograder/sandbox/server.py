@@ -27,8 +27,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from .. import wire
-from ..submission import SKIPPED_FOLDERS
+from .. import submission, wire
 from . import child, devices, guards, landlock, privileges
 from .limits import Limits
 from .protocol import CASE_RESULT, CASE_START, FRAME, RunReply, read_message, write_message
@@ -47,15 +46,12 @@ def copy_submission(src: Path, dst: Path) -> None:
     """
     budget = MAX_SUBMISSION_BYTES
     dst.mkdir()
-    for root, dirs, files in os.walk(src, followlinks=False):
-        rel = Path(root).relative_to(src)
-        dirs[:] = [d for d in dirs if not (Path(root) / d).is_symlink() and d not in SKIPPED_FOLDERS]
+    for root, dirs, files in submission.walk(src):
+        rel = root.relative_to(src)
         for d in dirs:
             (dst / rel / d).mkdir()
         for name in files:
-            path = Path(root) / name
-            if path.is_symlink() or not path.is_file():
-                continue
+            path = root / name
             budget -= path.stat().st_size
             if budget < 0:
                 raise ValueError(f"submission is larger than {MAX_SUBMISSION_BYTES // 2**20} MiB")
