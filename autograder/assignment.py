@@ -269,6 +269,15 @@ class Assignment:
     def name(self) -> str:
         return self.spec.name
 
+    def check_module_files(self) -> dict[str, Path]:
+        """Each check's name and the file of the module its scenario comes from (those loaded from a file)."""
+        files = {}
+        for check in self.checks:
+            module = sys.modules.get(check.scenario.__module__)
+            if module is not None and getattr(module, "__file__", None):
+                files[check.name] = Path(module.__file__)
+        return files
+
 
 def bind(spec: AssignmentSpec, provided: list[Check], device: str = "cpu") -> Assignment:
     """Apply assignment.toml's points, visibility, limits and devices to the plugins' checks.

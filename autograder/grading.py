@@ -18,7 +18,6 @@ import ast
 import random
 import re
 import shutil
-import sys
 import tempfile
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -123,12 +122,7 @@ class Grader:
 
     def _plugin_paths(self) -> list[Path]:
         """The folders of the modules the checks come from: hidden from the sandbox."""
-        paths = set()
-        for check in self.assignment.checks:
-            module = sys.modules.get(check.scenario.__module__)
-            if module is not None and getattr(module, "__file__", None):
-                paths.add(Path(module.__file__).parent)
-        return sorted(paths)
+        return sorted({path.parent for path in self.assignment.check_module_files().values()})
 
     def close(self) -> None:
         self.pool.close()

@@ -51,11 +51,8 @@ def check_carried(assignment: Assignment, root: Path) -> None:
         reference = assignment.spec.reference_folder()
     except ModuleNotFoundError as exc:
         raise ZipError(f"{assignment.name}'s reference cannot be found: {exc}") from None
-    parts = {"assignment folder": assignment.spec.root, "reference": reference}
-    for check in assignment.checks:
-        module = sys.modules.get(check.scenario.__module__)
-        if module is not None and getattr(module, "__file__", None):
-            parts[f"check {check.name}"] = Path(module.__file__)
+    parts = {"assignment folder": assignment.spec.root, "reference": reference,
+             **{f"check {name}": path for name, path in assignment.check_module_files().items()}}
     for what, path in parts.items():
         if root not in Path(path).resolve().parents:
             raise ZipError(f"{assignment.name}'s {what} is {path}, outside lmgrade's source folder {root}: "

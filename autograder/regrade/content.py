@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import sys
 from functools import lru_cache
 from pathlib import Path
 
@@ -69,10 +68,7 @@ def _source_folders(assignment: Assignment) -> list[Path]:
     """Where the code that decides a score lives: the harness, the assignment, its reference, the checks."""
     spec = assignment.spec
     folders = {HARNESS, spec.root, spec.reference_folder()}
-    for check in assignment.checks:
-        module = sys.modules.get(check.scenario.__module__)
-        if module is not None and getattr(module, "__file__", None):
-            folders.add(Path(module.__file__).resolve().parent)
+    folders |= {path.resolve().parent for path in assignment.check_module_files().values()}
     return sorted(folders)
 
 
