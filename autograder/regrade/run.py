@@ -10,7 +10,7 @@ in the layout's order, so the same grades always give the same files.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Protocol
 
@@ -43,7 +43,6 @@ class RegradeSummary:
     rows: list[tuple[SubmissionFolder, Graded]]
     graded: int = 0                      # graded in this run
     resumed: int = 0                     # taken from an earlier run
-    notes: list[str] = field(default_factory=list)
 
     @property
     def failures(self) -> list[tuple[str, str]]:
@@ -65,7 +64,7 @@ def regrade(assignment: Assignment, variant: dict, layout: Layout, csv_path: Pat
     store = ResultsFolder(results_dir, assignment.checks)
     fingerprint = grading_fingerprint(assignment, variant, secret)
 
-    summary = RegradeSummary(csv_path, report_path, results_dir, [], notes=list(layout.notes))
+    summary = RegradeSummary(csv_path, report_path, results_dir, [])
     grades: dict[str, Graded] = {}
     hashes: dict[str, str] = {}
     pending: list[SubmissionFolder] = []
