@@ -32,10 +32,10 @@ from . import forbidden, loader, speed, templates, wire
 from .sandbox.limits import Limits
 from .feedback import describe_output, forbidden_message, outcome_verdict, summarize
 from .oracle import LiveReference, OracleError
-from .reports.gradescope import ResultsFile
+from .reports.gradescope import ResultsFile, is_temporary_results
 from .sandbox.pool import CaseOutcome, SandboxPool
 from .seeds import check_rng, course_secret
-from .submission import UnreadableSubmission, locate, missing_hint, unpack_zip
+from .submission import UnreadableSubmission, copy_files, locate, missing_hint, unpack_zip
 
 # Larger files are left to the run-time guard (and to the sandbox's limits).
 MAX_SCANNED_BYTES = 2 * 2**20
@@ -105,6 +105,7 @@ class Grader:
                  protected: list[Path] = (), landlock: bool = True):
         self.assignment, self.variant, self.oracle = assignment, variant, oracle
         self.secret, self.jobs = secret, max(1, jobs)
+        self.protected = [Path(p).resolve() for p in protected]
         spec = assignment.spec
         preload = ["numpy", *spec.preload,
                    *sorted({c.scenario.__module__ for c in assignment.checks})]
@@ -344,7 +345,31 @@ class Grader:
         `on_import_failure` hears, once, what stopped the submitted files from importing;
         `on_check_start` hears of each check as it begins (progress for slow checks).
         """
-        submission = Path(submission).resolve()
+        with tempfile.TemporaryDirectory(prefix="lmgrade-snapshot-") as scratch:
+            return self._grade(self._snapshot(Path(submission).resolve(), Path(scratch)), on_verdict=on_verdict,
+                               only=only, on_import_failure=on_import_failure, on_check_start=on_check_start)
+
+    def _snapshot(self, submission: Path, scratch: Path) -> Path:
+        """The submission as it is now, in a folder of the grading's own, for every check to grade.
+
+        A student who saves a file while `lmgrade check` runs gets the same
+        version graded by every check; the results file a grading writes into
+        the folder it grades is not part of the submission, nor readable by it.
+        """
+        def ours(path: Path) -> bool:
+            path = path.resolve()
+            return any(path == p or p in path.parents or (path.parent == p.parent and is_temporary_results(path))
+                       for p in self.protected)
+
+        try:
+            copy_files(submission, scratch / "submission", leave_out=ours)
+        except (OSError, ValueError):
+            # Too large, or unreadable: the sandbox's own copy fails the same
+            # way, and every check says why in its cases.
+            return submission
+        return scratch / "submission"
+
+    def _grade(self, submission: Path, *, on_verdict, only, on_import_failure, on_check_start) -> list[Verdict]:
         numbered = [(n, c) for n, c in enumerate(self.assignment.checks, start=1) if only is None or c.name in only]
         verdicts: dict[int, Verdict] = {}
         report_lock = threading.Lock()

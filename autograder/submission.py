@@ -12,15 +12,18 @@ from __future__ import annotations
 
 import difflib
 import os
+import shutil
 import stat
 import zipfile
 from pathlib import Path
+from typing import Callable
 
 # Folders that are never part of a submission: neither searched nor copied
 # into the sandbox (a virtual environment beside the code can weigh gigabytes).
 SKIPPED_FOLDERS = frozenset({"__MACOSX", "__pycache__", ".git", "node_modules", ".venv", "venv"})
 
-MAX_UNPACKED_BYTES = 64 * 2**20     # as much as the sandbox copies of a submission
+MAX_SUBMISSION_BYTES = 64 * 2**20   # what the sandbox copies of a submission, and a .zip may unpack to
+MAX_UNPACKED_BYTES = MAX_SUBMISSION_BYTES
 MAX_UNPACKED_FILES = 2000
 
 
@@ -92,6 +95,34 @@ def walk(folder: Path):
         dirs[:] = [d for d in dirs if d not in SKIPPED_FOLDERS and not os.path.islink(os.path.join(root, d))]
         yield Path(root), dirs, [n for n in names if os.path.isfile(os.path.join(root, n))
                                  and not os.path.islink(os.path.join(root, n))]
+
+
+def copy_files(src: Path, dst: Path, *, leave_out: Callable[[Path], bool] = lambda path: False) -> None:
+    """Copy what `walk` finds in `src` into a new folder `dst`, up to MAX_SUBMISSION_BYTES.
+
+    A file that goes away while it is copied is left out: it was not there
+    to grade. That happens: the results file of a grading, written into the
+    folder it grades while its checks copy it, is replaced atomically, and
+    its temporary file lives for milliseconds. Raises ValueError when the
+    files are too large together, OSError when one cannot be read.
+    """
+    budget = MAX_SUBMISSION_BYTES
+    dst.mkdir()
+    for root, dirs, files in walk(src):
+        rel = root.relative_to(src)
+        for d in dirs:
+            (dst / rel / d).mkdir()
+        for name in files:
+            path = root / name
+            if leave_out(path):
+                continue
+            try:
+                budget -= path.stat().st_size
+                if budget < 0:
+                    raise ValueError(f"submission is larger than {MAX_SUBMISSION_BYTES // 2**20} MiB")
+                shutil.copyfile(path, dst / rel / name, follow_symlinks=False)
+            except FileNotFoundError:
+                continue
 
 
 def locate(folder: Path, files: tuple[str, ...]) -> tuple[Path, str]:

@@ -121,6 +121,18 @@ def scores(document: dict) -> dict[str, tuple[float, float, str]]:
     return {t["name"]: (t["score"], t["max_score"], t["visibility"]) for t in document["tests"]}
 
 
+def differences(document: dict, expected: dict) -> str:
+    """The checks scored differently, with both outputs: what a failure needs to be understood."""
+    theirs = {t["name"]: t for t in expected["tests"]}
+    lines = []
+    for test in document["tests"]:
+        other = theirs.get(test["name"], {})
+        if (test["score"], test["max_score"]) != (other.get("score"), other.get("max_score")):
+            lines.append(f"{test['name']}: run_autograder {test['score']}, lmgrade grade {other.get('score')}\n"
+                         f"--- run_autograder:\n{test['output']}\n--- lmgrade grade:\n{other.get('output')}")
+    return "\n".join(lines)
+
+
 def grade_both(installed: LocalInstall, files: dict[str, str], tmp: Path, assignment: str = "ngram",
                settings: tuple[str, ...] = (), secret: str | None = SECRET) -> tuple[dict, dict]:
     """results.json of run_autograder and of `lmgrade grade` (with the zip's secret) on the same files, side by side."""
@@ -148,7 +160,7 @@ SUBMISSIONS_OF_NGRAM = {
 def test_run_autograder_scores_as_lmgrade_grade(installed, tmp_path, kind):
     files = SUBMISSIONS_OF_NGRAM[kind](tmp_path)
     document, expected = grade_both(installed, files, tmp_path)
-    assert scores(document) == scores(expected)
+    assert scores(document) == scores(expected), differences(document, expected)
     assert document["score"] == expected["score"]
     if kind == "reference":
         assert document["score"] == 100
@@ -331,7 +343,8 @@ def test_the_rnn_zip_grades_the_rnn_reference(installed, rnn_zip, tmp_path):
     # Into the ngram zip's environment: the same wheel and requirements, only the config differs.
     rnn = install(rnn_zip[0], tmp_path, installed.venv)
     document, expected = grade_both(rnn, reference_files("rnn"), tmp_path, "rnn", ("activation=tanh",), secret=None)
-    assert scores(document) == scores(expected) and document["score"] == 100
+    assert scores(document) == scores(expected), differences(document, expected)
+    assert document["score"] == 100
 
 
 def test_usage_errors_exit_2_without_a_traceback(tmp_path):

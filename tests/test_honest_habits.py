@@ -97,3 +97,42 @@ def test_temporary_files_caches_and_the_current_folder_are_writable(ngram_grader
     for v in verdicts:
         assert v.passed, f"{v.check.name}: {v.output}"
     assert not (folder / "notes.txt").exists()  # it wrote into its own copy
+
+
+LISTS_ITS_FOLDER = '''
+import os
+_pad = pad
+
+def pad(sentence, n):
+    here = sorted(set(os.listdir(os.path.dirname(os.path.abspath(__file__)))) - {"__pycache__"})
+    if here != ["ngram.py"]:
+        raise RuntimeError(f"the folder holds {here}")
+    return _pad(sentence, n)
+'''
+
+
+def test_results_written_into_the_graded_folder_are_not_part_of_the_submission(ngram, tmp_path):
+    """`lmgrade grade . --results results.json`: checks copy the folder while its results are rewritten."""
+    from autograder.grading import grade_submission
+
+    assignment, variant = ngram
+    folder = _submission(tmp_path, LISTS_ITS_FOLDER)
+    for _ in range(2):  # the second time, results.json is there from the start
+        run = grade_submission(assignment, variant, folder, results=folder / "results.json", jobs=2,
+                               secret=TEST_SECRET)
+        for v in run.verdicts:
+            assert v.passed, f"{v.check.name}: {v.output}"
+
+
+def test_every_check_grades_the_submission_as_it_was_when_grading_began(ngram_grader, tmp_path):
+    folder = _submission(tmp_path, "")
+    started = []
+
+    def student_saves_a_broken_file(check):
+        started.append(check.name)
+        (folder / "ngram.py").write_text("def pad(sentence, n:\n")
+
+    verdicts = ngram_grader.grade(folder, on_check_start=student_saves_a_broken_file)
+    assert len(started) == len(verdicts) > 1
+    for v in verdicts:
+        assert v.passed, f"{v.check.name}: {v.output}"

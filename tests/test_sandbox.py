@@ -303,11 +303,11 @@ def test_available_cpus_follows_the_cgroup_quota(tmp_path, files, expected):
 
 
 def test_an_oversized_submission_fails_its_cases_not_the_harness(pool, tmp_path):
-    from autograder.sandbox import server
+    from autograder.submission import MAX_SUBMISSION_BYTES
 
     (tmp_path / "victim.py").write_text(VICTIM)
     with open(tmp_path / "data.bin", "wb") as f:
-        f.truncate(server.MAX_SUBMISSION_BYTES + 1)
+        f.truncate(MAX_SUBMISSION_BYTES + 1)
     outcomes = run(pool, tmp_path, ("ok", 1), ("ok", 2))
     assert all(o.kind == "crashed" and "larger than" in o.message for o in outcomes)
     (tmp_path / "data.bin").unlink()

@@ -112,3 +112,32 @@ def test_a_missing_or_empty_folder_is_graded_zero_with_the_reason(ngram, ngram_g
     run, document = _results(ngram, ngram_grader, upload, tmp_path)
     assert run.score == 0
     assert ("does not exist" if make == "missing" else "The submission is empty") in document["output"]
+
+
+def test_a_file_that_goes_away_while_it_is_copied_is_left_out(tmp_path, monkeypatch):
+    from autograder import submission
+
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "ngram.py").write_text("x = 1\n")
+    listed = submission.walk
+
+    def walk_that_lists_a_vanished_file(folder):
+        for root, dirs, names in listed(folder):
+            yield root, dirs, [*names, ".results-gone.json"]  # written, listed, renamed away
+
+    monkeypatch.setattr(submission, "walk", walk_that_lists_a_vanished_file)
+    submission.copy_files(tmp_path / "src", tmp_path / "dst")
+    assert sorted(p.name for p in (tmp_path / "dst").iterdir()) == ["ngram.py"]
+
+
+def test_a_copy_stops_at_the_size_limit_and_leaves_out_what_it_is_told(tmp_path, monkeypatch):
+    from autograder import submission
+
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "ngram.py").write_text("x = 1\n")
+    (tmp_path / "src" / "results.json").write_text("{}")
+    submission.copy_files(tmp_path / "src", tmp_path / "dst", leave_out=lambda p: p.name == "results.json")
+    assert sorted(p.name for p in (tmp_path / "dst").iterdir()) == ["ngram.py"]
+    monkeypatch.setattr(submission, "MAX_SUBMISSION_BYTES", 3)
+    with pytest.raises(ValueError, match="larger than"):
+        submission.copy_files(tmp_path / "src", tmp_path / "again")

@@ -32,7 +32,7 @@ from pathlib import Path
 
 from ..errors import HarnessFault
 from ..grading import HARNESS_FAULT_NOTE
-from ..reports.gradescope import NOT_GRADED, results_json, write_atomically
+from ..reports.gradescope import NOT_GRADED, TEMPORARY_PREFIX, results_json, write_atomically
 from ..sandbox.pool import signal_name
 from .config import ZipConfig
 from .layout import Layout
@@ -140,7 +140,7 @@ def main() -> int:
         reason, note = unfinished
         print(f"lmgrade: {reason}", file=sys.stderr, flush=True)
         close_ungraded(layout.results, config, reason, note)
-    for leftover in layout.results_folder.glob(".results-*.json"):  # a write the child was killed in
+    for leftover in layout.results_folder.glob(f"{TEMPORARY_PREFIX}*.json"):  # a write the child was killed in
         leftover.unlink(missing_ok=True)
     return 0
 

@@ -66,10 +66,18 @@ def results_json(checks: Iterable[tuple[int, Check]], graded: dict[int, tuple[fl
     return json.loads(stream.getvalue())
 
 
+TEMPORARY_PREFIX = ".results-"
+
+
+def is_temporary_results(path: Path) -> bool:
+    """Whether `path` is a results file still being written (by `write_atomically`)."""
+    return path.name.startswith(TEMPORARY_PREFIX) and path.suffix == ".json"
+
+
 def write_atomically(path: Path, document: dict) -> None:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".results-", suffix=".json", dir=path.parent)
+    fd, tmp = tempfile.mkstemp(prefix=TEMPORARY_PREFIX, suffix=".json", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             json.dump(document, f, indent=2)

@@ -34,28 +34,7 @@ from .protocol import CASE_RESULT, CASE_START, FRAME, RunReply, read_message, wr
 from .stopwatch import Timekeeper
 
 MAX_RESULT_BYTES = 256 * 2**20
-MAX_SUBMISSION_BYTES = 64 * 2**20
 _PR_SET_CHILD_SUBREAPER = 36
-
-
-def copy_submission(src: Path, dst: Path) -> None:
-    """Copy regular files and folders only: a symlink could point at the reference.
-
-    Folders that are never part of a submission (a virtual environment, .git)
-    stay behind: students check their work in a folder that has one.
-    """
-    budget = MAX_SUBMISSION_BYTES
-    dst.mkdir()
-    for root, dirs, files in submission.walk(src):
-        rel = root.relative_to(src)
-        for d in dirs:
-            (dst / rel / d).mkdir()
-        for name in files:
-            path = root / name
-            budget -= path.stat().st_size
-            if budget < 0:
-                raise ValueError(f"submission is larger than {MAX_SUBMISSION_BYTES // 2**20} MiB")
-            shutil.copyfile(path, dst / rel / name, follow_symlinks=False)
 
 
 def _chown_tree(path: Path, uid: int, gid: int) -> None:
@@ -191,7 +170,7 @@ class Server:
         workdir = Path(tempfile.mkdtemp(prefix="lmgrade-run-", dir=self.tmp_root))
         try:
             try:
-                copy_submission(Path(req["submission"]), workdir / "submission")
+                submission.copy_files(Path(req["submission"]), workdir / "submission")
             except (OSError, ValueError) as exc:
                 # The submission's fault (too large, unreadable files), not the harness's.
                 return RunReply("rejected", detail=f"the submission could not be copied: {exc}"), b""
