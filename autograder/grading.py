@@ -20,6 +20,7 @@ import re
 import shutil
 import tempfile
 import threading
+from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,7 +36,7 @@ from .oracle import LiveReference, OracleError
 from .reports.gradescope import ResultsFile, is_temporary_results
 from .sandbox.pool import CaseOutcome, SandboxPool
 from .seeds import check_rng, course_secret
-from .submission import UnreadableSubmission, copy_files, locate, missing_hint, unpack_zip
+from .submission import UnreadableSubmission, content_hash, copy_files, locate, missing_hint, unpack_zip
 
 # Larger files are left to the run-time guard (and to the sandbox's limits).
 MAX_SCANNED_BYTES = 2 * 2**20
@@ -119,6 +120,7 @@ class Grader:
         self._mistaken: dict[tuple[str, Mistake], list[Any]] = {}
         self._lock = threading.Lock()
         self._reference_copy: Path | None = None
+        self._imports: OrderedDict[str, Imports] = OrderedDict()  # by content hash: a bundle's pytest asks per check
         self._contract: dict[str, list[str]] | None = None
 
     def _plugin_paths(self) -> list[Path]:
@@ -223,6 +225,18 @@ class Grader:
         present = [f for f in self.assignment.spec.files if (submission / f).is_file()]
         if not present:
             return Imports()
+        key = content_hash(submission)
+        with self._lock:
+            if key in self._imports:
+                return self._imports[key]
+        imports = self._probe_imports(submission, present)
+        with self._lock:
+            self._imports[key] = imports
+            while len(self._imports) > 8:
+                self._imports.popitem(last=False)
+        return imports
+
+    def _probe_imports(self, submission: Path, present: list[str]) -> "Imports":
         limits = Limits(**{**Limits().as_dict(), **self.assignment.spec.limits})
         outcome = self.pool.run(scenario="autograder.loader:import_probe", submission=submission, files=present,
                                 cases=[None], limits=limits).outcomes[0]

@@ -11,6 +11,7 @@ the submission does hold.
 from __future__ import annotations
 
 import difflib
+import hashlib
 import os
 import shutil
 import stat
@@ -95,6 +96,28 @@ def walk(folder: Path):
         dirs[:] = [d for d in dirs if d not in SKIPPED_FOLDERS and not os.path.islink(os.path.join(root, d))]
         yield Path(root), dirs, [n for n in names if os.path.isfile(os.path.join(root, n))
                                  and not os.path.islink(os.path.join(root, n))]
+
+
+def submission_files(folder: Path) -> list[tuple[str, Path]]:
+    """(relative POSIX path, path) of every file `walk` finds under `folder`, sorted."""
+    return sorted(((root / name).relative_to(folder).as_posix(), root / name)
+                  for root, _, names in walk(folder) for name in names)
+
+
+def hash_files(digest, files: list[tuple[str, Path]]) -> None:
+    """Feed the names and bytes of `files` to `digest`."""
+    for relative, path in files:
+        data = path.read_bytes()
+        # Lengths first, so no two different trees hash the same bytes.
+        digest.update(f"{len(relative)}:{relative}:{len(data)}:".encode())
+        digest.update(data)
+
+
+def content_hash(folder: Path) -> str:
+    """SHA-256 of the names and bytes of a submission's files: the files the sandbox copies, so all that is graded."""
+    digest = hashlib.sha256(b"lmgrade submission\0")
+    hash_files(digest, submission_files(folder))
+    return digest.hexdigest()
 
 
 def copy_files(src: Path, dst: Path, *, leave_out: Callable[[Path], bool] = lambda path: False) -> None:

@@ -70,3 +70,20 @@ def test_a_missing_name_says_what_the_file_defines_and_the_contract_wants(ngram,
     run, document = _grade(ngram, ngram_grader, _submission(tmp_path / "s", source), tmp_path)
     pad = document["tests"][0]["output"]
     assert "has no attribute 'pad'" in pad and "padding" in pad.split("it defines:")[1]
+
+
+def test_the_files_are_imported_once_per_version_when_checks_are_asked_one_at_a_time(ngram_grader, tmp_path,
+                                                                                       monkeypatch):
+    """A bundle's pytest grades one check per test: one import probe for them all, a new one after an edit."""
+    probed = []
+    probe = ngram_grader._probe_imports
+    monkeypatch.setattr(ngram_grader, "_probe_imports", lambda *args: probed.append(args) or probe(*args))
+    folder = _submission(tmp_path / "s", (ROOT / "reference" / "ngram.py").read_text() + "\nraise ValueError('x')\n")
+    for name in ("pad", "fit"):
+        (verdict,) = ngram_grader.grade(folder, only={name})
+        assert not verdict.passed and "could not be imported" in verdict.output
+    assert len(probed) == 1
+    (folder / "ngram.py").write_text((ROOT / "reference" / "ngram.py").read_text())
+    (verdict,) = ngram_grader.grade(folder, only={"pad"})
+    assert verdict.passed, verdict.output
+    assert len(probed) == 2

@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from autograder import catalog
-from autograder.regrade.content import content_hash, grading_fingerprint, read_files, write_files
+from autograder.regrade.content import grading_fingerprint, read_files, write_files
+from autograder.submission import content_hash
 from autograder.regrade.graded import CheckScore, Graded
 from autograder.regrade.layout import METADATA, LayoutError, Student, SubmissionFolder, discover, read_metadata
 from autograder.regrade.report import histogram, mistake_counts

@@ -1,6 +1,6 @@
 """What a regrade remembers to know whether a submission must be graded again.
 
-A submission is graded again when its files change (`content_hash`) or when
+A submission is graded again when its files change (`submission.content_hash`) or when
 anything that decides its score does (`grading_fingerprint`): lmgrade's
 version and sources, the assignment, its variant, the reference, the
 plugins' checks and the course secret (only a digest of it is kept). A Dask
@@ -15,37 +15,14 @@ import json
 from functools import lru_cache
 from pathlib import Path
 
-from .. import __version__, submission
+from .. import __version__
 from ..assignment import Assignment
+from ..submission import hash_files, submission_files
 
 HARNESS = Path(__file__).resolve().parents[1]
 # Of the harness's, the assignment's and the plugins' files, those that can
 # change a score; the same on every installation (an editable one has more).
 _SOURCE_SUFFIXES = (".py", ".toml")
-
-
-def submission_files(folder: Path) -> list[tuple[str, Path]]:
-    """(relative POSIX path, path) of every file `submission.walk` finds under `folder`, sorted.
-
-    The same files the sandbox copies for a run, so the hash covers exactly what is graded.
-    """
-    return sorted(((root / name).relative_to(folder).as_posix(), root / name)
-                  for root, _, names in submission.walk(folder) for name in names)
-
-
-def _hash_files(digest, files: list[tuple[str, Path]]) -> None:
-    for relative, path in files:
-        data = path.read_bytes()
-        # Lengths first, so no two different trees hash the same bytes.
-        digest.update(f"{len(relative)}:{relative}:{len(data)}:".encode())
-        digest.update(data)
-
-
-def content_hash(folder: Path) -> str:
-    """SHA-256 of the names and bytes of a submission's files."""
-    digest = hashlib.sha256(b"lmgrade submission\0")
-    _hash_files(digest, submission_files(folder))
-    return digest.hexdigest()
 
 
 def read_files(folder: Path) -> dict[str, bytes]:
@@ -87,7 +64,7 @@ def secret_digest(secret: str) -> str:
 def _sources_hash(folders: tuple[Path, ...]) -> str:
     digest = hashlib.sha256(b"lmgrade sources\0")
     for folder in folders:
-        _hash_files(digest, _source_files(folder))
+        hash_files(digest, _source_files(folder))
     return digest.hexdigest()
 
 

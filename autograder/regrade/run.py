@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Callable, Protocol
 
 from ..assignment import Assignment
-from .content import content_hash, grading_fingerprint
+from ..submission import content_hash
+from .content import grading_fingerprint
 from .executor import Executor
 from .graded import Graded
 from .layout import Layout, SubmissionFolder
