@@ -370,10 +370,9 @@ class Grader:
         version graded by every check; the results file a grading writes into
         the folder it grades is not part of the submission, nor readable by it.
         """
-        def ours(path: Path) -> bool:
+        def ours(path: Path) -> bool:  # a results file this grading writes, or one of its temporary files
             path = path.resolve()
-            return any(path == p or p in path.parents or (path.parent == p.parent and is_temporary_results(path))
-                       for p in self.protected)
+            return any(path == p or (path.parent == p.parent and is_temporary_results(path)) for p in self.protected)
 
         try:
             copy_files(submission, scratch / "submission", leave_out=ours)
