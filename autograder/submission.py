@@ -107,10 +107,11 @@ def submission_files(folder: Path) -> list[tuple[str, Path]]:
 def hash_files(digest, files: list[tuple[str, Path]]) -> None:
     """Feed the names and bytes of `files` to `digest`."""
     for relative, path in files:
-        data = path.read_bytes()
-        # Lengths first, so no two different trees hash the same bytes.
-        digest.update(f"{len(relative)}:{relative}:{len(data)}:".encode())
-        digest.update(data)
+        with open(path, "rb") as f:
+            # Lengths first, so no two different trees hash the same bytes.
+            digest.update(f"{len(relative)}:{relative}:{os.fstat(f.fileno()).st_size}:".encode())
+            while chunk := f.read(1 << 20):  # a dataset left beside the code can weigh gigabytes
+                digest.update(chunk)
 
 
 def content_hash(folder: Path) -> str:
