@@ -9,6 +9,8 @@ libraries come from this venv's site-packages through a .pth line), then
 times end to end, on the reference (median of --repeat):
 - `lmgrade check` in that venv: the public checks, expected values read
   from the recorded fixtures;
+- `pytest` in the bundle's folder, the reference's files in place of the
+  stubs: the same checks, one test each;
 - `lmgrade grade` here: every check, expected values computed by the
   reference, results.json written.
 """
@@ -71,13 +73,17 @@ def main() -> None:
             reference = tmp / "reference"
             shutil.copytree(spec.reference_folder(), reference, ignore=shutil.ignore_patterns("__pycache__"))
             check_s = median_time(lambda: quiet([student_lmgrade, "check", name, reference], cwd=tmp), args.repeat)
+            for f in spec.files:
+                shutil.copy(reference / f, tmp / name / f)
+            pytest_s = median_time(lambda: quiet([student_lmgrade.parent / "python", "-m", "pytest", "-q"],
+                                                 cwd=tmp / name), args.repeat)
             grade_s = median_time(lambda: quiet([*lmgrade, "grade", name, reference, "--jobs", str(args.jobs),
                                                  "--results", tmp / "results.json"], cwd=tmp), args.repeat)
             print(f"{name}: bundle {(tmp / 'bundle.zip').stat().st_size / 1e3:.0f} kB zipped, "
                   f"{folder_bytes / 1e3:.0f} kB as a folder (wheel {wheel.stat().st_size / 1e3:.0f} kB), "
                   f"built in {built_s:.1f} s")
             print(f"{name}: median of {args.repeat}, on the reference: lmgrade check in the bundle {check_s:.2f} s, "
-                  f"lmgrade grade {grade_s:.2f} s (--jobs {args.jobs})", flush=True)
+                  f"pytest in the bundle {pytest_s:.2f} s, lmgrade grade {grade_s:.2f} s (--jobs {args.jobs})", flush=True)
 
 
 if __name__ == "__main__":
