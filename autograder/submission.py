@@ -24,7 +24,6 @@ from typing import Callable
 SKIPPED_FOLDERS = frozenset({"__MACOSX", "__pycache__", ".git", "node_modules", ".venv", "venv"})
 
 MAX_SUBMISSION_BYTES = 64 * 2**20   # what the sandbox copies of a submission, and a .zip may unpack to
-MAX_UNPACKED_BYTES = MAX_SUBMISSION_BYTES
 MAX_UNPACKED_FILES = 2000
 
 
@@ -39,9 +38,9 @@ def unpack_zip(archive: Path, into: Path) -> Path:
             members = zf.infolist()
             if len(members) > MAX_UNPACKED_FILES:
                 raise UnreadableSubmission(f"{archive.name} holds more than {MAX_UNPACKED_FILES} files")
-            if sum(m.file_size for m in members) > MAX_UNPACKED_BYTES:
+            if sum(m.file_size for m in members) > MAX_SUBMISSION_BYTES:
                 raise UnreadableSubmission(f"{archive.name} unpacks to more than "
-                                           f"{MAX_UNPACKED_BYTES // 2**20} MiB")
+                                           f"{MAX_SUBMISSION_BYTES // 2**20} MiB")
             root = into.resolve()
             for member in members:
                 target = (root / member.filename).resolve()
@@ -54,7 +53,7 @@ def unpack_zip(archive: Path, into: Path) -> Path:
                     continue
                 target.parent.mkdir(parents=True, exist_ok=True)
                 with zf.open(member) as src, open(target, "wb") as dst:
-                    dst.write(src.read(MAX_UNPACKED_BYTES + 1))
+                    dst.write(src.read(MAX_SUBMISSION_BYTES + 1))
     except (zipfile.BadZipFile, OSError, EOFError) as exc:
         raise UnreadableSubmission(f"{archive.name} could not be unpacked ({exc})") from None
     return into
