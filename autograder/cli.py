@@ -26,6 +26,7 @@ from .feedback import human_bytes, outcome_verdict
 from .flawed import write_flawed
 from .grading import Grader, GradingRun, grade_submission
 from .oracle import LiveReference
+from .sandbox.pool import CaseOutcome
 from .seeds import PUBLIC_SECRET, SECRET_ENV, course_secret
 from .reports.terminal import describe_defences, print_report
 from .sandbox.limits import default_jobs
@@ -219,17 +220,25 @@ def grade(assignment: str, submission_dir: Path, results: Path, settings: tuple[
 @click.argument("submission_dir", required=False, default=".", type=click.Path(path_type=Path))
 @set_option
 @click.option("--case", "case_spec", metavar="CHECK:N",
-              help="Show case N of a public check in full (arguments, a snippet that calls your code the same "
-                   "way, every entry that differs) instead of running every check.")
-def check(assignment: str, submission_dir: Path, settings: tuple[str, ...], case_spec: str | None) -> None:
+              help="Show case N of a public check instead of running every check: its arguments, what was "
+                   "expected, what your code returned, the entries that differ and the known mistake it matches.")
+@click.option("--full", is_flag=True,
+              help="With --case: every value in full and every differing entry (by default, a screen or two).")
+@click.option("--save-args", "save_args", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE",
+              help="With --case: write the case's arguments to FILE, for the printed snippet to rerun it "
+                   "(nothing is written without it).")
+def check(assignment: str, submission_dir: Path, settings: tuple[str, ...], case_spec: str | None, full: bool,
+          save_args: Path | None) -> None:
     """Run the public checks on your own work (no results.json).
 
     With a student bundle installed, its recorded checks; in the course's own
     checkout, the same public cases against the reference.
     """
+    if (full or save_args) and not case_spec:
+        raise UserError(f"{'--full' if full else '--save-args'} goes with --case CHECK:N")
     public = public_checks(assignment, _settings(settings))
     if case_spec:
-        show_case(public, submission_dir, case_spec)
+        show_case(public, submission_dir, case_spec, full=full, save_args=save_args, command=(assignment, settings))
         return
     with public.grader(jobs=default_jobs()) as grader:
         run_grading(public.assignment, public.variant, submission_dir, results=None, jobs=default_jobs(),
@@ -238,8 +247,9 @@ def check(assignment: str, submission_dir: Path, settings: tuple[str, ...], case
         console.print(public.not_run_here())
 
 
-def show_case(public: PublicChecks, submission: Path, spec: str) -> None:
-    """`check --case CHECK:N`: one public case, complete, and how to rerun it."""
+def show_case(public: PublicChecks, submission: Path, spec: str, *, full: bool = False,
+              save_args: Path | None = None, command: tuple[str, tuple[str, ...]] = ("", ())) -> None:
+    """`check --case CHECK:N`: one public case, what the submission made of it, and how to rerun it."""
     try:
         name, number = reproduce.parse(spec)
         why = {c["name"]: c["why"] for c in public.left_out}
@@ -254,30 +264,48 @@ def show_case(public: PublicChecks, submission: Path, spec: str) -> None:
         if number > len(cases):
             raise UserError(f"--case: {name} has {len(cases)} cases")
         case, wanted = cases[number - 1], expected[number - 1]
-        args_file = Path(f"case-{name}-{number}.wire").resolve()
-        args_file.write_bytes(wire.encode(case.args))
+        tol = check_.tolerance_of(case)
         click.echo(f"{name}, case {number} of {len(cases)}: {case.label}\n")
-        click.echo("arguments (also written to " + str(args_file) + "):\n" + reproduce.show(case.args))
-        click.echo("\nto run it yourself, in your submission's folder:\n")
-        click.echo(reproduce.snippet(check_, args_file))
+        click.echo("arguments:\n" + reproduce.show(case.args, full=full, tol=tol))
+        if save_args is not None:
+            try:
+                save_args.write_bytes(wire.encode(case.args))
+            except OSError as exc:
+                raise UserError(f"--save-args: cannot write {save_args} ({exc.strerror or exc})") from None
+            click.echo(f"\n(written to {save_args}) to run it yourself, in your submission's folder:\n")
+            click.echo(reproduce.snippet(check_, save_args.resolve()))
+        else:
+            assignment, settings = command
+            folder = [] if submission == Path(".") else [str(submission)]
+            again = " ".join(["lmgrade", "check", assignment, *folder, *(f"--set {s}" for s in settings), "--case",
+                              spec, "--save-args", f"case-{name}-{number}.wire"])
+            click.echo(f"\n(to rerun it in your own Python: {again}, then run the snippet it prints)")
         outcome = grader.pool.run(scenario=check_.scenario_ref, submission=submission.resolve(),
                                   files=list(check_.files), cases=[case.args], limits=check_.limits,
                                   device=check_.device).outcomes[0]
-    click.echo("\nexpected:\n" + reproduce.show(wanted))
+        # The known mistake this one answer matches, as grade names one that matches every answer.
+        mistake = None
+        if outcome.kind == "ok" and check_.mistakes:
+            others = [CaseOutcome("not_run")] * len(cases)
+            mistake = grader.diagnose(check_, cases, others[:number - 1] + [outcome] + others[number:])
+    click.echo("\nexpected:\n" + reproduce.show(wanted, full=full, tol=tol))
     if outcome.kind != "ok":
         verdict = outcome_verdict(check_, case, wanted, outcome, True)
         click.echo(f"\nyour code: {verdict.message}")
         return
-    click.echo("\nyour code returned:\n" + reproduce.show(outcome.value))
-    lines = reproduce.differences(wanted, outcome.value, check_.tolerance_of(case))
+    click.echo("\nyour code returned:\n" + reproduce.show(outcome.value, full=full, tol=tol))
+    lines = reproduce.differences(wanted, outcome.value, tol)
     verdict = check_.verdict(case, wanted, outcome.value, reveal=True)
     if verdict.passed:
         click.echo("\nthis case passes.")
         return
-    shown = lines[:reproduce.MAX_LISTED] or [verdict.message]
-    click.echo(f"\nthis case fails ({len(lines) or 1} differing entries, tolerance "
-               f"{check_.tolerance_of(case)}):\n" + "\n".join(shown)
-               + ("\n..." if len(lines) > reproduce.MAX_LISTED else ""))
+    limit = reproduce.MAX_LISTED if full else reproduce.SHORT_LISTED
+    shown = lines[:limit] or [verdict.message]
+    more = len(lines) - len(shown) if lines else 0
+    click.echo(f"\nthis case fails ({len(lines) or 1} differing entries, tolerance {tol}):\n" + "\n".join(shown)
+               + (f"\n... and {more} more" + ("" if full else " (--full lists them)") if more > 0 else ""))
+    if mistake is not None:
+        click.echo(f"\nThis answer matches a known mistake: {mistake.explanation}.")
 
 
 @main.command()
