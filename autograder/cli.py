@@ -88,6 +88,13 @@ device_option = click.option(
          "not counted).")
 
 
+def existing(path: Path, consequence: str) -> Path:
+    """Refuse, in one line, a submission path that does not exist: a typo, not a submission to grade 0."""
+    if not path.exists():
+        raise UserError(f"{path} does not exist: {consequence}")
+    return path
+
+
 def _load(name: str, pairs: tuple[str, ...], device: str = "auto", graded_here: bool = True):
     try:
         return catalog.load(name, _settings(pairs), device=device, graded_here=graded_here)
@@ -198,7 +205,8 @@ def _progress() -> Progress:
 
 @main.command()
 @click.argument("assignment")
-# Not checked here: a missing folder or a .zip is still graded, with results.json saying why.
+# A path that does not exist is a usage error; anything there (an empty folder, a .zip, a stray file) is graded,
+# with results.json saying why it scores what it does.
 @click.argument("submission_dir", type=click.Path(path_type=Path))
 @click.option("--results", type=click.Path(dir_okay=False, path_type=Path), default=Path("results.json"),
               show_default=True, help="Where to write Gradescope's results.json.")
@@ -208,7 +216,8 @@ def _progress() -> Progress:
               help="Checks run in parallel.")
 def grade(assignment: str, submission_dir: Path, results: Path, settings: tuple[str, ...], device: str,
           jobs: int) -> None:
-    """Grade a submission folder against the reference; write results.json."""
+    """Grade a submission folder (or a .zip) against the reference; write results.json."""
+    existing(submission_dir, "nothing was graded, and no results file written")
     writable_folder(results.parent if str(results.parent) else Path("."), "--results")
     bound, variant = _load(assignment, settings, device)
     run_grading(bound, variant, submission_dir, results=results, jobs=jobs)
@@ -236,6 +245,7 @@ def check(assignment: str, submission_dir: Path, settings: tuple[str, ...], case
     """
     if (full or save_args) and not case_spec:
         raise UserError(f"{'--full' if full else '--save-args'} goes with --case CHECK:N")
+    existing(submission_dir, "no folder to check")
     public = public_checks(assignment, _settings(settings))
     if case_spec:
         show_case(public, submission_dir, case_spec, full=full, save_args=save_args, command=(assignment, settings))
@@ -402,7 +412,7 @@ def demo(out_dir: Path, only: tuple[str, ...]) -> None:
 
 @main.command("regrade")
 @click.argument("assignment")
-@click.argument("submissions_root", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.argument("submissions_root", type=click.Path(path_type=Path))
 @click.option("-o", "--output", "csv_path", required=True, type=click.Path(dir_okay=False, path_type=Path),
               help="The scores CSV to write; results/ (one results.json per submission) and report.html go "
                    "beside it.")
@@ -425,6 +435,8 @@ def regrade_command(assignment: str, submissions_root: Path, csv_path: Path, set
     from .regrade import ExecutorError, LayoutError, discover, make_executor, output_paths, parse_executor, regrade
     from .regrade.progress import RegradeProgress
 
+    if not existing(submissions_root, "no submissions to regrade (SUBMISSIONS_ROOT)").is_dir():
+        raise UserError(f"SUBMISSIONS_ROOT {submissions_root} is not a folder")
     results_dir, _ = output_paths(csv_path)
     try:
         connection = parse_executor(executor_spec)

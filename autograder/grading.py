@@ -36,7 +36,8 @@ from .oracle import LiveReference, OracleError
 from .reports.gradescope import ResultsFile, is_temporary_results
 from .sandbox.pool import CaseOutcome, SandboxPool
 from .seeds import check_rng, course_secret
-from .submission import UnreadableSubmission, content_hash, copy_files, locate, missing_hint, unpack_zip
+from .submission import (UnreadableSubmission, content_hash, copy_files, locate, lone_zip, missing_hint,
+                         unpack_zip)
 
 # Larger files are left to the run-time guard (and to the sandbox's limits).
 MAX_SCANNED_BYTES = 2 * 2**20
@@ -457,11 +458,13 @@ def _grade_submission(assignment, variant, submission: Path, scratch: Path, *, r
     checks = [c for c in assignment.checks if c.visibility == "visible" or not visible_only]
     position = {c.name: i for i, c in enumerate(checks, start=1)}
     said = []
-    if submission.is_file() and submission.suffix.lower() == ".zip":
-        archive = submission.name
+    archive = submission if submission.is_file() and submission.suffix.lower() == ".zip" else None
+    alone = lone_zip(submission) if submission.is_dir() else None
+    if archive is not None or alone is not None:
         try:
-            submission = unpack_zip(submission, scratch / "submission")
-            said.append(f"{archive}: graded the files of the .zip.")
+            submission = unpack_zip(archive or alone, scratch / "submission")
+            said.append(f"{archive.name}: graded the files of the .zip." if archive is not None else
+                        f"The submission holds only {alone.name}: it was unpacked and its files graded.")
         except UnreadableSubmission as exc:
             said.append(str(exc))
             submission = scratch / "empty"

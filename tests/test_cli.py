@@ -61,9 +61,16 @@ def test_a_broken_submission_still_gets_valid_results(tmp_path, source, words):
 
 
 def test_usage_errors_exit_non_zero(tmp_path):
-    # A missing submission folder is not a usage error: it is graded, zero, and results.json says why.
-    missing = lmgrade("grade", "ngram", tmp_path / "nowhere", "--results", tmp_path / "r.json")
-    assert missing.returncode == 0 and "does not exist" in json.loads((tmp_path / "r.json").read_text())["output"]
+    # A path that does not exist is a typo: one line, nothing graded, no results.json.
+    for command in (("grade", "ngram", tmp_path / "nowhere", "--results", tmp_path / "r.json"),
+                    ("check", "ngram", tmp_path / "nowhere"), ("check", "ngram", tmp_path / "nowhere", "--case", "pad:1"),
+                    ("regrade", "ngram", tmp_path / "nowhere", "-o", tmp_path / "out" / "scores.csv")):
+        _one_line_error(lmgrade(*command, cwd=tmp_path), str(tmp_path / "nowhere"), "does not exist")
+    assert sorted(p.name for p in tmp_path.iterdir()) == []
+    # An empty folder is a submission: graded 0, and results.json says why.
+    (tmp_path / "empty").mkdir()
+    empty = lmgrade("grade", "ngram", tmp_path / "empty", "--results", tmp_path / "r.json")
+    assert empty.returncode == 0 and "The submission is empty" in json.loads((tmp_path / "r.json").read_text())["output"]
     bad_variant = lmgrade("grade", "ngram", tmp_path, "--set", "activation=relu")
     assert bad_variant.returncode == 2 and "no variant 'activation'" in bad_variant.stderr
     unknown = lmgrade("generate", "nosuch", "-o", tmp_path)
