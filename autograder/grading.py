@@ -117,6 +117,7 @@ class Grader:
                                 jobs=self.jobs, landlock=landlock,
                                 forbidden_apis={"apis": list(spec.forbidden),
                                                 "also": {k: list(v) for k, v in spec.forbidden_also.items()}})
+        self._cases: dict[str, list[Case]] = {}
         self._expected: dict[str, tuple[list[Case], list[Any]]] = {}
         self._mistaken: dict[tuple[str, Mistake], list[Any]] = {}
         self._lock = threading.Lock()
@@ -157,11 +158,18 @@ class Grader:
     def __exit__(self, *exc) -> None:
         self.close()
 
+    def cases(self, check: Check) -> list[Case]:
+        """The check's cases, drawn once: what a submission is run on before its answers need expected values."""
+        with self._lock:
+            if check.name not in self._cases:
+                self._cases[check.name] = draw_cases(check, self.assignment.name, self.variant, self.secret)
+            return self._cases[check.name]
+
     def cases_and_expected(self, check: Check) -> tuple[list[Case], list[Any]]:
         """Computed once per check and reused for every submission (regrades)."""
+        cases = self.cases(check)
         with self._lock:
             if check.name not in self._expected:
-                cases = draw_cases(check, self.assignment.name, self.variant, self.secret)
                 # A timing check's reference runs beside the submission instead.
                 expected = [None] * len(cases) if check.timing else self.oracle.expected(check, cases)
                 if check.property_check and not all(isinstance(e, dict) and set(e) == {ANSWER, PROPERTY}
@@ -262,7 +270,7 @@ class Grader:
                     uses: forbidden.Uses | None = None, imports: "Imports | None" = None) -> Verdict:
         if check.unavailable:
             return Verdict(check, number, 0.0, check.unavailable)
-        cases, expected = self.cases_and_expected(check)
+        cases = self.cases(check)
         imports = imports or Imports()
         if imports.broken is not None and imports.broken in check.files:
             return _not_run(check, number, cases, f"not graded: {imports.broken} could not be imported (see above)")
@@ -279,6 +287,10 @@ class Grader:
             return self.grade_timing(check, number, submission, cases)
         run = self.pool.run(scenario=check.scenario_ref, submission=submission, files=list(check.files),
                             cases=[c.args for c in cases], limits=check.limits, device=check.device)
+        # Only an answer is compared with the reference: where no case answered (an untouched stub raising
+        # NotImplementedError everywhere), the reference is not run, nor its training.
+        expected = (self.cases_and_expected(check)[1] if any(o.kind == "ok" for o in run.outcomes)
+                    else [None] * len(cases))
         judged = [(case, self._with_hints(outcome_verdict(check, case, exp, outcome, reveal), imports.defined))
                   for case, exp, outcome in zip(cases, expected, run.outcomes)]
         passed = sum(v.passed for _, v in judged)
@@ -300,11 +312,15 @@ class Grader:
         timing, reveal = check.timing, check.visibility == "visible"
         laps = (timing.warmup + timing.laps) * len(cases)
         runs: dict[str, list] = {"reference": [], "submission": []}
-        for _ in range(timing.rounds):
-            for side, folder in (("reference", reference), ("submission", submission)):
+        for round_ in range(timing.rounds):
+            # The submission first in each round: where no case of its first run answered (an untouched
+            # stub), nothing is timed and the reference never runs.
+            for side, folder in (("submission", submission), ("reference", reference)):
                 runs[side].append(self.pool.run(scenario=check.scenario_ref, submission=folder,
                                                 files=list(check.files), cases=[c.args for c in cases],
                                                 limits=check.limits, device=check.device, laps=laps))
+                if round_ == 0 and side == "submission" and not any(o.kind == "ok" for o in runs[side][0].outcomes):
+                    return self._unanswered_timing(check, number, cases, runs[side][0], reveal)
         rng = random.Random(f"{self.secret}/{self.assignment.name}/{check.name}/verified laps")
         judged = []
         for i, case in enumerate(cases):
@@ -329,6 +345,15 @@ class Grader:
             output += "\n" + printed
         return Verdict(check, number, check.points * passed / len(cases) if cases else 0.0, output, judged,
                        wall_s=sum(r.wall_s for r in runs["submission"]), defences=runs["submission"][0].defences)
+
+    def _unanswered_timing(self, check: Check, number: int, cases: list[Case], run, reveal: bool) -> Verdict:
+        """A timing check none of whose cases answered: each case fails with what happened, untimed."""
+        judged = [(case, outcome_verdict(check, case, None, outcome, reveal))
+                  for case, outcome in zip(cases, run.outcomes)]
+        output = summarize(judged, reveal, None)
+        printed = describe_output(run.output, failed=True, reveal=reveal)
+        return Verdict(check, number, 0.0, output + ("\n" + printed if printed else ""), judged, wall_s=run.wall_s,
+                       defences=run.defences)
 
     def _reference_fingerprints(self, check: Check, case: Case) -> Callable[[int], list]:
         """The reference's fingerprint of a lap, from its nonce (set up once per case)."""
