@@ -36,8 +36,8 @@ from .oracle import LiveReference, OracleError
 from .reports.gradescope import ResultsFile, is_temporary_results
 from .sandbox.pool import CaseOutcome, SandboxPool
 from .seeds import check_rng, course_secret
-from .submission import (UnreadableSubmission, content_hash, copy_files, locate, lone_zip, missing_hint,
-                         unpack_zip)
+from .submission import (UnreadableSubmission, content_hash, copy_files, graded_files_hash, locate, lone_zip,
+                         missing_hint, unpack_zip)
 
 # Larger files are left to the run-time guard (and to the sandbox's limits).
 MAX_SCANNED_BYTES = 2 * 2**20
@@ -86,6 +86,7 @@ class GradingRun:
     submission: Path          # the folder that was graded
     note: str                 # where the files were found, when not at the top; an import failure
     verdicts: list[Verdict]
+    files_hash: str = ""      # of the assignment's files graded (`submission.graded_files_hash`)
 
     @property
     def score(self) -> float:
@@ -501,6 +502,7 @@ def _grade_submission(assignment, variant, submission: Path, scratch: Path, *, r
         submission.mkdir()
     submission, note = locate(submission, assignment.spec.files)
     said += [text for text in (note, missing_hint(submission, assignment.spec.files)) if text]
+    files_hash = graded_files_hash(submission, assignment.spec.files)
     results_file = ResultsFile(results, checks, output="\n\n".join(said)) if results else None
     verdicts: list[Verdict] = []
 
@@ -536,4 +538,4 @@ def _grade_submission(assignment, variant, submission: Path, scratch: Path, *, r
             results_file.write()
         raise
     verdicts.sort(key=lambda v: v.number)
-    return GradingRun(submission=submission, note="\n\n".join(said), verdicts=verdicts)
+    return GradingRun(submission=submission, note="\n\n".join(said), verdicts=verdicts, files_hash=files_hash)

@@ -136,6 +136,20 @@ def content_hash(folder: Path) -> str:
     return digest.hexdigest()
 
 
+def graded_files_hash(folder: Path, files: tuple[str, ...]) -> str:
+    """SHA-256 of the names and bytes of the assignment's `files` found in `folder` ("" if none is).
+
+    What two identical submissions share, whatever else their folders hold
+    (a README, a zip of the same files, a notebook).
+    """
+    present = [(name, folder / name) for name in files if (folder / name).is_file()]
+    if not present:
+        return ""
+    digest = hashlib.sha256(b"lmgrade graded files\0")
+    hash_files(digest, present)
+    return digest.hexdigest()
+
+
 def copy_files(src: Path, dst: Path, *, leave_out: Callable[[Path], bool] = lambda path: False) -> None:
     """Copy what `walk` finds in `src` into a new folder `dst`, up to MAX_SUBMISSION_BYTES.
 
