@@ -112,7 +112,9 @@ def _variants_help() -> str:
                                                                      for c in v.choices)
                                             for v in spec.variants.values())
                for spec in specs if spec.variants]
-    return "Choose an assignment variant (" + "; ".join(choices) + "). Give generate and grade the same one."
+    return ("Choose an assignment variant (" + "; ".join(choices) + "). Give generate and grade the same one. "
+            "The zip of gradescope and the bundle of student-bundle grade only the variant they were built "
+            "for: a bundle's check and pytest check it with no --set, and refuse another.")
 
 
 set_option = click.option("--set", "settings", multiple=True, metavar="KEY=VALUE", help=_variants_help())
