@@ -195,7 +195,9 @@ def run_grading(assignment, variant, submission: Path, *, results: Path | None, 
                                on_check_start=started, on_verdict=finished)
     if run.note:
         console.print(Text(run.note))
-    print_report(console, title or f"{assignment.name}: {run.submission}", run.verdicts)
+    # The folder graded, or what was given where that was a .zip (unpacked into a folder that is gone now).
+    shown = run.submission if run.submission.resolve().is_relative_to(Path(submission).resolve()) else submission
+    print_report(console, title or f"{assignment.name}: {shown}", run.verdicts)
     console.print(f"[dim]sandbox: {describe_defences(run.defences)}[/dim]")
     return run
 

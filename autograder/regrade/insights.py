@@ -10,13 +10,14 @@
   check builds on which comes from the reference, not from the class: B is
   a component of A when the code A's scenario runs reaches all the code B's
   does, and more (`forbidden.reached` on the reference's files, from each
-  check's `uses`, or from every name of its files where it names none: a
-  check that loads more files may build on one that loads fewer).
+  check's `uses`, or, where it names none, from every name of the files its
+  scenario takes from `modules`).
 """
 
 from __future__ import annotations
 
 import ast
+import inspect
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -102,11 +103,35 @@ def components(assignment: Assignment) -> dict[str, list[str]]:
 
 def _reach(check: Check, sources: dict[str, str], stems: dict[str, str]) -> frozenset:
     roots = list(check.uses)
-    if not roots:  # anything in the check's files
-        roots = [f"{Path(f).stem}.{name}" for f in check.files if f in sources
-                 for name in _top_level_names(sources[f])]
+    if not roots:  # anything in the files its scenario takes from `modules`, else in every file it loads
+        used = _modules_used(check.scenario)
+        files = [f for f in check.files if Path(f).stem in used] or list(check.files)
+        roots = [f"{Path(f).stem}.{name}" for f in files if f in sources for name in _top_level_names(sources[f])]
     found = reached(sources, roots)
     return frozenset(found | {(stems.get(r.rpartition(".")[0], ""), r.rpartition(".")[2]) for r in roots})
+
+
+def _modules_used(scenario) -> set[str]:
+    """The submitted modules a scenario reads (`modules["elman"]`), through the functions of its own module it calls."""
+    try:
+        tree = ast.parse(inspect.getsource(inspect.getmodule(scenario)))
+    except (OSError, TypeError, SyntaxError):
+        return set()
+    functions = {node.name: node for node in tree.body if isinstance(node, ast.FunctionDef)}
+    used: set[str] = set()
+    todo, seen = [scenario.__name__], set()
+    while todo:
+        name = todo.pop()
+        if name in seen or name not in functions:
+            continue
+        seen.add(name)
+        for node in ast.walk(functions[name]):
+            if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id == "modules" \
+                    and isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, str):
+                used.add(node.slice.value)
+            elif isinstance(node, ast.Name) and node.id in functions:
+                todo.append(node.id)
+    return used
 
 
 def _top_level_names(source: str) -> list[str]:
