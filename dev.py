@@ -6,9 +6,13 @@
     python3 dev.py mutants [NAME ...]            # set up, then grade every mutant of each reference
     python3 dev.py setup                         # only set up
 
-Set-up creates .venv (LMGRADE_VENV elsewhere), installs torch (the pinned
-CPU build by default; TORCH=... to change) and the project with its test
-extras, and is redone only when pyproject.toml changes.
+Set-up creates .venv (LMGRADE_VENV elsewhere), installs torch and the
+project with its test extras, and is redone only when pyproject.toml or
+TORCH changes. torch is TORCH, default "torch==2.13.0" from the index pip is
+configured to use: on Linux x86-64 the default index gives a CUDA build (a
+few GB), unless pip's configuration points at CPU-only wheels. For a
+CPU-only build, name PyTorch's CPU wheel index:
+TORCH="torch==2.13.0 --index-url <PyTorch's CPU wheel index>".
 """
 
 from __future__ import annotations

@@ -26,6 +26,7 @@ from .feedback import human_bytes, outcome_verdict
 from .flawed import write_flawed
 from .grading import Grader, GradingRun, grade_submission
 from .oracle import LiveReference
+from .sandbox.pool import CaseOutcome
 from .seeds import PUBLIC_SECRET, SECRET_ENV, course_secret
 from .reports.terminal import describe_defences, print_report
 from .sandbox.limits import default_jobs
@@ -87,6 +88,13 @@ device_option = click.option(
          "not counted).")
 
 
+def existing(path: Path, consequence: str) -> Path:
+    """Refuse, in one line, a submission path that does not exist: a typo, not a submission to grade 0."""
+    if not path.exists():
+        raise UserError(f"{path} does not exist: {consequence}")
+    return path
+
+
 def _load(name: str, pairs: tuple[str, ...], device: str = "auto", graded_here: bool = True):
     try:
         return catalog.load(name, _settings(pairs), device=device, graded_here=graded_here)
@@ -104,7 +112,9 @@ def _variants_help() -> str:
                                                                      for c in v.choices)
                                             for v in spec.variants.values())
                for spec in specs if spec.variants]
-    return "Choose an assignment variant (" + "; ".join(choices) + "). Give generate and grade the same one."
+    return ("Choose an assignment variant (" + "; ".join(choices) + "). Give generate and grade the same one. "
+            "The zip of gradescope and the bundle of student-bundle grade only the variant they were built "
+            "for: a bundle's check and pytest check it with no --set, and refuse another.")
 
 
 set_option = click.option("--set", "settings", multiple=True, metavar="KEY=VALUE", help=_variants_help())
@@ -185,7 +195,9 @@ def run_grading(assignment, variant, submission: Path, *, results: Path | None, 
                                on_check_start=started, on_verdict=finished)
     if run.note:
         console.print(Text(run.note))
-    print_report(console, title or f"{assignment.name}: {run.submission}", run.verdicts)
+    # The folder graded, or what was given where that was a .zip (unpacked into a folder that is gone now).
+    shown = run.submission if run.submission.resolve().is_relative_to(Path(submission).resolve()) else submission
+    print_report(console, title or f"{assignment.name}: {shown}", run.verdicts)
     console.print(f"[dim]sandbox: {describe_defences(run.defences)}[/dim]")
     return run
 
@@ -197,7 +209,8 @@ def _progress() -> Progress:
 
 @main.command()
 @click.argument("assignment")
-# Not checked here: a missing folder or a .zip is still graded, with results.json saying why.
+# A path that does not exist is a usage error; anything there (an empty folder, a .zip, a stray file) is graded,
+# with results.json saying why it scores what it does.
 @click.argument("submission_dir", type=click.Path(path_type=Path))
 @click.option("--results", type=click.Path(dir_okay=False, path_type=Path), default=Path("results.json"),
               show_default=True, help="Where to write Gradescope's results.json.")
@@ -207,7 +220,8 @@ def _progress() -> Progress:
               help="Checks run in parallel.")
 def grade(assignment: str, submission_dir: Path, results: Path, settings: tuple[str, ...], device: str,
           jobs: int) -> None:
-    """Grade a submission folder against the reference; write results.json."""
+    """Grade a submission folder (or a .zip) against the reference; write results.json."""
+    existing(submission_dir, "nothing was graded, and no results file written")
     writable_folder(results.parent if str(results.parent) else Path("."), "--results")
     bound, variant = _load(assignment, settings, device)
     run_grading(bound, variant, submission_dir, results=results, jobs=jobs)
@@ -219,17 +233,26 @@ def grade(assignment: str, submission_dir: Path, results: Path, settings: tuple[
 @click.argument("submission_dir", required=False, default=".", type=click.Path(path_type=Path))
 @set_option
 @click.option("--case", "case_spec", metavar="CHECK:N",
-              help="Show case N of a public check in full (arguments, a snippet that calls your code the same "
-                   "way, every entry that differs) instead of running every check.")
-def check(assignment: str, submission_dir: Path, settings: tuple[str, ...], case_spec: str | None) -> None:
+              help="Show case N of a public check instead of running every check: its arguments, what was "
+                   "expected, what your code returned, the entries that differ and the known mistake it matches.")
+@click.option("--full", is_flag=True,
+              help="With --case: every value in full and every differing entry (by default, a screen or two).")
+@click.option("--save-args", "save_args", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE",
+              help="With --case: write the case's arguments to FILE, for the printed snippet to rerun it "
+                   "(nothing is written without it).")
+def check(assignment: str, submission_dir: Path, settings: tuple[str, ...], case_spec: str | None, full: bool,
+          save_args: Path | None) -> None:
     """Run the public checks on your own work (no results.json).
 
     With a student bundle installed, its recorded checks; in the course's own
     checkout, the same public cases against the reference.
     """
+    if (full or save_args) and not case_spec:
+        raise UserError(f"{'--full' if full else '--save-args'} goes with --case CHECK:N")
+    existing(submission_dir, "no folder to check")
     public = public_checks(assignment, _settings(settings))
     if case_spec:
-        show_case(public, submission_dir, case_spec)
+        show_case(public, submission_dir, case_spec, full=full, save_args=save_args, command=(assignment, settings))
         return
     with public.grader(jobs=default_jobs()) as grader:
         run_grading(public.assignment, public.variant, submission_dir, results=None, jobs=default_jobs(),
@@ -238,8 +261,9 @@ def check(assignment: str, submission_dir: Path, settings: tuple[str, ...], case
         console.print(public.not_run_here())
 
 
-def show_case(public: PublicChecks, submission: Path, spec: str) -> None:
-    """`check --case CHECK:N`: one public case, complete, and how to rerun it."""
+def show_case(public: PublicChecks, submission: Path, spec: str, *, full: bool = False,
+              save_args: Path | None = None, command: tuple[str, tuple[str, ...]] = ("", ())) -> None:
+    """`check --case CHECK:N`: one public case, what the submission made of it, and how to rerun it."""
     try:
         name, number = reproduce.parse(spec)
         why = {c["name"]: c["why"] for c in public.left_out}
@@ -254,30 +278,48 @@ def show_case(public: PublicChecks, submission: Path, spec: str) -> None:
         if number > len(cases):
             raise UserError(f"--case: {name} has {len(cases)} cases")
         case, wanted = cases[number - 1], expected[number - 1]
-        args_file = Path(f"case-{name}-{number}.wire").resolve()
-        args_file.write_bytes(wire.encode(case.args))
+        tol = check_.tolerance_of(case)
         click.echo(f"{name}, case {number} of {len(cases)}: {case.label}\n")
-        click.echo("arguments (also written to " + str(args_file) + "):\n" + reproduce.show(case.args))
-        click.echo("\nto run it yourself, in your submission's folder:\n")
-        click.echo(reproduce.snippet(check_, args_file))
+        click.echo("arguments:\n" + reproduce.show(case.args, full=full, tol=tol))
+        if save_args is not None:
+            try:
+                save_args.write_bytes(wire.encode(case.args))
+            except OSError as exc:
+                raise UserError(f"--save-args: cannot write {save_args} ({exc.strerror or exc})") from None
+            click.echo(f"\n(written to {save_args}) to run it yourself, in your submission's folder:\n")
+            click.echo(reproduce.snippet(check_, save_args.resolve()))
+        else:
+            assignment, settings = command
+            folder = [] if submission == Path(".") else [str(submission)]
+            again = " ".join(["lmgrade", "check", assignment, *folder, *(f"--set {s}" for s in settings), "--case",
+                              spec, "--save-args", f"case-{name}-{number}.wire"])
+            click.echo(f"\n(to rerun it in your own Python: {again}, then run the snippet it prints)")
         outcome = grader.pool.run(scenario=check_.scenario_ref, submission=submission.resolve(),
                                   files=list(check_.files), cases=[case.args], limits=check_.limits,
                                   device=check_.device).outcomes[0]
-    click.echo("\nexpected:\n" + reproduce.show(wanted))
+        # The known mistake this one answer matches, as grade names one that matches every answer.
+        mistake = None
+        if outcome.kind == "ok" and check_.mistakes:
+            others = [CaseOutcome("not_run")] * len(cases)
+            mistake = grader.diagnose(check_, cases, others[:number - 1] + [outcome] + others[number:])
+    click.echo("\nexpected:\n" + reproduce.show(wanted, full=full, tol=tol))
     if outcome.kind != "ok":
         verdict = outcome_verdict(check_, case, wanted, outcome, True)
         click.echo(f"\nyour code: {verdict.message}")
         return
-    click.echo("\nyour code returned:\n" + reproduce.show(outcome.value))
-    lines = reproduce.differences(wanted, outcome.value, check_.tolerance_of(case))
+    click.echo("\nyour code returned:\n" + reproduce.show(outcome.value, full=full, tol=tol))
+    lines = reproduce.differences(wanted, outcome.value, tol)
     verdict = check_.verdict(case, wanted, outcome.value, reveal=True)
     if verdict.passed:
         click.echo("\nthis case passes.")
         return
-    shown = lines[:reproduce.MAX_LISTED] or [verdict.message]
-    click.echo(f"\nthis case fails ({len(lines) or 1} differing entries, tolerance "
-               f"{check_.tolerance_of(case)}):\n" + "\n".join(shown)
-               + ("\n..." if len(lines) > reproduce.MAX_LISTED else ""))
+    limit = reproduce.MAX_LISTED if full else reproduce.SHORT_LISTED
+    shown = lines[:limit] or [verdict.message]
+    more = len(lines) - len(shown) if lines else 0
+    click.echo(f"\nthis case fails ({len(lines) or 1} differing entries, tolerance {tol}):\n" + "\n".join(shown)
+               + (f"\n... and {more} more" + ("" if full else " (--full lists them)") if more > 0 else ""))
+    if mistake is not None:
+        click.echo(f"\nThis answer matches a known mistake: {mistake.explanation}.")
 
 
 @main.command()
@@ -374,7 +416,7 @@ def demo(out_dir: Path, only: tuple[str, ...]) -> None:
 
 @main.command("regrade")
 @click.argument("assignment")
-@click.argument("submissions_root", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.argument("submissions_root", type=click.Path(path_type=Path))
 @click.option("-o", "--output", "csv_path", required=True, type=click.Path(dir_okay=False, path_type=Path),
               help="The scores CSV to write; results/ (one results.json per submission) and report.html go "
                    "beside it.")
@@ -397,6 +439,8 @@ def regrade_command(assignment: str, submissions_root: Path, csv_path: Path, set
     from .regrade import ExecutorError, LayoutError, discover, make_executor, output_paths, parse_executor, regrade
     from .regrade.progress import RegradeProgress
 
+    if not existing(submissions_root, "no submissions to regrade (SUBMISSIONS_ROOT)").is_dir():
+        raise UserError(f"SUBMISSIONS_ROOT {submissions_root} is not a folder")
     results_dir, _ = output_paths(csv_path)
     try:
         connection = parse_executor(executor_spec)

@@ -2,13 +2,18 @@
 
 `compare` walks both values together and describes the first difference: where
 it is (a path such as ``[('<s>', 'a')]['b']`` or an array index), what was
-expected, what came back, the error and the tolerance. With ``reveal=False``
-(hidden checks) the expected value is never put into words.
+expected, what came back, the error and the tolerance. Numbers are written as
+plain numbers with the digits that matter at the tolerance (`number`), arrays
+as arrays. With ``reveal=False`` (hidden checks) only the size of the miss is
+said: how many values are wrong and by how much, never the expected value,
+what came back, nor where (no index, no position in a list, no key made from
+the inputs).
 """
 
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,9 +33,76 @@ class Tolerance:
         return f"rtol {self.rtol:g}, atol {self.atol:g}"
 
 
-def _short(value: Any, limit: int = 160) -> str:
-    text = repr(value)
+def digits(tol: Tolerance | None) -> int:
+    """Significant digits that show a difference the tolerance notices: two past its relative part."""
+    if tol is None or tol.rtol <= 0:
+        return 17
+    return max(4, min(17, math.ceil(-math.log10(tol.rtol)) + 2))
+
+
+def number(value: Any, tol: Tolerance | None = None, *, beside: Any = None) -> str:
+    """A number as a student reads it: `3.16447524064`, never `np.float64(3.1644752406379517)`.
+
+    Integers in full; floats to `digits(tol)` significant digits, more where
+    that would print `beside` (the value it is compared with) the same.
+    """
+    if isinstance(value, (bool, np.bool_)):
+        return str(bool(value))
+    if isinstance(value, (int, np.integer)):
+        return str(int(value))
+    x = float(value)
+    if not math.isfinite(x) or tol is None:
+        return repr(x)  # the shortest text that reads back as x
+    n = digits(tol)
+    text = f"{x:.{n}g}"
+    if beside is not None and _is_number(beside) and float(beside) != x:
+        while n < 17 and text == f"{float(beside):.{n}g}":
+            n += 1
+            text = f"{x:.{n}g}"
+    return text if any(c in text for c in ".en") else text + ".0"  # a float reads as one
+
+
+def plain(value: Any, tol: Tolerance | None = None, *, limit: int = 160) -> str:
+    """Any value as text: numbers as `number` writes them, arrays as arrays, containers as Python writes them."""
+    text = _plain(value, tol)
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _plain(value: Any, tol: Tolerance | None) -> str:
+    if isinstance(value, Tensor):
+        return _plain(value.values, tol)
+    if isinstance(value, np.ndarray):
+        if value.dtype.kind not in "biuf":
+            return np.array2string(value, threshold=20, edgeitems=3)
+        with np.printoptions(precision=8 if tol is None else digits(tol) - 1, threshold=20, edgeitems=3,
+                             floatmode="maxprec"):
+            return np.array2string(value, separator=", ")
+    if _is_number(value) or isinstance(value, (bool, np.bool_)):
+        return number(value, tol)
+    if isinstance(value, list):
+        return "[" + ", ".join(_plain(v, tol) for v in value) + "]"
+    if isinstance(value, tuple):
+        return "(" + ", ".join(_plain(v, tol) for v in value) + ("," if len(value) == 1 else "") + ")"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{_plain(k, tol)}: {_plain(v, tol)}" for k, v in value.items()) + "}"
+    if isinstance(value, (set, frozenset)):
+        return "{" + ", ".join(sorted(_plain(v, tol) for v in value)) + "}" if value else "set()"
+    return repr(value)
+
+
+def _short(value: Any, limit: int = 160, tol: Tolerance | None = None) -> str:
+    return plain(value, tol, limit=limit)
+
+
+# A dict key that names an output ("loss", "grads['W_ah']") rather than being made from the inputs.
+_OUTPUT_NAME = re.compile(r"[A-Za-z_][\w .'\[\]-]{0,39}")
+
+
+def _hidden_path(path: str, key: Any = None, index: bool = False) -> str:
+    """The path a hidden check may say: output names kept, positions and keys made from inputs dropped."""
+    if index or not (isinstance(key, str) and _OUTPUT_NAME.fullmatch(key)):
+        return path
+    return f"{path}[{key!r}]"
 
 
 def _type_name(value: Any) -> str:
@@ -66,46 +138,49 @@ def compare(expected: Any, got: Any, tol: Tolerance, *, reveal: bool = True, pat
         return _compare_arrays(expected, got, tol, reveal, where)
     if _is_number(expected):
         if not _is_number(got):
-            return f"expected a number{where}, got {_type_name(got)} {_short(got)}"
+            return f"expected a number{where}, got {_type_name(got)}" + (f" {_short(got, tol=tol)}" if reveal else "")
         if _close(float(expected), float(got), tol):
             return None
-        if not reveal:
-            return f"wrong value{where}: got {float(got)!r}, which is off by more than the tolerance ({tol})"
         err = abs(float(got) - float(expected))
-        return (f"wrong value{where}: expected {float(expected)!r}, got {float(got)!r} "
-                f"(error {err:.3g}, tolerance {tol})")
+        if not reveal:
+            return f"wrong value{where}: off by {_error(err)} (tolerance {tol})"
+        return (f"wrong value{where}: expected {number(expected, tol, beside=got)}, "
+                f"got {number(got, tol, beside=expected)} (error {_error(err)}, tolerance {tol})")
     if isinstance(expected, (bool, np.bool_, str, type(None))):
         if type(got) is type(expected) and got == expected:
             return None
         if not reveal:
-            return f"wrong value{where}: got {_short(got)}"
-        return f"wrong value{where}: expected {_short(expected)}, got {_short(got)}"
+            return f"wrong value{where}"
+        return f"wrong value{where}: expected {_short(expected, tol=tol)}, got {_short(got, tol=tol)}"
     if isinstance(expected, (list, tuple)):
         if type(got) is not type(expected):
-            return f"expected a {type(expected).__name__}{where}, got {_type_name(got)} {_short(got)}"
+            return f"expected a {type(expected).__name__}{where}, got {_type_name(got)}" + (
+                f" {_short(got, tol=tol)}" if reveal else "")
         if len(got) != len(expected):
             if not reveal:
                 return f"wrong length{where}: got {_items(len(got))}"
             return (f"wrong length{where}: expected {_items(len(expected))}, got {len(got)}\n"
-                    f"  expected {_short(expected)}\n  got      {_short(got)}")
+                    f"  expected {_short(expected, tol=tol)}\n  got      {_short(got, tol=tol)}")
         for i, (e, g) in enumerate(zip(expected, got)):
-            diff = compare(e, g, tol, reveal=reveal, path=f"{path}[{i}]")
+            inner = f"{path}[{i}]" if reveal else _hidden_path(path, index=True)
+            diff = compare(e, g, tol, reveal=reveal, path=inner)
             if diff:
                 return diff
         return None
     if isinstance(expected, (set, frozenset)):
         if not isinstance(got, (set, frozenset)):
-            return f"expected a set{where}, got {_type_name(got)} {_short(got)}"
+            return f"expected a set{where}, got {_type_name(got)}" + (f" {_short(got, tol=tol)}" if reveal else "")
         return _membership("set", where, sorted(expected - got, key=repr), sorted(got - expected, key=repr), reveal)
     if isinstance(expected, dict):
         if not isinstance(got, dict):
-            return f"expected a dict{where}, got {_type_name(got)} {_short(got)}"
+            return f"expected a dict{where}, got {_type_name(got)}" + (f" {_short(got, tol=tol)}" if reveal else "")
         diff = _membership("keys", where, [k for k in expected if k not in got],
                            [k for k in got if k not in expected], reveal)
         if diff:
             return diff
         for key, e in expected.items():
-            diff = compare(e, got[key], tol, reveal=reveal, path=f"{path}[{key!r}]")
+            inner = f"{path}[{key!r}]" if reveal else _hidden_path(path, key)
+            diff = compare(e, got[key], tol, reveal=reveal, path=inner)
             if diff:
                 return diff
         return None
@@ -119,9 +194,13 @@ def _membership(what: str, where: str, missing: list, extra: list, reveal: bool)
     parts = []
     if missing:
         parts.append(f"missing {_short(missing[:5]) if reveal else len(missing)}")
-    if extra:
-        parts.append(f"unexpected {_short(extra[:5])}")
+    if extra:  # what the code returned may be made from the inputs too
+        parts.append(f"unexpected {_short(extra[:5]) if reveal else len(extra)}")
     return f"wrong {what}{where}: " + "; ".join(parts)
+
+
+def _error(err: float) -> str:
+    return f"{err:.3g}"
 
 
 def _compare_arrays(expected: Any, got: Any, tol: Tolerance, reveal: bool, where: str) -> str | None:
@@ -129,6 +208,8 @@ def _compare_arrays(expected: Any, got: Any, tol: Tolerance, reveal: bool, where
         return f"expected an array{where}, got {_type_name(got)} {_short(got)}"
     expected = np.asarray(expected)
     if got.shape != expected.shape:
+        if not reveal:
+            return f"wrong shape{where}: got {got.shape}"
         return f"wrong shape{where}: expected {expected.shape}, got {got.shape}"
     if expected.dtype.kind in "biu" and got.dtype.kind not in "biu":
         return f"wrong dtype{where}: expected integers ({expected.dtype}), got {got.dtype}"
@@ -146,8 +227,8 @@ def _compare_arrays(expected: Any, got: Any, tol: Tolerance, reveal: bool, where
     index = np.unravel_index(int(np.argmax(err)), e.shape) if e.ndim else ()
     bad = int((~ok).sum())
     head = f"{bad} of {e.size} values wrong{where}"
-    idx = tuple(int(i) for i in index)
     if not reveal:
-        return f"{head}; the largest error is at index {idx} (tolerance {tol})"
-    return (f"{head}; the largest error is at index {idx}: expected {e[index]!r}, got {g[index]!r} "
-            f"(max error {float(err.max()):.3g}, tolerance {tol})")
+        return f"{head}; the largest error is {_error(float(err.max()))} (tolerance {tol})"
+    idx = tuple(int(i) for i in index)
+    return (f"{head}; the largest error is at index {idx}: expected {number(e[index], tol, beside=g[index])}, "
+            f"got {number(g[index], tol, beside=e[index])} (max error {_error(float(err.max()))}, tolerance {tol})")

@@ -16,6 +16,7 @@ from .checks import Case, CaseVerdict, Check, Mistake
 from .sandbox.pool import CaseOutcome, Output
 
 ALL_CASES_NOTE = "{passed}/{total} cases passed"
+NOT_IMPLEMENTED = "not implemented (raised NotImplementedError)"
 # Gradescope cuts a results.json whose outputs pass 100,000 characters; no
 # check may take more than its share.
 MAX_FEEDBACK_CHARS = 6000
@@ -32,7 +33,7 @@ def outcome_verdict(check: Check, case: Case, expected: Any, outcome: CaseOutcom
             return CaseVerdict(False, f"could not import the submission: {err.get('type')}: {err.get('message')}\n"
                                       + traceback_tail(err))
         if err.get("type") == "NotImplementedError":
-            return CaseVerdict(False, "not implemented (raised NotImplementedError)")
+            return CaseVerdict(False, NOT_IMPLEMENTED)
         if err.get("type") == "MemoryError":
             return CaseVerdict(False, f"ran out of memory (limit {check.limits.memory_mb} MiB)")
         return CaseVerdict(False, f"raised {err.get('type')}: {err.get('message')}\n" + traceback_tail(err))

@@ -36,7 +36,8 @@ from .oracle import LiveReference, OracleError
 from .reports.gradescope import ResultsFile, is_temporary_results
 from .sandbox.pool import CaseOutcome, SandboxPool
 from .seeds import check_rng, course_secret
-from .submission import UnreadableSubmission, content_hash, copy_files, locate, missing_hint, unpack_zip
+from .submission import (UnreadableSubmission, content_hash, copy_files, graded_files_hash, locate, lone_zip,
+                         missing_hint, unpack_zip)
 
 # Larger files are left to the run-time guard (and to the sandbox's limits).
 MAX_SCANNED_BYTES = 2 * 2**20
@@ -85,6 +86,7 @@ class GradingRun:
     submission: Path          # the folder that was graded
     note: str                 # where the files were found, when not at the top; an import failure
     verdicts: list[Verdict]
+    files_hash: str = ""      # of the assignment's files graded (`submission.graded_files_hash`)
 
     @property
     def score(self) -> float:
@@ -116,6 +118,7 @@ class Grader:
                                 jobs=self.jobs, landlock=landlock,
                                 forbidden_apis={"apis": list(spec.forbidden),
                                                 "also": {k: list(v) for k, v in spec.forbidden_also.items()}})
+        self._cases: dict[str, list[Case]] = {}
         self._expected: dict[str, tuple[list[Case], list[Any]]] = {}
         self._mistaken: dict[tuple[str, Mistake], list[Any]] = {}
         self._lock = threading.Lock()
@@ -156,11 +159,18 @@ class Grader:
     def __exit__(self, *exc) -> None:
         self.close()
 
+    def cases(self, check: Check) -> list[Case]:
+        """The check's cases, drawn once: what a submission is run on before its answers need expected values."""
+        with self._lock:
+            if check.name not in self._cases:
+                self._cases[check.name] = draw_cases(check, self.assignment.name, self.variant, self.secret)
+            return self._cases[check.name]
+
     def cases_and_expected(self, check: Check) -> tuple[list[Case], list[Any]]:
         """Computed once per check and reused for every submission (regrades)."""
+        cases = self.cases(check)
         with self._lock:
             if check.name not in self._expected:
-                cases = draw_cases(check, self.assignment.name, self.variant, self.secret)
                 # A timing check's reference runs beside the submission instead.
                 expected = [None] * len(cases) if check.timing else self.oracle.expected(check, cases)
                 if check.property_check and not all(isinstance(e, dict) and set(e) == {ANSWER, PROPERTY}
@@ -261,7 +271,7 @@ class Grader:
                     uses: forbidden.Uses | None = None, imports: "Imports | None" = None) -> Verdict:
         if check.unavailable:
             return Verdict(check, number, 0.0, check.unavailable)
-        cases, expected = self.cases_and_expected(check)
+        cases = self.cases(check)
         imports = imports or Imports()
         if imports.broken is not None and imports.broken in check.files:
             return _not_run(check, number, cases, f"not graded: {imports.broken} could not be imported (see above)")
@@ -278,6 +288,10 @@ class Grader:
             return self.grade_timing(check, number, submission, cases)
         run = self.pool.run(scenario=check.scenario_ref, submission=submission, files=list(check.files),
                             cases=[c.args for c in cases], limits=check.limits, device=check.device)
+        # Only an answer is compared with the reference: where no case answered (an untouched stub raising
+        # NotImplementedError everywhere), the reference is not run, nor its training.
+        expected = (self.cases_and_expected(check)[1] if any(o.kind == "ok" for o in run.outcomes)
+                    else [None] * len(cases))
         judged = [(case, self._with_hints(outcome_verdict(check, case, exp, outcome, reveal), imports.defined))
                   for case, exp, outcome in zip(cases, expected, run.outcomes)]
         passed = sum(v.passed for _, v in judged)
@@ -299,11 +313,15 @@ class Grader:
         timing, reveal = check.timing, check.visibility == "visible"
         laps = (timing.warmup + timing.laps) * len(cases)
         runs: dict[str, list] = {"reference": [], "submission": []}
-        for _ in range(timing.rounds):
-            for side, folder in (("reference", reference), ("submission", submission)):
+        for round_ in range(timing.rounds):
+            # The submission first in each round: where no case of its first run answered (an untouched
+            # stub), nothing is timed and the reference never runs.
+            for side, folder in (("submission", submission), ("reference", reference)):
                 runs[side].append(self.pool.run(scenario=check.scenario_ref, submission=folder,
                                                 files=list(check.files), cases=[c.args for c in cases],
                                                 limits=check.limits, device=check.device, laps=laps))
+                if round_ == 0 and side == "submission" and not any(o.kind == "ok" for o in runs[side][0].outcomes):
+                    return self._unanswered_timing(check, number, cases, runs[side][0], reveal)
         rng = random.Random(f"{self.secret}/{self.assignment.name}/{check.name}/verified laps")
         judged = []
         for i, case in enumerate(cases):
@@ -328,6 +346,15 @@ class Grader:
             output += "\n" + printed
         return Verdict(check, number, check.points * passed / len(cases) if cases else 0.0, output, judged,
                        wall_s=sum(r.wall_s for r in runs["submission"]), defences=runs["submission"][0].defences)
+
+    def _unanswered_timing(self, check: Check, number: int, cases: list[Case], run, reveal: bool) -> Verdict:
+        """A timing check none of whose cases answered: each case fails with what happened, untimed."""
+        judged = [(case, outcome_verdict(check, case, None, outcome, reveal))
+                  for case, outcome in zip(cases, run.outcomes)]
+        output = summarize(judged, reveal, None)
+        printed = describe_output(run.output, failed=True, reveal=reveal)
+        return Verdict(check, number, 0.0, output + ("\n" + printed if printed else ""), judged, wall_s=run.wall_s,
+                       defences=run.defences)
 
     def _reference_fingerprints(self, check: Check, case: Case) -> Callable[[int], list]:
         """The reference's fingerprint of a lap, from its nonce (set up once per case)."""
@@ -457,11 +484,13 @@ def _grade_submission(assignment, variant, submission: Path, scratch: Path, *, r
     checks = [c for c in assignment.checks if c.visibility == "visible" or not visible_only]
     position = {c.name: i for i, c in enumerate(checks, start=1)}
     said = []
-    if submission.is_file() and submission.suffix.lower() == ".zip":
-        archive = submission.name
+    archive = submission if submission.is_file() and submission.suffix.lower() == ".zip" else None
+    alone = lone_zip(submission) if submission.is_dir() else None
+    if archive is not None or alone is not None:
         try:
-            submission = unpack_zip(submission, scratch / "submission")
-            said.append(f"{archive}: graded the files of the .zip.")
+            submission = unpack_zip(archive or alone, scratch / "submission")
+            said.append(f"{archive.name}: graded the files of the .zip." if archive is not None else
+                        f"The submission holds only {alone.name}: it was unpacked and its files graded.")
         except UnreadableSubmission as exc:
             said.append(str(exc))
             submission = scratch / "empty"
@@ -473,6 +502,7 @@ def _grade_submission(assignment, variant, submission: Path, scratch: Path, *, r
         submission.mkdir()
     submission, note = locate(submission, assignment.spec.files)
     said += [text for text in (note, missing_hint(submission, assignment.spec.files)) if text]
+    files_hash = graded_files_hash(submission, assignment.spec.files)
     results_file = ResultsFile(results, checks, output="\n\n".join(said)) if results else None
     verdicts: list[Verdict] = []
 
@@ -508,4 +538,4 @@ def _grade_submission(assignment, variant, submission: Path, scratch: Path, *, r
             results_file.write()
         raise
     verdicts.sort(key=lambda v: v.number)
-    return GradingRun(submission=submission, note="\n\n".join(said), verdicts=verdicts)
+    return GradingRun(submission=submission, note="\n\n".join(said), verdicts=verdicts, files_hash=files_hash)

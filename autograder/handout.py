@@ -7,7 +7,19 @@ Markdown viewer; the templates place it with ``{{ grading_table }}``.
 
 from __future__ import annotations
 
+from .catalog import as_setting
 from .checks import Check
+
+
+def check_command(name: str, variant: dict, defaults: dict) -> str:
+    """`lmgrade check NAME`, with --set for every variant value that is not the default.
+
+    The command that checks this variant both in the course's checkout and in
+    the variant's own bundle (which checks its variant with or without it).
+    """
+    chosen = "".join(f" --set {key}={as_setting(value)}" for key, value in variant.items()
+                     if key in defaults and value != defaults[key])
+    return f"lmgrade check {name}{chosen}"
 
 
 def cell(text: str) -> str:

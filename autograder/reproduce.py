@@ -1,10 +1,13 @@
-"""One case of a public check, complete, for a student to rerun in their own Python.
+"""One case of a public check, for a student to read and rerun in their own Python.
 
-`lmgrade check ASSIGNMENT DIR --case CHECK:N` writes the case's arguments to
-a file (plain data, the harness's own encoding), prints them in full with a
-snippet that calls the student's code exactly as the check does, runs the
-case in the sandbox and lists every entry that differs from the reference,
-not only the first. Hidden checks never reveal any of this.
+`lmgrade check ASSIGNMENT DIR --case CHECK:N` prints the case's arguments,
+runs it in the sandbox and lists the entries that differ from the reference,
+not only the first, and the known mistake the answer matches. By default it
+fits a screen or two (long arrays shortened, the first differences listed);
+``--full`` prints everything. Only ``--save-args FILE`` writes a file: the
+arguments (plain data, the harness's own encoding), which the printed snippet
+reads to call the student's code exactly as the check does. Hidden checks
+never reveal any of this.
 """
 
 from __future__ import annotations
@@ -16,9 +19,10 @@ import numpy as np
 
 from . import wire
 from .checks import Check
-from .compare import Tolerance, compare
+from .compare import Tolerance, compare, digits, number
 
-MAX_LISTED = 200
+MAX_LISTED = 200   # differing entries listed with --full
+SHORT_LISTED = 10  # ... and without it
 
 
 class CaseNotShown(ValueError):
@@ -57,9 +61,55 @@ def snippet(check: Check, args_file: Path) -> str:
     ])
 
 
-def show(value: Any) -> str:
-    with np.printoptions(threshold=np.inf, linewidth=120, precision=17):
-        return repr(value)
+SHORT_DIGITS = 6   # of the values shown without --full; the differences are listed to the tolerance's digits
+SHORT_ENTRIES = 6  # of an array shown without --full: its first and last few, on one line
+SHORT_CHARS = 300  # of any other value shown without --full
+
+
+def show(value: Any, *, full: bool = False, tol: Tolerance | None = None) -> str:
+    """`value` for a student to read: a dict one entry a line; without `full`, each array on one line, shortened."""
+    precision = 17 if full or tol is None else min(SHORT_DIGITS, digits(tol))
+    with np.printoptions(linewidth=120 if full else 10**6, precision=precision, floatmode="maxprec",
+                         threshold=np.inf if full else 1000):
+        return "\n".join(_lines(value, full, ""))
+
+
+def _lines(value: Any, full: bool, indent: str) -> list[str]:
+    if isinstance(value, dict) and value:
+        out = []
+        for key, item in value.items():
+            if isinstance(item, dict) and item:
+                out += [f"{indent}{key!r}:", *_lines(item, full, indent + "    ")]
+            else:
+                text = _one(item, full)
+                out.append(f"{indent}{key!r}: " + text.replace("\n", "\n" + indent + "    "))
+        return out
+    return [indent + _one(value, full)]
+
+
+def _one(value: Any, full: bool) -> str:
+    if isinstance(value, wire.Tensor):
+        value = value.values
+    if full:
+        return repr(_plain_scalars(value))
+    if isinstance(value, np.ndarray) and value.size > SHORT_ENTRIES:
+        flat = value.ravel()
+        head, tail = flat[:SHORT_ENTRIES - 2], flat[-2:]
+        entries = ", ".join(np.array2string(x) for x in head) + ", ..., " + ", ".join(np.array2string(x) for x in tail)
+        return f"array of shape {value.shape}, {value.dtype}: [{entries}]"
+    text = repr(_plain_scalars(value))
+    return text if len(text) <= SHORT_CHARS else text[:SHORT_CHARS - 3] + "..."
+
+
+def _plain_scalars(value: Any) -> Any:
+    """numpy scalars as Python's, so they print as numbers (0.5, not np.float64(0.5))."""
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, dict):
+        return {_plain_scalars(k): _plain_scalars(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(_plain_scalars(v) for v in value)
+    return value
 
 
 def differences(expected: Any, got: Any, tol: Tolerance, path: str = "") -> list[str]:
@@ -73,7 +123,7 @@ def differences(expected: Any, got: Any, tol: Tolerance, path: str = "") -> list
     if isinstance(expected, np.ndarray) and isinstance(got, np.ndarray) and expected.shape == got.shape \
             and expected.dtype.kind in "fiub" and got.dtype.kind in "fiub":
         bad = ~np.isclose(got, expected, rtol=tol.rtol, atol=tol.atol, equal_nan=True)
-        return [f"{path}[{', '.join(map(str, index))}]: expected {expected[index]!r}, got {got[index]!r}"
-                for index in zip(*np.nonzero(bad))]
+        return [f"{path}[{', '.join(map(str, index))}]: expected {number(expected[index], tol, beside=got[index])}, "
+                f"got {number(got[index], tol, beside=expected[index])}" for index in zip(*np.nonzero(bad))]
     message = compare(expected, got, tol, reveal=True)
     return [] if message is None else [f"{path or 'the answer'}: {message}"]

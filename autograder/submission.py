@@ -3,8 +3,8 @@
 Students zip the folder instead of its contents, or upload from a project
 with sub-folders. When the assignment's files are not at the top but all
 sit together in exactly one sub-folder, that folder is graded, and the
-student is told so. A .zip given instead of a folder is unpacked (safely)
-and graded; a missing or misnamed file gets a hint naming the closest files
+student is told so. A .zip given instead of a folder, or a folder holding
+nothing but a .zip, is unpacked (safely) and graded; a missing or misnamed file gets a hint naming the closest files
 the submission does hold.
 """
 
@@ -57,6 +57,22 @@ def unpack_zip(archive: Path, into: Path) -> Path:
     except (zipfile.BadZipFile, OSError, EOFError) as exc:
         raise UnreadableSubmission(f"{archive.name} could not be unpacked ({exc})") from None
     return into
+
+
+def lone_zip(folder: Path) -> Path | None:
+    """The .zip that is all a folder holds (hidden files aside), or None.
+
+    A student who uploads a .zip to Gradescope gets a folder with that one
+    file in it: it is unpacked and graded as a .zip given directly would be.
+    """
+    try:
+        held = [path for relative, path in submission_files(folder)
+                if not any(part.startswith(".") for part in relative.split("/"))]
+    except OSError:
+        return None
+    if len(held) == 1 and held[0].suffix.lower() == ".zip":
+        return held[0]
+    return None
 
 
 def missing_hint(folder: Path, files: tuple[str, ...]) -> str:
@@ -117,6 +133,20 @@ def content_hash(folder: Path) -> str:
     """SHA-256 of the names and bytes of a submission's files: the files the sandbox copies, so all that is graded."""
     digest = hashlib.sha256(b"lmgrade submission\0")
     hash_files(digest, submission_files(folder))
+    return digest.hexdigest()
+
+
+def graded_files_hash(folder: Path, files: tuple[str, ...]) -> str:
+    """SHA-256 of the names and bytes of the assignment's `files` found in `folder` ("" if none is).
+
+    What two identical submissions share, whatever else their folders hold
+    (a README, a zip of the same files, a notebook).
+    """
+    present = [(name, folder / name) for name in files if (folder / name).is_file()]
+    if not present:
+        return ""
+    digest = hashlib.sha256(b"lmgrade graded files\0")
+    hash_files(digest, present)
     return digest.hexdigest()
 
 

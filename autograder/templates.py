@@ -7,7 +7,7 @@ from pathlib import Path
 import jinja2
 
 from .assignment import Assignment, AssignmentError
-from .handout import grading_table
+from .handout import check_command, grading_table
 
 
 def render(assignment: Assignment, variant: dict) -> dict[str, str]:
@@ -17,7 +17,9 @@ def render(assignment: Assignment, variant: dict) -> dict[str, str]:
                              undefined=jinja2.StrictUndefined, keep_trailing_newline=True,
                              autoescape=False)
     context = {"name": spec.name, "title": spec.title, "files": spec.files, "variant": variant,
-               "checks": assignment.checks, "grading_table": grading_table(assignment.checks), **variant}
+               "checks": assignment.checks, "grading_table": grading_table(assignment.checks),
+               "check_command": check_command(spec.name, variant, {k: v.default for k, v in spec.variants.items()}),
+               **variant}
     out = {}
     for output, path in spec.templates.items():
         relative = path.relative_to(spec.root).as_posix()

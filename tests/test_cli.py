@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -60,9 +61,16 @@ def test_a_broken_submission_still_gets_valid_results(tmp_path, source, words):
 
 
 def test_usage_errors_exit_non_zero(tmp_path):
-    # A missing submission folder is not a usage error: it is graded, zero, and results.json says why.
-    missing = lmgrade("grade", "ngram", tmp_path / "nowhere", "--results", tmp_path / "r.json")
-    assert missing.returncode == 0 and "does not exist" in json.loads((tmp_path / "r.json").read_text())["output"]
+    # A path that does not exist is a typo: one line, nothing graded, no results.json.
+    for command in (("grade", "ngram", tmp_path / "nowhere", "--results", tmp_path / "r.json"),
+                    ("check", "ngram", tmp_path / "nowhere"), ("check", "ngram", tmp_path / "nowhere", "--case", "pad:1"),
+                    ("regrade", "ngram", tmp_path / "nowhere", "-o", tmp_path / "out" / "scores.csv")):
+        _one_line_error(lmgrade(*command, cwd=tmp_path), str(tmp_path / "nowhere"), "does not exist")
+    assert sorted(p.name for p in tmp_path.iterdir()) == []
+    # An empty folder is a submission: graded 0, and results.json says why.
+    (tmp_path / "empty").mkdir()
+    empty = lmgrade("grade", "ngram", tmp_path / "empty", "--results", tmp_path / "r.json")
+    assert empty.returncode == 0 and "The submission is empty" in json.loads((tmp_path / "r.json").read_text())["output"]
     bad_variant = lmgrade("grade", "ngram", tmp_path, "--set", "activation=relu")
     assert bad_variant.returncode == 2 and "no variant 'activation'" in bad_variant.stderr
     unknown = lmgrade("generate", "nosuch", "-o", tmp_path)
@@ -123,9 +131,16 @@ def test_check_case_shows_a_public_case_in_full_and_how_to_rerun_it(tmp_path):
     wrong = source.replace("return [BOS] * (n - 1) + list(sentence) + [EOS]", "return [BOS] * n + list(sentence) + [EOS]")
     assert wrong != source
     (tmp_path / "ngram.py").write_text(wrong)
-    out = lmgrade("check", "ngram", tmp_path, "--case", "pad:3", cwd=tmp_path)
+    shown = lmgrade("check", "ngram", tmp_path, "--case", "pad:3", cwd=tmp_path)
+    assert shown.returncode == 0, shown.stderr
+    # Nothing written unless asked; the known mistake named, as grade names it.
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ngram.py"]
+    assert "this case fails" in shown.stdout and "--save-args case-pad-3.wire" in shown.stdout
+    assert "This answer matches a known mistake: " in shown.stdout and "n BOS" in shown.stdout
+    out = lmgrade("check", "ngram", tmp_path, "--case", "pad:3", "--save-args", tmp_path / "case.wire", cwd=tmp_path)
     assert out.returncode == 0, out.stderr
     said = out.stdout
+    assert (tmp_path / "case.wire").is_file()
     assert "pad, case 3 of" in said and "arguments" in said and "from plugins.ngram.scenarios import pad" in said
     assert "this case fails" in said and "expected" in said
     # The snippet runs as printed, in the submission's folder, and calls the student's code.
@@ -133,6 +148,23 @@ def test_check_case_shows_a_public_case_in_full_and_how_to_rerun_it(tmp_path):
     run = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True,
                          env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
     assert run.returncode == 0 and "<s>" in run.stdout, run.stderr
+
+
+def test_check_case_fits_a_screen_or_two_unless_asked_for_everything(tmp_path):
+    from autograder import catalog
+    from autograder.flawed import write_flawed
+
+    spec = catalog.load_spec("rnn")
+    folder = write_flawed(spec.reference_folder(), spec.files, tmp_path / "flawed",
+                          [bug for bug in catalog.bugs("rnn").values() if bug.demo])
+    short = lmgrade("check", "rnn", folder, "--case", "elman_backward:3", cwd=tmp_path)
+    full = lmgrade("check", "rnn", folder, "--case", "elman_backward:3", "--full", cwd=tmp_path)
+    assert short.returncode == 0 and full.returncode == 0, short.stderr + full.stderr
+    assert "this case fails" in short.stdout and "(--full lists them)" in short.stdout
+    assert len(short.stdout.splitlines()) <= 100 < len(full.stdout.splitlines()), short.stdout
+    assert "array of shape" in short.stdout and "np.float64" not in short.stdout + full.stdout
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["flawed"]
+    assert lmgrade("check", "rnn", folder, "--full").returncode == 2  # only with --case
 
 
 def test_check_case_never_shows_a_hidden_check():

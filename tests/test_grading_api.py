@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from pathlib import Path
 
 import pytest
 
@@ -47,3 +48,26 @@ def test_a_reference_that_cannot_be_imported_is_a_harness_fault(ngram, reference
     document = json.loads(results.read_text())
     assert document["output"].startswith(HARNESS_FAULT_NOTE) and len(document["tests"]) == 11
     assert document["score"] == 0
+
+
+def test_an_untouched_stub_costs_no_expected_values_no_training_and_no_timing(tmp_path):
+    """Where no case answered, nothing is compared: the reference never runs, for answers, training or laps."""
+    from autograder import catalog, templates
+    from autograder.grading import Grader
+    from autograder.oracle import LiveReference
+    from conftest import TEST_SECRET
+
+    assignment, variant = catalog.load("transformer", device="cpu")
+    templates.generate(assignment, variant, tmp_path / "stub")
+    ran, asked = [], []
+    with Grader(assignment, variant, LiveReference(assignment.spec), secret=TEST_SECRET, jobs=1) as grader:
+        expected, run = grader.oracle.expected, grader.pool.run
+        grader.oracle.expected = lambda check, cases: asked.append(check.name) or expected(check, cases)
+        grader.pool.run = lambda **kwargs: ran.append(Path(kwargs["submission"])) or run(**kwargs)
+        only = {"layer_norm", "training", "train_step_speed"}
+        verdicts = grader.grade(tmp_path / "stub", only=only)
+        assert [v.score for v in verdicts] == [0, 0, 0] and all("not implemented" in v.output for v in verdicts)
+        assert asked == [] and grader.reference_submission() not in ran and len(ran) == 1 + len(only)  # + the probe
+        # An answer is compared: the reference's own files get their expected values computed.
+        (verdict,) = grader.grade(assignment.spec.reference_folder(), only={"layer_norm"})
+        assert verdict.passed and asked == ["layer_norm"]

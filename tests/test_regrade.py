@@ -199,6 +199,12 @@ def test_the_report_shows_the_distribution_the_checks_and_the_mistakes(regraded)
     for name in named:
         assert f"<td>{name}</td>" in mistakes
     assert "Not graded" not in html
+    # The same file twice (the reference): one group, as a hint. The syntax error: a zero of its own cause.
+    identical = html[html.index('<table id="identical">'):]
+    assert "<td>late, submission_1</td><td>Ada Lovelace</td>" in identical[:identical.index("</table>")]
+    assert identical[:identical.index("</table>")].count("<tr>") == 2
+    zeros = html[html.index('<table id="zeros">'):]
+    assert "<td>syntax error or import failure</td>" in zeros and "<td>submission_4</td>" in zeros
 
 
 def test_a_dask_cluster_of_two_worker_processes_gives_the_same_files(regraded, tmp_path, monkeypatch):

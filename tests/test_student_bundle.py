@@ -134,7 +134,11 @@ def bundles(tmp_path_factory) -> dict[str, Path]:
 @pytest.fixture(scope="module")
 def student_python(tmp_path_factory, bundles) -> Path:
     """A throwaway venv with both bundles installed as students install them, and no lmgrade."""
-    root = tmp_path_factory.mktemp("student-venv")
+    return student_venv(tmp_path_factory.mktemp("student-venv"), [bundles[name] for name in BUILT])
+
+
+def student_venv(root: Path, bundle_folders: list[Path]) -> Path:
+    """A venv in `root` with the bundles' wheels installed, the project's libraries and no lmgrade: its python."""
     venv.EnvBuilder(with_pip=False).create(root)
     python = root / ("Scripts" if os.name == "nt" else "bin") / "python"
     # Run from the venv's folder: from this checkout, `python -c` would import its packages.
@@ -142,8 +146,8 @@ def student_python(tmp_path_factory, bundles) -> Path:
     (Path(purelib) / "project_libraries.pth").write_text(sysconfig.get_path("purelib") + "\n")
     assert run([python, "-c", "import numpy, rich"], cwd=root).returncode == 0
     assert run([python, "-c", "import autograder"], cwd=root).returncode != 0, "the instructor's lmgrade leaked in"
-    for name in BUILT:
-        (wheel,) = (bundles[name] / "wheels").glob("*.whl")
+    for folder in bundle_folders:
+        (wheel,) = (folder / "wheels").glob("*.whl")
         installed = run([python, "-m", "pip", "install", "--no-index", "--disable-pip-version-check", wheel],
                         cwd=root)
         assert installed.returncode == 0, installed.stdout + installed.stderr
@@ -333,6 +337,35 @@ def test_rnn_bundle_grades_as_grade_does(student_python, tmp_path):
         assert sum(row[0] for row in check_rows.values()) == (94 if which == "reference" else 0)
 
 
+def test_a_variants_bundle_checks_its_variant_with_the_commands_checking_md_shows(tmp_path):
+    """The rnn bundle of activation=tanh: `lmgrade check rnn` and `pytest`, as written, check tanh."""
+    built = lmgrade("student-bundle", "rnn", "--set", "activation=tanh", "-o", tmp_path / "tanh")
+    assert built.returncode == 0, built.stderr
+    folder = tmp_path / "tanh"
+    guide = (folder / "CHECKING.md").read_text()
+    commands = [line.split("#")[0].split() for line in guide.splitlines() if line.startswith("    lmgrade check")
+                or line.startswith("    pytest")]
+    assert ["lmgrade", "check", "rnn"] in commands and ["pytest"] in commands and "`activation=tanh`" in guide
+    handout = (folder / "README.md").read_text()
+    assert "lmgrade check rnn --set activation=tanh path/to/your/folder" in handout
+    python = student_venv(tmp_path / "venv", [folder])
+    reference = catalog.load_spec("rnn").reference_folder()
+    for filename in ("modules.py", "elman.py"):  # the reference computes either activation
+        shutil.copyfile(reference / filename, folder / filename)
+    checked = student_lmgrade(python, "check", "rnn", cwd=folder)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    rows, _ = report(checked.stdout)
+    assert rows and all(mark == "ok" for _, _, mark in rows.values()), checked.stdout
+    tested = run([python, "-m", "pytest"], cwd=folder)
+    assert tested.returncode == 0, tested.stdout + tested.stderr
+    assert f"{len(rows)} passed" in tested.stdout
+    # Naming the bundle's own variant is fine; another one is refused in one line.
+    same = student_lmgrade(python, "check", "rnn", "--set", "activation=tanh", cwd=folder)
+    assert same.returncode == 0, same.stderr
+    other = student_lmgrade(python, "check", "rnn", "--set", "activation=sigmoid", cwd=folder)
+    assert other.returncode == 2 and "this bundle checks rnn with activation=tanh" in other.stderr
+
+
 def test_student_mistakes_are_one_line_errors(student_python, tmp_path):
     wrong_variant = student_lmgrade(student_python, "check", "rnn", tmp_path, "--set", "activation=tanh")
     assert wrong_variant.returncode == 2 and "activation=sigmoid" in wrong_variant.stderr
@@ -348,3 +381,26 @@ def test_student_bundle_refuses_to_overwrite(tmp_path):
     out = lmgrade("student-bundle", "ngram", "-o", tmp_path / "taken")
     assert out.returncode == 2 and "not an empty folder" in out.stderr
     assert (tmp_path / "taken" / "notes.txt").read_text() == "mine"
+
+
+def test_a_torch_bundle_requires_the_supported_range_and_says_how_to_install_a_cpu_build():
+    from importlib.metadata import version
+
+    from autograder.bundle import texts
+    from autograder.bundle.build import torch_support
+
+    graded = version("torch").partition("+")[0]
+    major, minor = map(int, graded.split(".")[:2])
+    torch = torch_support("torch>=2.1")
+    assert torch.requirement == f"torch>=2.1,<{major}.{minor + 1}" and torch.graded == graded
+    assignment, variant = catalog.load("transformer", {"pre_ln": "false"}, device="cpu")
+    guide = texts.guide(assignment, variant, "checker.whl", torch)
+    install = [line.split("#")[0].split() for line in guide.splitlines() if line.startswith("    python -m pip")]
+    # torch first, a CPU-only build of the version graded with, from the index the Gradescope zip uses; then the wheel.
+    assert install[0][:5] == ["python", "-m", "pip", "install", f"torch=={graded}"]
+    assert install[0][5:] == ["--index-url", texts.torch_cpu_index()] and texts.torch_cpu_index()
+    assert install[1] == ["python", "-m", "pip", "install", "wheels/checker.whl"]
+    said = " ".join(guide.split())
+    assert f"PyTorch 2.1 to {major}.{minor}" in said and f"grades with torch {graded} on the CPU" in said
+    assert "`pre_ln=false`" in said
+    assert "torch" not in texts.guide(*catalog.load("rnn", device="cpu"), "checker.whl", None)

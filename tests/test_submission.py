@@ -94,6 +94,21 @@ def test_a_zip_instead_of_a_folder_is_unpacked_and_graded(ngram, ngram_grader, t
     assert run.score == 100 and "hw.zip" in document["output"]
 
 
+@pytest.mark.parametrize("inside", ["ngram.py", "hw/ngram.py"])
+def test_a_folder_holding_only_a_zip_is_unpacked_and_graded_and_says_so(ngram, ngram_grader, tmp_path, inside):
+    upload = tmp_path / "upload"  # what Gradescope makes of an uploaded upload.zip
+    upload.mkdir()
+    with zipfile.ZipFile(upload / "upload.zip", "w") as zf:
+        zf.write(REFERENCE_NGRAM, inside)
+    (upload / ".DS_Store").write_bytes(b"\0")
+    run, document = _results(ngram, ngram_grader, upload, tmp_path)
+    assert run.score == 100 and "holds only upload.zip: it was unpacked" in document["output"]
+    # Beside other files, a .zip is one file among them: not unpacked.
+    (upload / "notes.txt").write_text("mine")
+    run, document = _results(ngram, ngram_grader, upload, tmp_path)
+    assert run.score == 0 and "unpacked" not in document["output"]
+
+
 def test_a_zip_that_escapes_its_folder_is_not_unpacked(ngram, ngram_grader, tmp_path):
     archive = tmp_path / "evil.zip"
     with zipfile.ZipFile(archive, "w") as zf:

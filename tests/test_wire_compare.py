@@ -87,10 +87,45 @@ def test_arrays_report_the_worst_index():
     assert "2 of 6 values wrong" in msg and "index (1, 2)" in msg and "max error 0.5" in msg
 
 
+def test_numbers_read_as_numbers_with_the_digits_the_tolerance_needs():
+    msg = compare(np.float64(3.1644752406379517), np.float64(3.5), TOL)
+    assert "expected 3.1644752406, got 3.5" in msg and "np.float64" not in msg
+    # Two values that differ beyond the tolerance never print the same.
+    msg = compare(np.array([1.0, 2.0]), np.array([1.0, 2.0 + 3e-9]), TOL)
+    assert "expected 2.0, got 2.000000003" in msg and "np." not in msg
+    assert "np." not in compare([np.float64(0.5)], [np.float64(0.5), np.int64(2)], TOL)
+    # Arrays as arrays, long ones shortened.
+    msg = compare([1.0], [np.linspace(0, 1, 100)], TOL)
+    assert "array of shape (100,)" in msg
+    from autograder.compare import number, plain
+    assert number(np.float32(0.1), Tolerance(rtol=2e-4)) == "0.1" and number(np.int64(3)) == "3"
+    assert number(2.0, TOL) == "2.0" and number(float("inf"), TOL) == "inf"
+    assert plain([np.float64(0.1), (np.int64(3),)]) == "[0.1, (3,)]"
+    assert plain(np.arange(100.0)).startswith("[ 0.,  1.,  2., ...,")
+
+
+def test_hidden_comparisons_say_only_how_many_values_are_wrong_and_by_how_much():
+    expected = {"loss": 1.0, "grads['W']": np.zeros((4, 5)), "per sentence": [1.0, 2.0, 3.0]}
+    got = {"loss": 1.0, "grads['W']": np.zeros((4, 5)), "per sentence": [1.0, 2.0, 3.0]}
+    got["grads['W']"][3, 2] = 0.25
+    got["grads['W']"][1, 1] = 0.125
+    msg = compare(expected, got, TOL, reveal=False)
+    assert msg == "2 of 20 values wrong at [\"grads['W']\"]; the largest error is 0.25 (tolerance rtol 1e-09, atol 1e-12)"
+    got["grads['W']"][:] = 0
+    got["per sentence"][2] = 3.5
+    msg = compare(expected, got, TOL, reveal=False)
+    assert msg == "wrong value at ['per sentence']: off by 0.5 (tolerance rtol 1e-09, atol 1e-12)"  # no [2]
+    # A key made from the inputs is not said either.
+    msg = compare({"prob('secret', ())": 0.25}, {"prob('secret', ())": 0.5}, TOL, reveal=False)
+    assert "secret" not in msg and "0.25" in msg  # 0.25: the size of the miss
+    assert "unexpected 1" in compare({"a": 1}, {"a": 1, "('secret',)": 2}, TOL, reveal=False)
+
+
 def test_hidden_comparisons_never_show_the_expected_value():
     assert "0.25" not in compare(0.25, 0.3, TOL, reveal=False)
     assert "secret" not in compare(["secret"], ["other"], TOL, reveal=False)
-    assert "7" not in compare(np.full(3, 7.0), np.zeros(3), TOL, reveal=False)
+    # The size of the miss is said (where the code returned zeros, it is the expected value's size).
+    assert "7" not in compare(np.full(3, 7.0), np.full(3, 6.5), TOL, reveal=False)
     assert "missing" in compare({"secret": 1}, {}, TOL, reveal=False) and "secret" not in compare({"secret": 1}, {}, TOL, reveal=False)
 
 

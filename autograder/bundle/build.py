@@ -50,14 +50,18 @@ def build_bundle(assignment: Assignment, variant: dict, output: Path) -> Bundle:
         files = {**harness_files(), **graders, **fixture_files(Path(tmp) / "fixtures", assignment.name)}
         needs_torch = "torch" in assignment.spec.preload or any(
             "torch" in _top_level_imports(source) for source in graders.values())
+        requires = _requirements(keep=HEAVY_REQUIREMENTS if needs_torch else set())
+        torch = torch_support(next(r for r in requires if _name(r) == "torch")) if needs_torch else None
+        if torch is not None:
+            requires = [torch.requirement if _name(r) == "torch" else r for r in requires]
         wheel = write_wheel(Path(tmp) / "wheels", name=f"lmgrade-student-{assignment.name}",
                             version=__version__, files=files,
                             summary=f"The public checks of the {assignment.name} assignment, to run locally",
-                            requires=_requirements(keep=HEAVY_REQUIREMENTS if needs_torch else set()),
+                            requires=requires,
                             requires_python=">=3.10", console_scripts={"lmgrade": "autograder.cli:main"})
         contents = {name: text.encode() for name, text in templates.render(assignment, variant).items()}
         written = {
-            texts.GUIDE_FILE: texts.guide(assignment, variant, wheel.name, needs_torch).encode(),
+            texts.GUIDE_FILE: texts.guide(assignment, variant, wheel.name, torch).encode(),
             texts.INI_FILE: texts.pytest_ini(assignment.name).encode(),
             texts.TEST_FILE: texts.test_file(assignment.name).encode(),
             f"wheels/{wheel.name}": wheel.read_bytes(),
@@ -97,11 +101,35 @@ def _requirements(keep: set[str]) -> list[str]:
     for requirement in declared:
         if re.search(r"\bextra\s*==", requirement):
             continue
-        name = distribution_filename(re.match(r"[A-Za-z0-9._-]+", requirement).group())
+        name = _name(requirement)
         if name in HEAVY_REQUIREMENTS and name not in keep:
             continue
         kept.append(requirement)
     return kept
+
+
+def _name(requirement: str) -> str:
+    return distribution_filename(re.match(r"[A-Za-z0-9._-]+", requirement).group())
+
+
+def torch_support(declared: str) -> texts.TorchSupport:
+    """The torch versions a bundle admits: from lmgrade's own lower bound up to the minor version installed here.
+
+    The public checks are recorded with the torch installed here, which is
+    the one the course grades with; later versions are untested, so the
+    wheel's requirement stops before the next minor version. An installer
+    that reads it cannot then pick an untested torch, and CHECKING.md says
+    which CPU-only build to install before the wheel.
+    """
+    try:
+        graded = importlib.metadata.version("torch").partition("+")[0]
+    except importlib.metadata.PackageNotFoundError:
+        raise BundleError("torch is not installed here, and the checks of this assignment record with it") from None
+    major, minor = (int(part) for part in re.match(r"(\d+)\.(\d+)", graded).groups())
+    lowest = re.search(r">=\s*([\w.]+)", declared)
+    floor = lowest.group(1) if lowest else f"{major}.{minor}"
+    return texts.TorchSupport(f"torch>={floor},<{major}.{minor + 1}", floor, f"{major}.{minor}", graded,
+                              texts.torch_cpu_index())
 
 
 def _top_level_imports(source: bytes) -> set[str]:

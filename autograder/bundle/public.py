@@ -53,7 +53,11 @@ def installed_fixtures() -> dict[str, Path]:
 
 
 def public_checks(name: str, settings: dict[str, str]) -> PublicChecks:
-    """The public checks of assignment `name` in the variant `settings` chooses."""
+    """The public checks of assignment `name` in the variant `settings` chooses.
+
+    An installed bundle checks the variant it was recorded in, with no --set;
+    settings that name another variant are refused.
+    """
     installed = installed_fixtures()
     if not installed:
         # As a bundle records them: on the CPU, which every student has.
@@ -65,7 +69,9 @@ def public_checks(name: str, settings: dict[str, str]) -> PublicChecks:
                               f"not of {name!r}: install the bundle of {name}")
     fixtures = Fixtures.read(installed[name])
     assignment = fixtures.to_assignment()
-    variant = assignment.spec.resolve_variant(settings)
+    # A bundle checks the variant it was built for: that is the default here, and --set may only name it again.
+    recorded = {key: catalog.as_setting(value) for key, value in fixtures.variant.items()}
+    variant = assignment.spec.resolve_variant({**recorded, **settings})
     if variant != fixtures.variant:
         chosen = ", ".join(f"{k}={catalog.as_setting(v)}" for k, v in fixtures.variant.items())
         raise AssignmentError(f"this bundle checks {name} with {chosen}; the other variants are checked "

@@ -39,7 +39,10 @@ class _Run:
         self.public: PublicChecks = public_checks(config.getini(ASSIGNMENT_INI), {})
         root = Path(config.inipath).parent if config.inipath else Path(config.rootpath)
         files = self.public.assignment.spec.files
-        self.submission, located = locate((root / config.getini(SUBMISSION_INI)).resolve(), files)
+        folder = (root / config.getini(SUBMISSION_INI)).resolve()
+        if not folder.is_dir():
+            raise pytest.UsageError(f"{folder} ({SUBMISSION_INI} in {config.inipath}) is not a folder: nothing to check")
+        self.submission, located = locate(folder, files)
         # What `lmgrade check` says once above its table: where the files were found, what is missing,
         # what could not be imported. A check that points to it ("see above") carries it in its failure.
         self.said = [text for text in (located, missing_hint(self.submission, files)) if text]

@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
 from ..assignment import Assignment
 from ..catalog import as_setting
 from ..fixtures import visible_checks
@@ -9,6 +14,30 @@ from ..fixtures import visible_checks
 TEST_FILE = "test_public_checks.py"
 INI_FILE = "pytest.ini"
 GUIDE_FILE = "CHECKING.md"
+
+
+# The Gradescope image installs torch from the same index of CPU-only builds: one place says where it is.
+_SETUP_TEMPLATE = Path(__file__).resolve().parents[1] / "gradescope" / "templates" / "setup.sh.j2"
+_INDEX_DEFAULT = re.compile(r'TORCH_CPU_INDEX_URL="\$\{LMGRADE_TORCH_INDEX_URL-([^}"]*)\}"')
+
+
+@dataclass(frozen=True)
+class TorchSupport:
+    """The torch a bundle's checker runs with, as its wheel requires it and CHECKING.md says it."""
+
+    requirement: str   # the wheel's Requires-Dist: the supported range
+    lowest: str        # the range in words: from `lowest` ...
+    highest: str       # ... to `highest` (a minor version)
+    graded: str        # the version the course grades with
+    cpu_index: str     # where pip finds CPU-only builds ("": pip's own configuration)
+
+
+def torch_cpu_index() -> str:
+    """The index of torch's CPU-only builds that the Gradescope zip installs from (LMGRADE_TORCH_INDEX_URL overrides)."""
+    if "LMGRADE_TORCH_INDEX_URL" in os.environ:
+        return os.environ["LMGRADE_TORCH_INDEX_URL"]
+    found = _INDEX_DEFAULT.search(_SETUP_TEMPLATE.read_text(encoding="utf-8"))
+    return found.group(1) if found else ""
 
 
 def pytest_ini(name: str) -> str:
@@ -30,7 +59,7 @@ def test_file(name: str) -> str:
             "    require_pass(public_check)\n")
 
 
-def guide(assignment: Assignment, variant: dict, wheel: str, needs_torch: bool) -> str:
+def guide(assignment: Assignment, variant: dict, wheel: str, torch: TorchSupport | None) -> str:
     """CHECKING.md: what the bundle holds, how to install the checker and run it."""
     name, spec, public = assignment.name, assignment.spec, visible_checks(assignment)
     stubs = ", ".join(f"`{f}`" for f in spec.files)
@@ -50,17 +79,26 @@ def guide(assignment: Assignment, variant: dict, wheel: str, needs_torch: bool) 
         "",
         "    python3 -m venv .venv",
         "    . .venv/bin/activate",
-        f"    python -m pip install wheels/{wheel}",
-        "",
     ]
-    if needs_torch:
-        lines += ["This installs PyTorch too, where the environment has none yet.", ""]
+    if torch is not None:
+        index = f" --index-url {torch.cpu_index}" if torch.cpu_index else ""
+        lines += [f"    python -m pip install torch=={torch.graded}{index}   # PyTorch, a CPU-only build"]
+    lines += [f"    python -m pip install wheels/{wheel}", ""]
+    if torch is not None:
+        lines += [
+            f"The checker needs PyTorch {torch.lowest} to {torch.highest} (its requirement: `{torch.requirement}`);",
+            f"the course grades with torch {torch.graded} on the CPU. Install torch first, as above: the",
+            "checks need no GPU, and on Linux pip's default torch is a CUDA build of several GB",
+            "instead of a CPU-only one of a few hundred MB. An environment that already has a torch",
+            "in that range (a CUDA build too) can skip that line.",
+            "",
+        ]
     lines += [
         "## Run the public checks",
         "",
-        f"    lmgrade check {name}                  # the files of this folder",
-        f"    lmgrade check {name} path/to/folder   # or those of another folder",
-        "    pytest                               # the same checks, one test each",
+        *_commented([(f"lmgrade check {name}", "the files of this folder"),
+                     (f"lmgrade check {name} path/to/folder", "or those of another folder"),
+                     ("pytest", "the same checks, one test each")]),
         "",
         "Both run your code in the autograder's sandbox and print the same verdicts and",
         "feedback: for a failed check, the cases that failed, what was expected, what your",
@@ -73,5 +111,11 @@ def guide(assignment: Assignment, variant: dict, wheel: str, needs_torch: bool) 
     ]
     if variant:
         chosen = ", ".join(f"`{k}={as_setting(v)}`" for k, v in variant.items())
-        lines += ["", f"These checks are those of the variant {chosen}."]
+        lines += ["", f"These checks are those of the variant {chosen}, which both commands check as they are."]
     return "\n".join(lines) + "\n"
+
+
+def _commented(commands: list[tuple[str, str]]) -> list[str]:
+    """Indented command lines, their comments aligned."""
+    width = max(len(command) for command, _ in commands)
+    return [f"    {command.ljust(width)}   # {comment}" for command, comment in commands]

@@ -15,7 +15,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from ..assignment import Assignment
-from ..grading import Grader, grade_submission
+from ..feedback import NOT_IMPLEMENTED
+from ..grading import Grader, GradingRun, grade_submission
 
 
 @dataclass(frozen=True)
@@ -39,6 +40,8 @@ class Graded:
     note: str = ""           # where the files were found, when not at the top
     wall_s: float = 0.0
     error: str = ""
+    files_hash: str = ""     # of the assignment's files graded: identical submissions share it
+    zero_cause: str = ""     # for a score of 0, why (`ZERO_CAUSES`)
 
     @property
     def score(self) -> float:
@@ -54,11 +57,38 @@ class Graded:
     @classmethod
     def from_dict(cls, data: dict) -> "Graded":
         return cls(checks=tuple(CheckScore(**c) for c in data.get("checks", ())), note=data.get("note", ""),
-                   wall_s=data.get("wall_s", 0.0), error=data.get("error", ""))
+                   wall_s=data.get("wall_s", 0.0), error=data.get("error", ""),
+                   files_hash=data.get("files_hash", ""), zero_cause=data.get("zero_cause", ""))
 
     @classmethod
     def failed(cls, exc: BaseException) -> "Graded":
         return cls(error=describe_failure(exc))
+
+
+# Why a submission scored 0, most basic first: the first that applies is its cause.
+ZERO_CAUSES = {
+    "import": "syntax error or import failure",
+    "missing": "missing or misnamed file",
+    "stub": "untouched stub (every case raised NotImplementedError)",
+    "wrong": "everything wrong",
+}
+
+
+def zero_cause(run: GradingRun) -> str:
+    """The key of `ZERO_CAUSES` that says why `run` scored 0 ("" for a score above 0, or nothing to score)."""
+    if run.score > 0 or not run.verdicts:
+        return ""
+    said = [run.note, *(v.output for v in run.verdicts)]
+    messages = [verdict.message for v in run.verdicts for _, verdict in v.cases]
+    if any("could not be imported" in text for text in said) or \
+            any(m.startswith("could not import the submission") for m in messages):
+        return "import"
+    if any(text.startswith("not graded:") and "is missing from the submission" in text for text in said) \
+            or "nothing was graded" in run.note:
+        return "missing"
+    if messages and all(m == NOT_IMPLEMENTED for m in messages):
+        return "stub"
+    return "wrong"
 
 
 def describe_failure(exc: BaseException) -> str:
@@ -76,4 +106,5 @@ def grade_folder(grader: Grader, assignment: Assignment, variant: dict, folder: 
         return Graded.failed(exc).as_dict()
     checks = tuple(CheckScore(v.check.name, round(v.score, 6), v.max_score, v.output,
                               v.mistake.name if v.mistake else "") for v in run.verdicts)
-    return Graded(checks, run.note, round(time.perf_counter() - started, 3)).as_dict()
+    return Graded(checks, run.note, round(time.perf_counter() - started, 3), files_hash=run.files_hash,
+                  zero_cause=zero_cause(run)).as_dict()

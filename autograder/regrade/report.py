@@ -1,7 +1,10 @@
 """report.html: what a regrade says about the class, for an instructor deciding what to re-teach.
 
-The score distribution as a histogram, each check's pass rate, and the known
-mistakes the feedback named most often, with how many submissions made each.
+The score distribution as a histogram, each check's pass rate, the known
+mistakes the feedback named most often, with how many submissions made each,
+and what comparing the submissions finds (`insights`): zeros by cause,
+groups of identical submissions, and the checks whose failures mostly come
+with a failure of a check they build on.
 The charts are SVG written by the template itself: no plotting library to
 install, no image files beside the page, text that stays sharp when zoomed,
 and the same bytes for the same grades. Nothing in the page changes between
@@ -17,6 +20,7 @@ from pathlib import Path
 import jinja2
 
 from ..assignment import Assignment
+from . import insights
 from .graded import Graded
 from .layout import SubmissionFolder
 from .scores_csv import points
@@ -110,6 +114,8 @@ def render_report(assignment: Assignment, variant: dict, rows: list[tuple[Submis
         mean=statistics.fmean(scores) if scores else 0.0, median=statistics.median(scores) if scores else 0.0,
         full_marks=sum(s >= maximum for s in scores), bins=histogram(scores, maximum),
         checks=check_rates(assignment, graded), mistakes=mistake_counts(assignment, graded),
+        zeros=insights.zero_causes(rows), identical=insights.identical_groups(rows),
+        explained=insights.explained_failures(assignment, rows),
         failures=[(s.key, g.error) for s, g in rows if g.error])
 
 

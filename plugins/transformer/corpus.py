@@ -58,15 +58,24 @@ class MarkovSource:
 
 
 def _strongly_connected(transitions: np.ndarray, V: int) -> bool:
+    """Whether every context reaches every other: all reach context 0, and it reaches all (two searches)."""
     n = transitions.shape[0]
-    reach = np.zeros((n, n), dtype=bool)
-    for s in range(n):
-        for token in np.flatnonzero(transitions[s]):
-            reach[s, (s * V + token) % n] = True
-    closure = reach | np.eye(n, dtype=bool)
-    for _ in range(int(np.ceil(np.log2(n))) + 1):
-        closure = closure | (closure.astype(np.int64) @ closure.astype(np.int64) > 0)
-    return bool(closure.all())
+    forward = [[(s * V + int(token)) % n for token in np.flatnonzero(transitions[s])] for s in range(n)]
+    backward: list[list[int]] = [[] for _ in range(n)]
+    for s, targets in enumerate(forward):
+        for t in targets:
+            backward[t].append(s)
+    return all(_reaches_all(edges, n) for edges in (forward, backward))
+
+
+def _reaches_all(edges: list[list[int]], n: int) -> bool:
+    seen, todo = {0}, [0]
+    while todo:
+        for t in edges[todo.pop()]:
+            if t not in seen:
+                seen.add(t)
+                todo.append(t)
+    return len(seen) == n
 
 
 def sparse_markov(rng: np.random.Generator, vocab_size: int, order: int, successors: int,
