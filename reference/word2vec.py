@@ -23,7 +23,7 @@ def sigmoid(x: np.ndarray) -> np.ndarray:
     return np.where(x >= 0, 1.0 / (1.0 + e), e / (1.0 + e))
 
 
-def log_sigmoid(x: np.ndarray) -> np.ndarray:
+def _log_sigmoid(x: np.ndarray) -> np.ndarray:
     """ln σ(x) = -ln(1 + exp(-x)), finite for |x| up to 1e4 and beyond."""
     return -np.logaddexp(0.0, -np.asarray(x, dtype=np.float64))
 
@@ -49,7 +49,7 @@ def noise_distribution(counts: np.ndarray, power: float = 0.75) -> np.ndarray:
 
 def sgns_loss(w_vec: np.ndarray, c_vec: np.ndarray, neg_vecs: np.ndarray) -> float:
     """-ln σ(c·w) - Σ_k ln σ(-n_k·w) for w_vec (D,), c_vec (D,), neg_vecs (K, D)."""
-    return float(-log_sigmoid(c_vec @ w_vec) - log_sigmoid(-(neg_vecs @ w_vec)).sum())
+    return float(-_log_sigmoid(c_vec @ w_vec) - _log_sigmoid(-(neg_vecs @ w_vec)).sum())
 
 
 def sgns_grads(w_vec: np.ndarray, c_vec: np.ndarray,
