@@ -15,7 +15,7 @@ from autograder import Case, CaseContext, Check, Limits, Tolerance
 
 from . import mistakes as M
 from . import scenarios
-from .judges import judge_composed, judge_gradients
+from .judges import judge_composed, judge_gradients, judge_property
 
 BPE, W2V, FFNN = ("bpe.py",), ("word2vec.py",), ("ffnn_lm.py",)
 END = "</w>"
@@ -400,7 +400,8 @@ def embeddings_checks() -> list[Check]:
         Check("perplexity", "perplexity: exp of the mean negative log-likelihood", scenarios.perplexity,
               perplexity_cases, files=FFNN, tolerance=FLOAT64, mistakes=M.PERPLEXITY, limits=quick),
         Check("no_mutation", "no function changes its arguments", scenarios.no_mutation, no_mutation_cases,
-              tolerance=EXACT, property_check=True, limits=quick),
+              tolerance=EXACT, property_check=True, judge=judge_property, limits=quick),
         Check("bad_arguments", "ValueError for num_merges < 0, a count < 1, an empty word, window < 1",
-              scenarios.bad_argument, bad_argument_cases, files=BPE + W2V, property_check=True, limits=quick),
+              scenarios.bad_argument, bad_argument_cases, files=BPE + W2V, property_check=True, judge=judge_property,
+              limits=quick),
     ]

@@ -9,6 +9,7 @@ the submission to fix first, and only where that function does differ.
 from __future__ import annotations
 
 from autograder import CaseVerdict
+from autograder.checks import ANSWER, PROPERTY
 from autograder.compare import compare
 
 from .scenarios import AGREE, COMPONENTS
@@ -62,3 +63,26 @@ def judge_composed(check, case, expected, got, *, reveal: bool) -> CaseVerdict:
             return CaseVerdict(False, f"{diff}\nYour {name} differs from the contract's on this case's data (see "
                                       f"the check {CHECK_OF[name]}): fix that first.")
     return CaseVerdict(False, diff)
+
+
+# The check that grades the answer a property is evaluated beside.
+ANSWER_CHECK = {"train_bpe": "train_bpe", "encode_word": "encode_word", "noise_distribution": "noise_distribution",
+                "sgns_grads": "sgns_grads", "SkipGram.step": "step", "make_examples": "make_examples",
+                "skipgram_pairs": "skipgram_pairs"}
+
+
+def judge_property(check, case, expected, got, *, reveal: bool) -> CaseVerdict:
+    """The property, said as seen whether or not it pays; it pays only beside the call's right answer."""
+    tolerance = check.tolerance_of(case)
+    what = case.args["what"]
+    problem = compare(expected[PROPERTY], got[PROPERTY], tolerance, reveal=True)
+    if check.name == "bad_arguments":
+        seen = "it raised ValueError" if problem is None else f"the ValueError is missing: {problem}"
+    else:
+        changed = ", ".join(expected[PROPERTY])
+        seen = f"{changed} unchanged" if problem is None else f"{what} changed its argument: {problem}"
+    wrong = compare(expected[ANSWER], got[ANSWER], tolerance, reveal=reveal)
+    if wrong is None:
+        return CaseVerdict(problem is None, "" if problem is None else seen)
+    return CaseVerdict(False, f"{seen}; but the answer of the same call is wrong (see the check "
+                              f"{ANSWER_CHECK[what]}), so the property earns nothing here: {wrong}")
