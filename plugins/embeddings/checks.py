@@ -347,7 +347,7 @@ def no_mutation_cases(ctx: CaseContext) -> list[Case]:
 
 
 def bad_argument_cases(ctx: CaseContext) -> list[Case]:
-    good = {"abab": 2, "ba": 1}
+    good = {"abc": 4, "bc": 1, "c": 2}  # two merges without a tie: (c, </w>), then (b, c</w>)
     calls = [("train_bpe", {"word_counts": good, "num_merges": -1}, "num_merges=-1"),
              ("train_bpe", {"word_counts": {"ab": 1, "cd": 0}, "num_merges": 1}, "a count of 0"),
              ("train_bpe", {"word_counts": {"ab": 2, "": 1}, "num_merges": 1}, "an empty word"),
