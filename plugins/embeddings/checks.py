@@ -94,8 +94,9 @@ def encode_word_cases(ctx: CaseContext) -> list[Case]:
              {"merges": [("b", "c"), ("a", "b"), ("bc", "d"), ("a", "a"), ("aa", "a")],
               "words": ["abcd", "aaa", "aaaa", "aaaaa", "abc", "ab", "dcba"]}),
         Case(f"encode_word(word, {random!r}) for 8 random words", {"merges": random, "words": words}),
-        Case("encode_word(word, merges) with merges that join END: [('o', '</w>'), ('g', 'o</w>'), ('g', 'o')]",
-             {"merges": [("o", END), ("g", "o" + END), ("g", "o")], "words": ["go", "ego", "goo", "gog", "o"]}),
+        Case("encode_word(word, merges) with merges that join END: [('o', '</w>'), ('g', 'o</w>'), ('g', 'o'), "
+             "('o</w>', 'g')]", {"merges": [("o", END), ("g", "o" + END), ("g", "o"), ("o" + END, "g")],
+                                 "words": ["go", "ego", "goo", "gog", "o"]}),
     ]
 
 
@@ -286,7 +287,7 @@ def ffnn_forward_cases(ctx: CaseContext) -> list[Case]:
 def make_examples_cases(ctx: CaseContext) -> list[Case]:
     rng = ctx.rng
     cases = []
-    for length, n, pad in [(7, 3, 0), (2, 4, 9), (5, 1, 3), (6, 2, 5)]:
+    for length, n, pad in [(7, 3, 0), (2, 4, 9), (5, 1, 3), (6, 2, 5), (0, 2, 1)]:
         tokens = [int(t) for t in rng.integers(0, 9, length)]
         cases.append(Case(f"make_examples({tokens}, context_size={n}, pad={pad})",
                           {"tokens": tokens, "context_size": n, "pad": pad}))

@@ -180,7 +180,13 @@ def skipgram_init(modules, args):
     model = SkipGram(V, D) if args["seed"] is None else SkipGram(V, D, rng=np.random.default_rng(args["seed"]))
     W, C = _array(model.W), _array(model.C)
     bound = 0.5 / D
-    return {"W shape": W.shape, "C shape": C.shape, "W within +-0.5/D": bool(np.all(np.abs(W) <= bound)),
+    seeded = {}
+    if args["seed"] is not None:  # drawn from rng: the same seed gives the same W, another seed another
+        seeded = {"the same seed gives the same W": bool(np.array_equal(
+                      W, _array(SkipGram(V, D, rng=np.random.default_rng(args["seed"])).W))),
+                  "another seed gives another W": not np.array_equal(
+                      W, _array(SkipGram(V, D, rng=np.random.default_rng(args["seed"] + 1)).W))}
+    return {**seeded, "W shape": W.shape, "C shape": C.shape, "W within +-0.5/D": bool(np.all(np.abs(W) <= bound)),
             "W spread over +-0.5/D (its largest |entry| above 0.25/D)": bool(np.max(np.abs(W)) > bound / 2),
             "W has entries of both signs": bool(np.any(W < 0) and np.any(W > 0)), "C zeros": bool(np.all(C == 0))}
 
