@@ -73,7 +73,6 @@ class SkipGram:
 
     def step(self, w: int, c: int, negatives: np.ndarray, lr: float) -> float:
         """The loss at the current parameters, then one SGD step on every vector it involves."""
-        negatives = np.asarray(negatives)
         w_vec, c_vec, neg_vecs = self.W[w], self.C[c], self.C[negatives]  # (D,), (D,), (K, D)
         loss = sgns_loss(w_vec, c_vec, neg_vecs)
         d_w, d_c, d_neg = sgns_grads(w_vec, c_vec, neg_vecs)  # every gradient before any update

@@ -93,7 +93,7 @@ BUGS = {
         M.TIES_LARGER_ID, "most_similar sorts ascending and reverses.", {"most_similar": "larger id first"}),
     "negatives_mutated": Bug(
         "step sorts the caller's negatives in place.", W2V,
-        (("        negatives = np.asarray(negatives)\n", "        negatives.sort()\n"),),
+        (("        w_vec, c_vec, neg_vecs = self.W[w]", "        negatives.sort()\n        w_vec, c_vec, neg_vecs = self.W[w]"),),
         {"no_mutation": "negatives"}),
     # --- ffnn_lm.py ---
     "context_newest_first": _made(
