@@ -321,7 +321,7 @@ def inspect_zip(path: Path, assignment: str, settings: dict[str, str]) -> dict[s
     assert config["variant"] == variant
     assert [c["name"] for c in config["checks"]] == [c.name for c in loaded.checks]
     torch_step = [line for line in texts["setup.sh"].splitlines() if line.startswith("pip_install") and "torch==" in line]
-    assert bool(torch_step) == (assignment == "transformer")
+    assert bool(torch_step) == (assignment in ("transformer", "embeddings"))  # the assignments that import torch
     assert "torch" not in texts["requirements.txt"]
     return texts
 
@@ -330,6 +330,12 @@ def test_the_transformer_zip(tmp_path):
     path, _ = build(tmp_path, "transformer", "pre_ln=false")
     config = json.loads(inspect_zip(path, "transformer", {"pre_ln": "false"})[CONFIG_NAME])
     assert config["secret"] == SECRET and not config["public_secret"]
+
+
+def test_the_embeddings_zip_installs_torch(tmp_path):
+    path, _ = build(tmp_path, "embeddings")
+    config = json.loads(inspect_zip(path, "embeddings", {})[CONFIG_NAME])
+    assert config["secret"] == SECRET and [c["name"] for c in config["checks"]][:2] == ["train_bpe", "encode_word"]
 
 
 def test_the_rnn_zip_built_without_a_secret_says_so_loudly(rnn_zip):

@@ -231,6 +231,14 @@ def test_no_reference_code_inside(bundles, name):
         assert not found, f"{line!r} of the reference is in {found}"
 
 
+def test_the_embeddings_wheel_would_carry_no_reference_code():
+    assignment, variant = catalog.load("embeddings")
+    carried = grader_files(describe(assignment, variant), assignment.spec.reference_package)
+    assert sorted(carried) == ["plugins/embeddings/judges.py", "plugins/embeddings/scenarios.py"]
+    for line in distinctive_reference_lines("embeddings"):
+        assert not any(line.encode() in source for source in carried.values()), line
+
+
 def test_the_transformer_wheel_would_carry_no_reference_code():
     assignment, variant = catalog.load("transformer")
     carried = grader_files(describe(assignment, variant), assignment.spec.reference_package)

@@ -1,0 +1,61 @@
+"""The embeddings graders' words are true of the submission they are shown to.
+
+Where a check's feedback names another check ("see the check step: fix that
+first", "the answer of the same call is wrong (see the check sgns_grads)"),
+that check lost points in the same grading; where it says a function is
+right at a point, that function's check passed.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from autograder import catalog
+from autograder.flawed import write_flawed
+
+NAMED = re.compile(r"see the check (\w+)")
+# Bugs whose feedback names other checks: in a function a method builds on, or beside a property.
+COMPOSED = ["positive_term_sign", "dw_without_negatives", "c_updated_before_w_gradient", "window_counts_the_centre",
+            "counts_not_raised", "ties_by_first_occurrence"]
+
+
+@pytest.fixture(scope="module")
+def graded(graders, tmp_path_factory):
+    assignment, _ = catalog.load("embeddings")
+    spec, bugs = assignment.spec, catalog.bugs("embeddings")
+    root = tmp_path_factory.mktemp("embeddings_messages")
+    return {name: {v.check.name: v for v in graders("embeddings").grade(
+        write_flawed(spec.reference_folder(), spec.files, root / name, [bugs[name]]))} for name in COMPOSED}
+
+
+@pytest.mark.parametrize("bug", COMPOSED)
+def test_every_check_a_message_names_lost_points_too(graded, bug):
+    verdicts = graded[bug]
+    named = {(v.check.name, other) for v in verdicts.values() for other in NAMED.findall(v.output)}
+    assert named or bug in ("counts_not_raised", "window_counts_the_centre", "ties_by_first_occurrence")
+    for check, other in named:
+        assert verdicts[other].score < verdicts[other].max_score, f"{check} names {other}, which passed"
+
+
+@pytest.mark.parametrize("bug", COMPOSED)
+def test_a_bug_loses_points_only_where_it_is_and_where_its_function_is_used(graded, bug):
+    loses = catalog.bugs("embeddings")[bug].loses
+    lost = {name for name, v in graded[bug].items() if v.score < v.max_score}
+    # Beyond the checks the catalogue names, only properties evaluated beside the same function's answer.
+    assert set(loses) <= lost and lost - set(loses) <= {"no_mutation", "bad_arguments"}, lost
+    for name in lost - set(loses):
+        assert "the answer of the same call is wrong" in graded[bug][name].output
+
+
+def test_a_wrong_gradient_is_told_that_its_own_loss_is_right(graded):
+    output = graded["dw_without_negatives"]["sgns_grads"].output
+    assert "Your sgns_loss is right at this point" in output
+    assert graded["dw_without_negatives"]["sgns_loss"].passed
+
+
+def test_gradients_of_a_wrong_loss_are_sent_to_the_loss_first(graded):
+    output = graded["positive_term_sign"]["sgns_grads"].output
+    assert "They are the gradients of your own sgns_loss" in output and "fix the loss first" in output
+    assert not graded["positive_term_sign"]["sgns_loss"].passed
