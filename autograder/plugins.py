@@ -10,7 +10,7 @@ import pluggy
 from . import hookspecs
 
 # Registered exactly as external plugins are, only found by name, not entry point.
-DEFAULT_PLUGINS = ("plugins.ngram", "plugins.rnn", "plugins.transformer")
+DEFAULT_PLUGINS = ("plugins.ngram", "plugins.rnn", "plugins.lstm", "plugins.transformer")
 
 
 def make_manager(load_entry_points: bool = True) -> pluggy.PluginManager:
