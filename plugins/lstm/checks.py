@@ -65,7 +65,7 @@ CELL_SIZES = {"lstm": [(1, 2, 3, False, False), (5, 3, 1, True, True), (4, 2, 4,
 
 def forward_cases(kind):
     def make(ctx: CaseContext) -> list[Case]:
-        built = [_construction_case(kind, 3, 4), _construction_case(kind, 2, 1, defaults=True)]
+        built = [_construction_case(kind, 6, 8), _construction_case(kind, 2, 1, defaults=True)]
         return built + [_cell_case(ctx, kind, *size) for size in CELL_SIZES[kind]]
     return make
 
@@ -177,16 +177,20 @@ def _lm_label(V, D, J, L) -> str:
 
 
 def lstmlm_cases(ctx: CaseContext) -> list[Case]:
-    cases = [Case("LSTMLM(7, 3, 4, num_layers=2, rng) as built: params' keys and shapes, layers' sizes",
-                  {"construct": True, "V": 7, "D": 3, "J": 4, "L": 2}),
-             Case("LSTMLM(5, 2, 3), num_layers and rng left out, as built", {"construct": True, "V": 5, "D": 2,
-                                                                              "J": 3, "L": None})]
+    cases = [Case("LSTMLM(7, 3, 4, num_layers=2, rng=default_rng(0)) as built: params' keys and shapes, E and W_y "
+                  "as drawn from rng in that order, the layers' sizes", {"construct": True, "V": 7, "D": 3, "J": 4, "L": 2}),
+             Case("LSTMLM(30, 4, 8), num_layers and rng left out, as built: keys, shapes, the distributions of E "
+                  "and W_y", {"construct": True, "V": 30, "D": 4, "J": 8, "L": None})]
     for V, D, J, L, T in [(5, 3, 4, 1, 6), (4, 2, 3, 2, 5), (3, 2, 1, 1, 1)]:
         rng = ctx.rng
         tokens = rng.integers(0, V, T + 1)
         tokens[T // 2] = tokens[0]  # a repeated token: its row of E gets the sum of its gradients
         args = {**_lm_args(rng, V, D, J, L), "tokens": tokens}
         cases.append(Case(f"{_lm_label(V, D, J, L)}; loss(tokens={tokens.tolist()}), then backward()", args))
+    confident = cases[-2]
+    confident.args["params"]["b_y"] = np.array([800.0, 0.0, -800.0, 1.0])
+    confident.label = confident.label.replace("; loss", "; b_y = [800, 0, -800, 1], so y_t is one-hot to machine "
+                                                         "precision (exp must not overflow); loss")
     return cases
 
 

@@ -99,10 +99,28 @@ def construction(modules, args):
     bound = 1 / np.sqrt(J)
     weights = {k: v for k, v in params.items() if k.startswith("W")}
     biases = {k: v for k, v in params.items() if k.startswith("b")}
+    again = _new_cell(modules, kind, I, J, False), _new_cell(modules, kind, I, J, False)
     return {"params' keys and shapes": _shapes(params),
+            "the same params when built twice from default_rng(0)": _same(*again),
             "every W within +-1/sqrt(J)": bool(all(np.all(np.abs(W) <= bound) for W in weights.values())),
+            # With (J, J + I) large enough, uniform draws reach past half the bound on both sides.
+            "every W spread over +-1/sqrt(J)": bool(all(W.size < 100 or (W.min() < -bound / 2 and W.max() > bound / 2)
+                                                        for W in weights.values())),
             "every W drawn (not constant)": bool(all(W.size == 1 or np.ptp(W) > 0 for W in weights.values())),
             "biases": {k: sorted({float(b) for b in v.ravel()}) for k, v in sorted(biases.items())}}
+
+
+def _same(*cells) -> bool:
+    """Whether the cells hold equal params: what one generator's draws decide."""
+    first = {k: _array(v) for k, v in cells[0].params.items()}
+    return all(sorted(c.params) == sorted(first) and all(np.array_equal(_array(c.params[k]), v)
+                                                        for k, v in first.items()) for c in cells[1:])
+
+
+def _drawn_in_order(modules, kind, cells, sizes, rng) -> bool:
+    """Whether `cells` equal the student's own cells of `sizes` built one after the other from `rng`."""
+    cls = getattr(modules["recurrent"], CELL_CLASS[kind])
+    return len(cells) == len(sizes) and all(_same(cell, cls(I, J, rng=rng)) for cell, (I, J) in zip(cells, sizes))
 
 
 def _built_cell(modules, args):
@@ -219,11 +237,15 @@ def stacked(modules, args):
     I, J = args["x"].shape[1], args["G"].shape[1]
     net = modules["recurrent"].StackedRNN(kind, I, J, len(layers), rng=np.random.default_rng(0))
     built = [_shapes(layer.params) for layer in net.layers]
+    drawn = modules["recurrent"].StackedRNN(kind, I, J, len(layers), rng=np.random.default_rng(1))
+    sizes = [(I if l == 0 else J, J) for l in range(len(layers))]
+    in_order = _drawn_in_order(modules, kind, drawn.layers, sizes, np.random.default_rng(1))
     _assign_layers(net.layers, layers)
     x, G = args["x"], args["G"]
     h = net.forward(x.copy())
     dx = net.backward(G.copy())
-    answer = {"layers when built": built, "h": _array(h), "dx": _array(dx),
+    answer = {"layers when built": built, "layers built in order 0, 1, ... from rng": in_order,
+              "h": _array(h), "dx": _array(dx),
               **{f"layers[{l}].grads[{k!r}]": _array(net.layers[l].grads[k])
                  for l, params in enumerate(layers) for k in sorted(params)}}
 
@@ -242,11 +264,13 @@ def birnn(modules, args):
     I, J = args["x"].shape[1], args["G"].shape[1] // 2
     net = modules["recurrent"].BiRNN(kind, I, J, rng=np.random.default_rng(0))
     built = {"fwd": _shapes(net.fwd.params), "bwd": _shapes(net.bwd.params)}
+    drawn = modules["recurrent"].BiRNN(kind, I, J, rng=np.random.default_rng(1))
+    in_order = _drawn_in_order(modules, kind, [drawn.fwd, drawn.bwd], [(I, J)] * 2, np.random.default_rng(1))
     _assign_layers([net.fwd, net.bwd], halves)
     x, G = args["x"], args["G"]
     y = net.forward(x.copy())
     dx = net.backward(G.copy())
-    answer = {"halves when built": built, "y": _array(y), "dx": _array(dx),
+    answer = {"halves when built": built, "fwd then bwd built from rng": in_order, "y": _array(y), "dx": _array(dx),
               **{f"{half}.grads[{k!r}]": _array(getattr(net, half).grads[k])
                  for half, params in zip(("fwd", "bwd"), halves) for k in sorted(params)}}
 
@@ -312,10 +336,21 @@ def lm_construction(modules, args):
     r = modules["recurrent"]
     lm = r.LSTMLM(V, D, J) if L is None else r.LSTMLM(V, D, J, num_layers=L, rng=np.random.default_rng(0))
     p = {k: _array(v) for k, v in lm.params.items()}
-    return {"params' keys and shapes": _shapes(p), "b_y zeros": bool(np.all(p.get("b_y", 1) == 0)),
-            "W_y within +-1/sqrt(J)": bool(np.all(np.abs(p.get("W_y", 9)) <= 1 / np.sqrt(J))),
-            "E drawn (not constant)": bool(np.ptp(p.get("E", 0)) > 0),
-            "layers: W_f shapes": [list(np.shape(layer.params["W_f"])) for layer in lm.rnn.layers]}
+    answer = {"params' keys and shapes": _shapes(p), "b_y zeros": bool(np.all(p["b_y"] == 0)),
+              "layers: their params' shapes": [_shapes(layer.params) for layer in lm.rnn.layers]}
+    if L is None:  # a fresh generator: the distributions, not the draws
+        bound = 1 / np.sqrt(J)
+        answer["W_y within +-1/sqrt(J), spread over it"] = bool(np.all(np.abs(p["W_y"]) <= bound) and (
+            p["W_y"].min() < -bound / 2 and p["W_y"].max() > bound / 2))
+        answer["E's standard deviation within [0.05, 0.2]"] = bool(0.05 <= np.std(p["E"]) <= 0.2)
+    else:  # the contract fixes the draws: E, then W_y, then the StackedRNN, from rng
+        answer["E"], answer["W_y"] = p["E"], p["W_y"]
+        rng = np.random.default_rng(0)
+        rng.standard_normal((V, D)), rng.uniform(size=(V, J))
+        again = r.StackedRNN("lstm", D, J, L, rng=rng)
+        answer["rnn built from rng after E and W_y"] = len(again.layers) == len(lm.rnn.layers) and all(
+            _same(a, b) for a, b in zip(lm.rnn.layers, again.layers))
+    return answer
 
 
 def lstmlm(modules, args):
