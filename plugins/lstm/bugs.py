@@ -42,7 +42,7 @@ BUGS = {
     "cell_gradient_not_carried": _bug(
         M.CELL_GRAD_NOT_CARRIED, "BPTT drops the gradient that C_t passes to C_{t-1}.",
         {"lstm_backward": "cell state's gradient back in time", "long_sequence": "cell state's gradient",
-         "bptt_hidden": "the backward is wrong"}, demo=True),
+         "bptt_hidden": "the backward is wrong"}),
     "gru_update_roles_swapped": _bug(M.GRU_UPDATE_SWAPPED, "the GRU keeps u_t * h_{t-1} (PyTorch's convention).",
                                      {"gru_forward": "PyTorch's convention", "gru_backward": "PyTorch's convention"}),
     "gru_reset_after_product": _bug(M.GRU_RESET_AFTER, "the reset gate multiplies W_nh h_{t-1} (PyTorch's way).",
@@ -51,7 +51,7 @@ BUGS = {
                                        {"birnn": "reads x in the forward order",
                                         "depth_direction": "backward half, of the output changed when x_1 changed"}),
     "clip_per_array": _bug(M.CLIP_PER_ARRAY, "clip_grad_norm clips each array by its own norm.",
-                           {"clip_grad_norm": "one global norm", "step": "See the check(s) clip_grad_norm"}),
+                           {"clip_grad_norm": "one global norm", "step": "See the check(s) clip_grad_norm"}, demo=True),
     "clip_mutates_input": _bug(M.CLIP_MUTATES, "clip_grad_norm scales its input arrays in place.",
                                {"clip_grad_norm": "leaves its input unchanged"}),
     "clip_after_step": _bug(M.CLIP_AFTER_STEP, "step updates with the unclipped gradients.",
