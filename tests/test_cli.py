@@ -135,6 +135,24 @@ def test_check_case_shows_a_public_case_in_full_and_how_to_rerun_it(tmp_path):
     assert run.returncode == 0 and "<s>" in run.stdout, run.stderr
 
 
+def test_check_case_shows_an_lstm_case_that_runs_as_printed(tmp_path):
+    source = (ROOT / "reference" / "recurrent.py").read_text()
+    # Each array clipped by its own norm: wrong wherever the total is above max_norm (case 3).
+    wrong = source.replace("return {k: g * scale for k, g in grads.items()}, total",
+                           "return {k: g * min(1.0, max_norm / np.sqrt(np.sum(g ** 2))) for k, g in grads.items()}, total")
+    assert wrong != source
+    (tmp_path / "recurrent.py").write_text(wrong)
+    out = lmgrade("check", "lstm", tmp_path, "--case", "clip_grad_norm:3", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    said = out.stdout
+    assert "clip_grad_norm, case 3 of" in said and "from plugins.lstm.scenarios import clip" in said
+    assert "this case fails" in said and "['clipped']" in said
+    code = said[said.index("from pathlib import Path"):said.index("expected:")]
+    run = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True,
+                         env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+    assert run.returncode == 0 and "'total norm returned'" in run.stdout, run.stderr
+
+
 def test_check_case_never_shows_a_hidden_check():
     out = lmgrade("check", "ngram", ROOT / "reference", "--case", "perplexity_hidden:1")
     assert out.returncode == 2 and "not a public check" in out.stderr and "arguments" not in out.stdout
