@@ -78,7 +78,7 @@ BUGS = {
     "stacked_all_layers_read_x": Bug(
         "every layer of the StackedRNN is built with input_size inputs.", R,
         (("Cell(input_size if l == 0 else hidden_size, hidden_size, rng)", "Cell(input_size, hidden_size, rng)"),),
-        {"stacked": "layers when built"}),
+        {"stacked": "what the constructor made is wrong"}),
     "stacked_backward_bottom_up": Bug(
         "StackedRNN.backward runs the layers bottom-up.", R,
         (("for layer in reversed(self.layers):", "for layer in self.layers:"),),

@@ -282,19 +282,17 @@ def no_mutation_cases(ctx: CaseContext) -> list[Case]:
 
 def bad_argument_cases(ctx: CaseContext) -> list[Case]:
     cases = []
-    for what, bad, said in [("LSTM", (0, 3), "LSTM(0, 3)"), ("LSTM", (2, 0), "LSTM(2, 0)"), ("GRU", (0, 2), "GRU(0, 2)"),
-                            ("StackedRNN", ("rnn", 1), "StackedRNN('rnn', I, J, 1)"),
-                            ("StackedRNN", ("lstm", 0), "StackedRNN('lstm', I, J, num_layers=0)"),
-                            ("BiRNN", "LSTM", "BiRNN('LSTM', I, J)")]:
+    for what, bad, said, right in [("LSTM", (0, 3), "LSTM(0, 3)", "LSTM(3, 4)"), ("LSTM", (2, 0), "LSTM(2, 0)", "LSTM(3, 4)"),
+                                   ("GRU", (0, 2), "GRU(0, 2)", "GRU(3, 4)"),
+                                   ("StackedRNN", ("rnn", 1), "StackedRNN('rnn', 3, 4, 1)", "StackedRNN('lstm', 3, 4, 2)"),
+                                   ("StackedRNN", ("lstm", 0), "StackedRNN('lstm', 3, 4, num_layers=0)",
+                                    "StackedRNN('lstm', 3, 4, 2)"),
+                                   ("BiRNN", "LSTM", "BiRNN('LSTM', 3, 4)", "BiRNN('lstm', 3, 4)")]:
         kind = "gru" if what == "GRU" else "lstm"
-        rng = ctx.rng
-        I, J = 2, 3
-        layers = _layers(rng, kind, I, J, 2) if what == "StackedRNN" else [_cell_params(rng, kind, I, J)
-                                                                           for _ in range(2 if what == "BiRNN" else 1)]
-        cases.append(Case(f"{said} must raise ValueError", {"what": what, "bad": bad, "cell": kind, "layers": layers,
-                                                            "x": _normal(rng, 4, I), "J": J}))
+        cases.append(Case(f"{said} must raise ValueError (beside what {right} makes)",
+                          {"what": what, "bad": bad, "cell": kind, "I": 3, "J": 4}))
     for bad in (0.0, -1.0):
-        cases.append(Case(f"clip_grad_norm(grads, max_norm={bad}) must raise ValueError",
+        cases.append(Case(f"clip_grad_norm(grads, max_norm={bad}) must raise ValueError (beside clip_grad_norm(grads, 1.0))",
                           {"what": "clip_grad_norm", "bad": bad, "grads": _grads(ctx.rng, {"a": (3,), "b": (2, 2)})}))
     return cases
 

@@ -25,7 +25,7 @@ COMPONENTS = {
     "birnn": ("{cell}: the cell alone, on fwd's parameters,", "{cell_checks}"),
     "lstmlm": ("StackedRNN of LSTMs: alone, on the same embedded inputs,", "stacked"),
     "step": ("clip_grad_norm: alone, on the same gradients and max_norm,", "clip_grad_norm"),
-    "train": ("one loss, backward and step of your LSTMLM", "lstmlm and step"),
+    "train": ("LSTMLM: one loss, backward and step on the first sequence,", "lstmlm, named_grads and step"),
 }
 
 
@@ -68,9 +68,15 @@ def judge_gradients(check, case, expected, got, *, reveal: bool) -> CaseVerdict:
     consistency = next((key for key in CONSISTENCY if key in expected), None)
     agrees = consistency is None or got.get(consistency) == AGREE
     right = _without(expected, consistency, COMPONENT)
+    tolerance = check.tolerance_of(case)
+    # What the constructor made is neither half: said on its own.
+    built_keys = list(right) if case.args.get("construct") else [k for k in right if "built" in k]
+    built = compare({k: right[k] for k in built_keys}, {k: got.get(k) for k in built_keys}, tolerance, reveal=reveal)
+    if built is not None:
+        return CaseVerdict(False, f"what the constructor made is wrong: {built}")
+    right = _without(right, *built_keys)
     forward_keys = [k for k in right if not k.startswith(BACKWARD_PREFIXES)]
     backward_keys = [k for k in right if k not in forward_keys]
-    tolerance = check.tolerance_of(case)
     forward = compare({k: right[k] for k in forward_keys}, {k: got.get(k) for k in forward_keys},
                       tolerance, reveal=reveal)
     backward = compare({k: right[k] for k in backward_keys}, {k: got.get(k) for k in backward_keys},
