@@ -73,3 +73,16 @@ def test_a_clipping_bug_costs_what_an_instructor_would_expect(verdicts):
     lost = {name for name, v in verdicts["clip_per_array"].items() if _lost(v)}
     assert lost <= {"clip_grad_norm", "step", "train", "bad_arguments"}
     assert {"clip_grad_norm", "step"} <= lost
+
+
+def test_no_mistake_is_named_where_the_code_crashed_on_every_case_it_changes(graders, tmp_path):
+    """np.add.at with its arguments swapped raises on every loss case; the construction cases are right,
+    as every mistake's are there: no mistake explains that, so none is named."""
+    assignment, _ = catalog.load("lstm")
+    source = (assignment.spec.reference_folder() / "recurrent.py").read_text()
+    crashing = source.replace("np.add.at(grad_E, tokens[:-1], dx)", "np.add.at(tokens[:-1], grad_E, dx)")
+    assert crashing != source
+    (tmp_path / "recurrent.py").write_text(crashing)
+    (verdict,) = graders("lstm").grade(tmp_path, only={"lstmlm"})
+    assert verdict.score < verdict.max_score and verdict.mistake is None
+    assert "known mistake" not in verdict.output
