@@ -7,7 +7,9 @@ separate input and hidden matrices mapped from ours, as in
 tests/test_reference_lstm.py): the reference's forward(x) + backward(G)
 against torch's forward + (out * G).sum().backward(). Median of --repeat
 after a warm-up; the ratio is torch's time divided by the reference's (above
-1: the reference is faster). Both use the threads their libraries choose.
+1: the reference is faster). Both use the threads their libraries choose
+(printed); on a machine shared with other work, OMP_NUM_THREADS=1 gives both
+one thread, which torch's per-step threading otherwise loses most to.
 """
 
 from __future__ import annotations
@@ -51,6 +53,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=20)
     args = parser.parse_args()
     rng = np.random.default_rng(0)
+    print(f"torch threads: {torch.get_num_threads()}")
     print(f"{'T, I, J':<16} {'reference ms':>13} {'torch ms':>10}  ratio  max |dx difference|")
     for T, I, J in SIZES:
         lstm = LSTM(I, J, rng=rng)
