@@ -109,11 +109,12 @@ def test_check_runs_only_public_checks_and_says_what_it_left_out(reference_submi
     assert "This is 90 of the assignment's 100 points" in said and "perplexity_hidden (10 points, after due date)" in said
 
 
-def test_demo(tmp_path):
-    out = lmgrade("demo", "-o", tmp_path / "demo", "--assignment", "ngram")
+@pytest.mark.parametrize("name", ["ngram", "lstm"])
+def test_demo(tmp_path, name):
+    out = lmgrade("demo", "-o", tmp_path / "demo", "--assignment", name)
     assert out.returncode == 0, out.stderr
-    scores = {name: json.loads((tmp_path / "demo" / "ngram" / "results" / f"{name}.json").read_text())["score"]
-              for name in ("starter", "reference", "flawed")}
+    scores = {label: json.loads((tmp_path / "demo" / name / "results" / f"{label}.json").read_text())["score"]
+              for label in ("starter", "reference", "flawed")}
     assert scores["starter"] == 0 and scores["reference"] == 100 and 0 < scores["flawed"] < 100
     assert "known mistake" in out.stdout
 
