@@ -199,15 +199,20 @@ class Grader:
 
         A mistake that crashes on a case (positions past the last embedding)
         explains a submission that crashed there too: only the answered cases count.
+        It must show on them, though: a mistake whose answers are all right there
+        (the submission crashed on every case the mistake changes) explains nothing.
         """
         answered = [i for i, o in enumerate(outcomes) if o.kind == "ok"]
         if not answered:
             return None
+        right = self._expected[check.name][1] if check.name in self._expected else None
+        tolerances = [check.tolerance_of(cases[i]) for i in answered]
         for mistake in check.mistakes:
             answers = self._mistake_answers(check, cases, mistake)
             if all(answers[i] is not CRASHES for i in answered) and \
-                    explains([answers[i] for i in answered], [outcomes[i].value for i in answered],
-                             [check.tolerance_of(cases[i]) for i in answered]):
+                    explains([answers[i] for i in answered], [outcomes[i].value for i in answered], tolerances) and \
+                    (right is None or not explains([answers[i] for i in answered], [right[i] for i in answered],
+                                                   tolerances)):
                 return mistake
         return None
 

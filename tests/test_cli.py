@@ -117,11 +117,12 @@ def test_check_runs_only_public_checks_and_says_what_it_left_out(reference_submi
     assert "This is 90 of the assignment's 100 points" in said and "perplexity_hidden (10 points, after due date)" in said
 
 
-def test_demo(tmp_path):
-    out = lmgrade("demo", "-o", tmp_path / "demo", "--assignment", "ngram")
+@pytest.mark.parametrize("name", ["ngram", "lstm"])
+def test_demo(tmp_path, name):
+    out = lmgrade("demo", "-o", tmp_path / "demo", "--assignment", name)
     assert out.returncode == 0, out.stderr
-    scores = {name: json.loads((tmp_path / "demo" / "ngram" / "results" / f"{name}.json").read_text())["score"]
-              for name in ("starter", "reference", "flawed")}
+    scores = {label: json.loads((tmp_path / "demo" / name / "results" / f"{label}.json").read_text())["score"]
+              for label in ("starter", "reference", "flawed")}
     assert scores["starter"] == 0 and scores["reference"] == 100 and 0 < scores["flawed"] < 100
     assert "known mistake" in out.stdout
 
@@ -165,6 +166,24 @@ def test_check_case_fits_a_screen_or_two_unless_asked_for_everything(tmp_path):
     assert "array of shape" in short.stdout and "np.float64" not in short.stdout + full.stdout
     assert sorted(p.name for p in tmp_path.iterdir()) == ["flawed"]
     assert lmgrade("check", "rnn", folder, "--full").returncode == 2  # only with --case
+
+
+def test_check_case_shows_an_lstm_case_that_runs_as_printed(tmp_path):
+    source = (ROOT / "reference" / "recurrent.py").read_text()
+    # Each array clipped by its own norm: wrong wherever the total is above max_norm (case 3).
+    wrong = source.replace("return {k: g * scale for k, g in grads.items()}, total",
+                           "return {k: g * min(1.0, max_norm / np.sqrt(np.sum(g ** 2))) for k, g in grads.items()}, total")
+    assert wrong != source
+    (tmp_path / "recurrent.py").write_text(wrong)
+    out = lmgrade("check", "lstm", tmp_path, "--case", "clip_grad_norm:3", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    said = out.stdout
+    assert "clip_grad_norm, case 3 of" in said and "from plugins.lstm.scenarios import clip" in said
+    assert "this case fails" in said and "['clipped']" in said
+    code = said[said.index("from pathlib import Path"):said.index("expected:")]
+    run = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True,
+                         env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+    assert run.returncode == 0 and "'total norm returned'" in run.stdout, run.stderr
 
 
 def test_check_case_never_shows_a_hidden_check():

@@ -353,6 +353,16 @@ def test_the_rnn_zip_grades_the_rnn_reference(installed, rnn_zip, tmp_path):
     assert document["score"] == 100
 
 
+def test_the_lstm_zip_grades_the_lstm_reference(installed, tmp_path):
+    path, _ = build(tmp_path, "lstm")
+    config = json.loads(inspect_zip(path, "lstm", {})[CONFIG_NAME])
+    assert config["secret"] == SECRET
+    lstm = install(path, tmp_path, installed.venv)
+    document, expected = grade_both(lstm, reference_files("lstm"), tmp_path, "lstm")
+    assert scores(document) == scores(expected), differences(document, expected)
+    assert document["score"] == 100
+
+
 def test_usage_errors_exit_2_without_a_traceback(tmp_path):
     def gradescope(*args, **env):
         return subprocess.run([sys.executable, "-m", "autograder.cli", "gradescope", *args], capture_output=True,

@@ -248,6 +248,16 @@ def test_the_transformer_wheel_would_carry_no_reference_code():
         assert not any(line.encode() in source for source in carried.values()), line
 
 
+def test_the_lstm_wheel_would_carry_no_reference_code():
+    assignment, variant = catalog.load("lstm")
+    carried = grader_files(describe(assignment, variant), assignment.spec.reference_package)
+    assert sorted(carried) == ["plugins/lstm/judges.py", "plugins/lstm/scenarios.py"]
+    lines = distinctive_reference_lines("lstm")
+    assert len(lines) >= 40
+    for line in lines:
+        assert not any(line.encode() in source for source in carried.values()), line
+
+
 @pytest.mark.parametrize("name", BUILT)
 def test_no_hidden_input_or_expected_value_inside(bundles, name):
     """Hidden cases, drawn from the public seed and from a course secret, leave no trace; public ones do."""

@@ -1,0 +1,533 @@
+"""What the lstm checks do with a submission, inside the sandbox.
+
+Each function gets ``modules`` ({"recurrent": recurrent.py}, the
+submission's or the reference's) and one case's plain-data arguments, and
+returns plain data. Parameters and gradients are assigned into ``params``
+and ``grads`` after construction, as the contract allows, so that the
+submission and the reference compute with the same numbers. Besides the
+answers, a scenario differentiates the code's *own* forward by central
+differences (the judge tells the student which half is off), and a check
+that composes another component also answers that component alone on the
+same data (``component``), so its feedback can name the one that failed.
+
+Imported by the fork server before any student code: never imports the reference.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from autograder import property_result
+
+EPS = 1e-6
+AGREE = "agree"
+CONSISTENCY = "backward against finite differences of forward"
+COMPONENT = "component"
+
+
+def _array(value) -> np.ndarray:
+    return np.asarray(value, dtype=np.float64)
+
+
+def _finite_differences(loss, arrays: dict[str, np.ndarray], assign) -> dict[str, np.ndarray]:
+    """d loss / d each array, by central differences; `assign(name, array)` puts an array in place."""
+    grads = {}
+    for name, value in arrays.items():
+        value = np.array(value, dtype=np.float64)
+        grad = np.zeros_like(value)
+        for index in np.ndindex(value.shape):
+            saved = value[index]
+            value[index] = saved + EPS
+            assign(name, value.copy())
+            up = loss()
+            value[index] = saved - EPS
+            assign(name, value.copy())
+            down = loss()
+            value[index] = saved
+            grad[index] = (up - down) / (2 * EPS)
+        assign(name, value.copy())
+        grads[name] = grad
+    return grads
+
+
+def agreement(analytic: dict, numeric: dict[str, np.ndarray], rtol: float = 1e-5) -> str:
+    """"agree", or where the code's backward and the finite differences of its own forward part."""
+    for name, n in numeric.items():
+        a = _array(analytic.get(name))
+        if a.shape != n.shape:
+            return f"disagree at {name} (shape {a.shape}, not {n.shape})"
+        error = np.abs(a - n) / np.maximum(1e-8, np.abs(a) + np.abs(n))
+        if not np.all(error <= rtol) and np.max(np.abs(a - n)) > 1e-7:
+            return f"disagree at {name}"
+    return AGREE
+
+
+def _warnings_of(call):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with np.errstate(over="warn", invalid="warn", divide="warn", under="ignore"):
+            value = call()
+    return value, sorted({f"{w.category.__name__}: {w.message}" for w in caught})
+
+
+def sigmoid(modules, args):
+    y, caught = _warnings_of(lambda: modules["recurrent"].sigmoid(args["x"].copy()))
+    return {"y": _array(y), "warnings": caught}
+
+
+# --- cells ---
+
+CELL_CLASS = {"lstm": "LSTM", "gru": "GRU"}
+
+
+def _new_cell(modules, kind, I, J, defaults=False):
+    cls = getattr(modules["recurrent"], CELL_CLASS[kind])
+    return cls(I, J) if defaults else cls(I, J, rng=np.random.default_rng(0))
+
+
+def _shapes(params: dict) -> dict:
+    return {k: list(np.shape(v)) for k, v in sorted(params.items())}
+
+
+def construction(modules, args):
+    """What a cell's constructor makes: keys and shapes, the weights' range, the biases; not the draws."""
+    kind, I, J = args["cell"], args["I"], args["J"]
+    cell = _new_cell(modules, kind, I, J, args.get("defaults", False))
+    params = {k: _array(v) for k, v in cell.params.items()}
+    bound = 1 / np.sqrt(J)
+    weights = {k: v for k, v in params.items() if k.startswith("W")}
+    biases = {k: v for k, v in params.items() if k.startswith("b")}
+    again = _new_cell(modules, kind, I, J, False), _new_cell(modules, kind, I, J, False)
+    return {"params' keys and shapes": _shapes(params),
+            "the same params when built twice from default_rng(0)": _same(*again),
+            "every W within +-1/sqrt(J)": bool(all(np.all(np.abs(W) <= bound) for W in weights.values())),
+            # With (J, J + I) large enough, uniform draws reach past half the bound on both sides.
+            "every W spread over +-1/sqrt(J)": bool(all(W.size < 100 or (W.min() < -bound / 2 and W.max() > bound / 2)
+                                                        for W in weights.values())),
+            "every W drawn (not constant)": bool(all(W.size == 1 or np.ptp(W) > 0 for W in weights.values())),
+            "biases": {k: sorted({float(b) for b in v.ravel()}) for k, v in sorted(biases.items())}}
+
+
+def _same(*cells) -> bool:
+    """Whether the cells hold equal params: what one generator's draws decide."""
+    first = {k: _array(v) for k, v in cells[0].params.items()}
+    return all(sorted(c.params) == sorted(first) and all(np.array_equal(_array(c.params[k]), v)
+                                                        for k, v in first.items()) for c in cells[1:])
+
+
+def _drawn_in_order(modules, kind, cells, sizes, rng) -> bool:
+    """Whether `cells` equal the student's own cells of `sizes` built one after the other from `rng`."""
+    cls = getattr(modules["recurrent"], CELL_CLASS[kind])
+    return len(cells) == len(sizes) and all(_same(cell, cls(I, J, rng=rng)) for cell, (I, J) in zip(cells, sizes))
+
+
+def _built_cell(modules, args):
+    kind, params = args["cell"], args["params"]
+    W = params["W_f" if kind == "lstm" else "W_r"]
+    J = W.shape[0]
+    cell = _new_cell(modules, kind, W.shape[1] - J, J)
+    for name, value in params.items():
+        cell.params[name] = value.copy()
+    return cell
+
+
+def _run_cell(cell, kind, x, state):
+    """forward with the case's optional states, passed the way the case says (left out, positional, keyword)."""
+    h0, C0 = state.get("h0"), state.get("C0")
+    if kind == "gru":
+        return cell.forward(x) if h0 is None else cell.forward(x, h0)
+    if h0 is None and C0 is None:
+        return cell.forward(x)
+    if C0 is None:
+        return cell.forward(x, h0)
+    if h0 is None:
+        return cell.forward(x, C0=C0)
+    return cell.forward(x, h0, C0)
+
+
+def _state(args) -> dict:
+    return {k: args[k].copy() for k in ("h0", "C0") if args.get(k) is not None}
+
+
+def cell_forward(modules, args):
+    if args.get("construct"):
+        return construction(modules, args)
+    kind = args["cell"]
+    cell = _built_cell(modules, args)
+    h = _run_cell(cell, kind, args["x"].copy(), _state(args))
+    answer = {"h": _array(h)}
+    if kind == "lstm":
+        answer["self.cell"] = _array(cell.cell)
+    return answer
+
+
+def cell_backward(modules, args):
+    """forward, then backward(G): d x, every gradient and the initial states'; against the code's own forward."""
+    kind = args["cell"]
+    cell = _built_cell(modules, args)
+    x, G = args["x"], args["G"]
+    J = G.shape[1]
+    state = {"h0": np.zeros(J), **({"C0": np.zeros(J)} if kind == "lstm" else {}), **_state(args)}
+    h = _run_cell(cell, kind, x.copy(), _state(args))
+    dx = cell.backward(G.copy())
+    initial = ("grad_h0", "grad_C0") if kind == "lstm" else ("grad_h0",)
+    answer = {"h": _array(h), "dx": _array(dx),
+              **{f"grads[{k!r}]": _array(cell.grads[k]) for k in sorted(args["params"])},
+              **{name: _array(getattr(cell, name)) for name in initial}}
+    if not args.get("finite_differences", True):
+        return answer
+
+    def assign(name, value):
+        nonlocal x
+        if name == "dx":
+            x = value
+        elif name.startswith("grad_"):
+            state[name[5:]] = value
+        else:
+            cell.params[name[7:-2]] = value
+
+    def loss():
+        return float(np.sum(_array(_run_cell(cell, kind, x.copy(), {k: v.copy() for k, v in state.items()})) * G))
+
+    arrays = {"dx": x, **{f"grads[{k!r}]": v for k, v in sorted(args["params"].items())},
+              **{name: state[name[5:]] for name in initial}}
+    answer[CONSISTENCY] = agreement(answer, _finite_differences(loss, arrays, assign))
+    return answer
+
+
+def long_sequence(modules, args):
+    """A long sequence, the gradient only at the last step: what reaches the first steps must still be right."""
+    kind = args["cell"]
+    cell = _built_cell(modules, args)
+    h = _array(_run_cell(cell, kind, args["x"].copy(), _state(args)))
+    dx = _array(cell.backward(args["G"].copy()))
+    answer = {"h_T": h[-1], "dx[0] (the first step)": dx[0], "dx": dx, "grad_h0": _array(cell.grad_h0)}
+    if kind == "lstm":
+        answer["grad_C0"] = _array(cell.grad_C0)
+    return answer
+
+
+# --- deep and bidirectional ---
+
+def _assign_layers(layers, params_per_layer):
+    for layer, params in zip(layers, params_per_layer):
+        for name, value in params.items():
+            layer.params[name] = value.copy()
+
+
+def _cell_probe(modules, kind, params, x, G):
+    """The student's cell alone on one layer's parameters: forward and backward."""
+    cell = _built_cell(modules, {"cell": kind, "params": params})
+    h = _array(cell.forward(x.copy()))
+    dx = _array(cell.backward(G.copy()))
+    return {"h": h, "dx": dx, **{f"grads[{k!r}]": _array(cell.grads[k]) for k in sorted(params)}}
+
+
+def _probe(call):
+    try:
+        return call()
+    except Exception as exc:  # the component's own check reports it; here only that it differs
+        return f"raised {type(exc).__name__}"
+
+
+def stacked(modules, args):
+    kind, layers = args["cell"], args["layers"]
+    I, J = args["x"].shape[1], args["G"].shape[1]
+    net = modules["recurrent"].StackedRNN(kind, I, J, len(layers), rng=np.random.default_rng(0))
+    built = [_shapes(layer.params) for layer in net.layers]
+    drawn = modules["recurrent"].StackedRNN(kind, I, J, len(layers), rng=np.random.default_rng(1))
+    sizes = [(I if l == 0 else J, J) for l in range(len(layers))]
+    in_order = _drawn_in_order(modules, kind, drawn.layers, sizes, np.random.default_rng(1))
+    _assign_layers(net.layers, layers)
+    x, G = args["x"], args["G"]
+    h = net.forward(x.copy())
+    dx = net.backward(G.copy())
+    answer = {"layers when built": built, "layers built in order 0, 1, ... from rng": in_order,
+              "h": _array(h), "dx": _array(dx),
+              **{f"layers[{l}].grads[{k!r}]": _array(net.layers[l].grads[k])
+                 for l, params in enumerate(layers) for k in sorted(params)}}
+
+    def assign(name, value):
+        nonlocal x
+        x = value
+
+    numeric = _finite_differences(lambda: float(np.sum(_array(net.forward(x.copy())) * G)), {"dx": x}, assign)
+    answer[CONSISTENCY] = agreement(answer, numeric)
+    answer[COMPONENT] = _probe(lambda: _cell_probe(modules, kind, layers[0], args["x"], args["probe_G"]))
+    return answer
+
+
+def birnn(modules, args):
+    kind, halves = args["cell"], args["halves"]
+    I, J = args["x"].shape[1], args["G"].shape[1] // 2
+    net = modules["recurrent"].BiRNN(kind, I, J, rng=np.random.default_rng(0))
+    built = {"fwd": _shapes(net.fwd.params), "bwd": _shapes(net.bwd.params)}
+    drawn = modules["recurrent"].BiRNN(kind, I, J, rng=np.random.default_rng(1))
+    in_order = _drawn_in_order(modules, kind, [drawn.fwd, drawn.bwd], [(I, J)] * 2, np.random.default_rng(1))
+    _assign_layers([net.fwd, net.bwd], halves)
+    x, G = args["x"], args["G"]
+    y = net.forward(x.copy())
+    dx = net.backward(G.copy())
+    answer = {"halves when built": built, "fwd then bwd built from rng": in_order, "y": _array(y), "dx": _array(dx),
+              **{f"{half}.grads[{k!r}]": _array(getattr(net, half).grads[k])
+                 for half, params in zip(("fwd", "bwd"), halves) for k in sorted(params)}}
+
+    def assign(name, value):
+        nonlocal x
+        x = value
+
+    numeric = _finite_differences(lambda: float(np.sum(_array(net.forward(x.copy())) * G)), {"dx": x}, assign)
+    answer[CONSISTENCY] = agreement(answer, numeric)
+    answer[COMPONENT] = _probe(lambda: _cell_probe(modules, kind, halves[0], args["x"], args["probe_G"]))
+    return answer
+
+
+def depth_direction(modules, args):
+    """Which rows of the output change when one x_s changes: the answer beside that pattern."""
+    kind, x = args["cell"], args["x"]
+    I, J = x.shape[1], args["J"]
+    r = modules["recurrent"]
+    if args["net"] == "BiRNN":
+        net = r.BiRNN(kind, I, J, rng=np.random.default_rng(0))
+        _assign_layers([net.fwd, net.bwd], args["layers"])
+    else:
+        net = r.StackedRNN(kind, I, J, len(args["layers"]), rng=np.random.default_rng(0))
+        _assign_layers(net.layers, args["layers"])
+    base = _array(net.forward(x.copy()))
+    seen = []
+    for s in range(len(x)):
+        moved = x.copy()
+        moved[s] += 0.5
+        out = _array(net.forward(moved))
+        if out.shape != base.shape or base.ndim != 2:
+            seen.append(None)
+            continue
+        halves = (out[:, :J] != base[:, :J], out[:, J:] != base[:, J:]) if args["net"] == "BiRNN" else (out != base,)
+        seen.append([[bool(np.any(row)) for row in changed] for changed in halves])
+    return property_result(base, {"shape": list(base.shape), "changed": seen})
+
+
+def clip(modules, args):
+    grads = {k: v.copy() for k, v in args["grads"].items()}
+    clipped, total = modules["recurrent"].clip_grad_norm(grads, args["max_norm"])
+    return {"keys": sorted(clipped), "clipped": {k: _array(v) for k, v in sorted(clipped.items())},
+            "total norm returned": float(total), "the input dict after the call": {k: _array(v) for k, v in
+                                                                                   sorted(grads.items())}}
+
+
+# --- the language model ---
+
+def _built_lm(modules, args, defaults=False):
+    params, layers = args["params"], args["layers"]
+    V, D = params["E"].shape
+    J = params["W_y"].shape[1]
+    r = modules["recurrent"]
+    lm = r.LSTMLM(V, D, J) if defaults else r.LSTMLM(V, D, J, num_layers=len(layers), rng=np.random.default_rng(0))
+    for name, value in params.items():
+        lm.params[name] = value.copy()
+    _assign_layers(lm.rnn.layers, layers)
+    return lm
+
+
+def lm_construction(modules, args):
+    V, D, J, L = args["V"], args["D"], args["J"], args["L"]
+    r = modules["recurrent"]
+    lm = r.LSTMLM(V, D, J) if L is None else r.LSTMLM(V, D, J, num_layers=L, rng=np.random.default_rng(0))
+    p = {k: _array(v) for k, v in lm.params.items()}
+    answer = {"params' keys and shapes": _shapes(p), "b_y zeros": bool(np.all(p["b_y"] == 0)),
+              "layers: their params' shapes": [_shapes(layer.params) for layer in lm.rnn.layers]}
+    if L is None:  # a fresh generator: the distributions, not the draws
+        bound = 1 / np.sqrt(J)
+        answer["W_y within +-1/sqrt(J), spread over it"] = bool(np.all(np.abs(p["W_y"]) <= bound) and (
+            p["W_y"].min() < -bound / 2 and p["W_y"].max() > bound / 2))
+        answer["E's standard deviation within [0.05, 0.2]"] = bool(0.05 <= np.std(p["E"]) <= 0.2)
+    else:  # the contract fixes the draws: E, then W_y, then the StackedRNN, from rng
+        answer["E"], answer["W_y"] = p["E"], p["W_y"]
+        rng = np.random.default_rng(0)
+        rng.standard_normal((V, D)), rng.uniform(size=(V, J))
+        again = r.StackedRNN("lstm", D, J, L, rng=rng)
+        answer["rnn built from rng after E and W_y"] = len(again.layers) == len(lm.rnn.layers) and all(
+            _same(a, b) for a, b in zip(lm.rnn.layers, again.layers))
+    return answer
+
+
+def lstmlm(modules, args):
+    """loss and every gradient (E's summed over repeated tokens); the backward against the code's own loss."""
+    if args.get("construct"):
+        return lm_construction(modules, args)
+    lm = _built_lm(modules, args)
+    tokens = args["tokens"]
+    loss = float(lm.loss(tokens.copy()))
+    lm.backward()
+    answer = {"loss": loss, **{f"grads[{k!r}]": _array(lm.grads[k]) for k in sorted(args["params"])},
+              **{f"rnn.layers[{l}].grads[{k!r}]": _array(lm.rnn.layers[l].grads[k])
+                 for l, params in enumerate(args["layers"]) for k in sorted(params)}}
+
+    def assign(name, value):
+        if name.startswith("grads["):
+            lm.params[name[7:-2]] = value
+        else:
+            lm.rnn.layers[0].params[name[-5:-2]] = value
+
+    arrays = {**{f"grads[{k!r}]": v for k, v in sorted(args["params"].items())},
+              "rnn.layers[0].grads['W_C']": args["layers"][0]["W_C"]}
+    numeric = _finite_differences(lambda: float(lm.loss(tokens.copy())), arrays, assign)
+    answer["backward against finite differences of loss"] = agreement(answer, numeric)
+    answer[COMPONENT] = _probe(lambda: _stacked_probe(modules, args))
+    return answer
+
+
+def _stacked_probe(modules, args):
+    """The student's StackedRNN of LSTMs alone, on the case's embedded inputs."""
+    layers, x = args["layers"], args["params"]["E"][args["tokens"][:-1]]
+    J = args["params"]["W_y"].shape[1]
+    net = modules["recurrent"].StackedRNN("lstm", x.shape[1], J, len(layers), rng=np.random.default_rng(0))
+    _assign_layers(net.layers, layers)
+    h = _array(net.forward(x.copy()))
+    return {"h": h, "dx": _array(net.backward(np.ones_like(h)))}
+
+
+def _set_grads(lm, args):
+    """The grader's gradients, where the contract keeps them."""
+    lm.grads = {k: v.copy() for k, v in args["grads"].items()}
+    for layer, grads in zip(lm.rnn.layers, args["layer_grads"]):
+        layer.grads = {k: v.copy() for k, v in grads.items()}
+
+
+def named_grads(modules, args):
+    lm = _built_lm(modules, args)
+    _set_grads(lm, args)
+    named = lm.named_grads()
+    return {"keys": sorted(named), "values": {k: _array(v) for k, v in sorted(named.items())}}
+
+
+def _named(args) -> dict:
+    named = dict(args["grads"])
+    for l, grads in enumerate(args["layer_grads"]):
+        named.update({f"rnn.{l}.{k}": v for k, v in grads.items()})
+    return named
+
+
+def step(modules, args):
+    """step(lr[, max_norm]) on gradients the grader set: every parameter after it, and the norm returned."""
+    lm = _built_lm(modules, args)
+    _set_grads(lm, args)
+    if args["max_norm"] is None:
+        total = lm.step(args["lr"])
+    else:
+        total = lm.step(args["lr"], max_norm=args["max_norm"])
+    answer = {"norm returned": float(total),
+              **{f"params[{k!r}]": _array(v) for k, v in sorted(lm.params.items())},
+              **{f"rnn.layers[{l}].params[{k!r}]": _array(layer.params[k])
+                 for l, layer in enumerate(lm.rnn.layers) for k in sorted(layer.params)}}
+    if args["max_norm"] is not None:
+        answer[COMPONENT] = _probe(lambda: clip(modules, {"grads": _named(args), "max_norm": args["max_norm"]}))
+    return answer
+
+
+class _Recorder:
+    """What train does with its model: the grader's losses, and every call in order."""
+
+    def __init__(self, losses: dict):
+        self.losses, self.calls = losses, []
+
+    def loss(self, tokens):
+        key = " ".join(str(int(t)) for t in tokens)
+        self.calls.append(f"loss({key})")
+        return self.losses[key]
+
+    def backward(self):
+        self.calls.append("backward()")
+
+    def step(self, lr, max_norm=None):
+        self.calls.append(f"step(lr={float(lr)!r}, max_norm={max_norm!r})")
+        return 1.0
+
+
+def train(modules, args):
+    sequences = [s.copy() for s in args["sequences"]]
+    rng = np.random.default_rng(args["seed"])
+    kw = {} if args["max_norm"] is None else {"max_norm": args["max_norm"]}
+    if args["kind"] == "recorded":
+        # An instance of the student's class that its constructor never touched: train alone is graded.
+        cls = modules["recurrent"].LSTMLM
+        lm = cls.__new__(cls)
+        recorder = _Recorder(args["losses"])
+        lm.loss, lm.backward, lm.step = recorder.loss, recorder.backward, recorder.step
+        losses = modules["recurrent"].train(lm, sequences, args["epochs"], args["lr"], rng, **kw)
+        return {"losses": [float(v) for v in losses], "calls": recorder.calls}
+    lm = _built_lm(modules, args)
+    losses = modules["recurrent"].train(lm, sequences, args["epochs"], args["lr"], rng, **kw)
+    answer = {"losses": [float(v) for v in losses], "loss per token after training": float(
+        sum(lm.loss(s.copy()) for s in args["sequences"]) / sum(len(s) - 1 for s in args["sequences"]))}
+    answer[COMPONENT] = _probe(lambda: _one_step(modules, args))
+    return answer
+
+
+def _one_step(modules, args):
+    """loss, backward and step of the student's model on the first sequence: the parts train composes."""
+    lm = _built_lm(modules, args)
+    loss = float(lm.loss(args["sequences"][0].copy()))
+    lm.backward()
+    lm.step(args["lr"], args["max_norm"])
+    return {"loss": loss, "params after one step": {k: _array(v) for k, v in sorted(lm.params.items())}}
+
+
+# --- properties ---
+
+def no_mutation(modules, args):
+    """One call; its answer, and its array arguments as they are afterwards."""
+    what = args["what"]
+    if what == "LSTMLM":
+        lm = _built_lm(modules, args)
+        tokens = args["tokens"]
+        answer = float(lm.loss(tokens))
+        lm.backward()
+        return property_result(answer, {"tokens": tokens})
+    if what == "BiRNN":
+        net = modules["recurrent"].BiRNN(args["cell"], args["x"].shape[1], args["G"].shape[1] // 2,
+                                         rng=np.random.default_rng(0))
+        _assign_layers([net.fwd, net.bwd], args["halves"])
+        x, G = args["x"], args["G"]
+        answer = {"forward": _array(net.forward(x)), "backward": _array(net.backward(G))}
+        return property_result(answer, {"x": x, "grad_y": G})
+    cell = _built_cell(modules, args)
+    x, G = args["x"], args["G"]
+    state = {k: args[k] for k in ("h0", "C0") if args.get(k) is not None}
+    answer = {"forward": _array(_run_cell(cell, args["cell"], x, state)), "backward": _array(cell.backward(G))}
+    return property_result(answer, {"x": x, "grad_h": G, **state})
+
+
+def _raises(call) -> str:
+    try:
+        call()
+    except ValueError:
+        return "ValueError"
+    except Exception as exc:
+        return type(exc).__name__
+    return "no exception"
+
+
+def bad_argument(modules, args):
+    """The contract's ValueError for one bad argument, beside what a right call of the same function makes."""
+    r = modules["recurrent"]
+    what, bad = args["what"], args["bad"]
+    if what == "clip_grad_norm":
+        answer = clip(modules, {"grads": args["grads"], "max_norm": 1.0})
+        raised = _raises(lambda: r.clip_grad_norm({k: v.copy() for k, v in args["grads"].items()}, bad))
+        return property_result(answer, raised)
+    I, J, kind = args["I"], args["J"], args["cell"]
+    if what in ("LSTM", "GRU"):
+        answer = construction(modules, {"cell": kind, "I": I, "J": J})
+        raised = _raises(lambda: getattr(r, what)(*bad, rng=np.random.default_rng(0)))
+    elif what == "StackedRNN":
+        net = r.StackedRNN(kind, I, J, 2, rng=np.random.default_rng(0))
+        answer = [_shapes(layer.params) for layer in net.layers]
+        raised = _raises(lambda: r.StackedRNN(bad[0], I, J, bad[1], rng=np.random.default_rng(0)))
+    else:
+        net = r.BiRNN(kind, I, J, rng=np.random.default_rng(0))
+        answer = [_shapes(net.fwd.params), _shapes(net.bwd.params)]
+        raised = _raises(lambda: r.BiRNN(bad, I, J, rng=np.random.default_rng(0)))
+    return property_result(answer, raised)

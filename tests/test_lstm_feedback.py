@@ -1,0 +1,88 @@
+"""The lstm checks over the whole buggy catalogue: each message's claims are true of the
+submission it is shown to, and a bug costs the checks fed the grader's data nothing."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from autograder import catalog
+from conftest import write_bugs
+
+NAMED = re.compile(r"See the check\(s\) ([\w ,]+): fix that first")
+# Checks that grade one component on data the grader gives, and the bugs of that component.
+FED = {"named_grads": {"named_grads_keys"},
+       "step": {"clip_per_array", "clip_after_step", "step_returns_clipped_norm", "step_skips_layers"}}
+
+
+@pytest.fixture(scope="module")
+def verdicts(graders, tmp_path_factory):
+    """Every check's verdict for every bug of the catalogue, by bug and check."""
+    assignment, _ = catalog.load("lstm")
+    folders = write_bugs(assignment, tmp_path_factory.mktemp("lstm_bugs"))
+    grader = graders("lstm")
+    return {bug: {v.check.name: v for v in grader.grade(folder)} for bug, folder in folders.items()}
+
+
+def _lost(verdict) -> bool:
+    return verdict.score < verdict.max_score
+
+
+def test_a_component_named_in_feedback_fails_its_own_check_too(verdicts):
+    named_somewhere = 0
+    for bug, by_check in verdicts.items():
+        for name, verdict in by_check.items():
+            for match in NAMED.finditer(verdict.output):
+                named = [n.strip() for n in re.split(r",| and ", match[1]) if n.strip()]
+                assert named and all(n in by_check for n in named), (bug, name, named)
+                assert any(_lost(by_check[n]) for n in named), f"{bug}/{name} names {named}, which all pass"
+                named_somewhere += 1
+    assert named_somewhere >= 5
+
+
+@pytest.mark.parametrize("check", sorted(FED))
+def test_a_check_fed_the_graders_data_loses_only_for_its_own_component(verdicts, check):
+    for bug, by_check in verdicts.items():
+        assert _lost(by_check[check]) == (bug in FED[check]), f"{bug} on {check}:\n{by_check[check].output}"
+
+
+def test_the_recorded_train_cases_lose_only_for_trains_own_bugs(verdicts):
+    own = {"train_no_shuffle", "train_divides_by_sequences", "train_forgets_max_norm"}
+    for bug, by_check in verdicts.items():
+        recorded = [v for case, v in by_check["train"].cases if case.args["kind"] == "recorded"]
+        assert len(recorded) == 2
+        assert any(not v.passed for v in recorded) == (bug in own), (bug, by_check["train"].output)
+
+
+def test_what_a_message_says_of_the_backward_is_what_the_code_does(verdicts):
+    """"does agree with finite differences of your own forward" only where the code's backward does."""
+    seen = 0
+    for bug, by_check in verdicts.items():
+        for name, verdict in by_check.items():
+            for case, v in verdict.cases:
+                if "Your backward does agree with finite differences" in v.message:
+                    seen += 1
+                    assert "the forward is wrong" in v.message or "the loss is wrong" in v.message
+    assert seen >= 1
+
+
+def test_a_clipping_bug_costs_what_an_instructor_would_expect(verdicts):
+    """A bug in clip_grad_norm costs clip_grad_norm, step's clipped cases (naming clip_grad_norm), train's
+    clipped run, and bad_arguments' clipping cases (a ValueError pays only beside a right clip); nothing else."""
+    lost = {name for name, v in verdicts["clip_per_array"].items() if _lost(v)}
+    assert lost <= {"clip_grad_norm", "step", "train", "bad_arguments"}
+    assert {"clip_grad_norm", "step"} <= lost
+
+
+def test_no_mistake_is_named_where_the_code_crashed_on_every_case_it_changes(graders, tmp_path):
+    """np.add.at with its arguments swapped raises on every loss case; the construction cases are right,
+    as every mistake's are there: no mistake explains that, so none is named."""
+    assignment, _ = catalog.load("lstm")
+    source = (assignment.spec.reference_folder() / "recurrent.py").read_text()
+    crashing = source.replace("np.add.at(grad_E, tokens[:-1], dx)", "np.add.at(tokens[:-1], grad_E, dx)")
+    assert crashing != source
+    (tmp_path / "recurrent.py").write_text(crashing)
+    (verdict,) = graders("lstm").grade(tmp_path, only={"lstmlm"})
+    assert verdict.score < verdict.max_score and verdict.mistake is None
+    assert "known mistake" not in verdict.output
