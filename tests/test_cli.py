@@ -175,7 +175,8 @@ def test_check_case_shows_an_lstm_case_that_runs_as_printed(tmp_path):
                            "return {k: g * min(1.0, max_norm / np.sqrt(np.sum(g ** 2))) for k, g in grads.items()}, total")
     assert wrong != source
     (tmp_path / "recurrent.py").write_text(wrong)
-    out = lmgrade("check", "lstm", tmp_path, "--case", "clip_grad_norm:3", cwd=tmp_path)
+    out = lmgrade("check", "lstm", tmp_path, "--case", "clip_grad_norm:3", "--save-args", tmp_path / "case.wire",
+                  cwd=tmp_path)
     assert out.returncode == 0, out.stderr
     said = out.stdout
     assert "clip_grad_norm, case 3 of" in said and "from plugins.lstm.scenarios import clip" in said
