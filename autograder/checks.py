@@ -110,6 +110,11 @@ class Check:
     property_check: bool = False
     # A timing check: how its laps are timed and judged (`autograder.speed`).
     timing: "Timing | None" = None
+    # The checks of the components this check's scenario runs the student's code of
+    # (a block runs the student's LayerNorm): where one of them fails in the same
+    # grading, this check names it and loses at most its own share of its points.
+    composes: tuple[str, ...] = ()
+    own_share: float = 0.25
     # Defaults that assignment.toml may override.
     points: float = 1.0
     visibility: str = "visible"

@@ -29,7 +29,7 @@ from typing import Any, Callable
 from .assignment import Assignment
 from .checks import ANSWER, PROPERTY, Case, CaseContext, CaseVerdict, Check, Mistake, explains
 from .errors import HarnessFault
-from . import forbidden, loader, speed, templates, wire
+from . import composition, forbidden, liveness, loader, speed, templates, wire
 from .sandbox.limits import Limits
 from .feedback import describe_output, forbidden_message, outcome_verdict, summarize
 from .oracle import LiveReference, OracleError
@@ -59,6 +59,9 @@ class Verdict:
     wall_s: float = 0.0
     defences: dict = field(default_factory=dict)
     mistake: Mistake | None = None
+    # What the reference answered and what the submission did, case by case (None where it raised).
+    expected: list = field(default_factory=list)
+    answers: list = field(default_factory=list)
 
     @property
     def max_score(self) -> float:
@@ -288,7 +291,8 @@ class Grader:
         if printed:
             output += "\n" + printed
         return Verdict(check, number, score, output, judged, wall_s=run.wall_s, defences=run.defences,
-                       mistake=mistake)
+                       mistake=mistake, expected=list(expected),
+                       answers=[o.value if o.kind == "ok" else None for o in run.outcomes])
 
     def grade_timing(self, check: Check, number: int, submission: Path, cases: list[Case]) -> Verdict:
         """A timing check: the submission's laps against the reference's, interleaved (`speed`)."""
@@ -392,24 +396,47 @@ class Grader:
         if imports.broken and on_import_failure:
             on_import_failure(imports.message)
 
+        by_name = {c.name: c for c in self.assignment.checks}
+        failed: set[str] = set()
+
         def one(item):
             number, check = item
             if on_check_start:
                 on_check_start(check)
             verdict = self.grade_check(check, number, submission, uses, imports)
             with report_lock:
+                verdict = _composed(verdict, by_name, failed)
+                if not verdict.passed:
+                    failed.add(check.name)
                 verdicts[number] = verdict
                 if on_verdict:
                     on_verdict(verdict)
 
-        with ThreadPoolExecutor(max_workers=self.jobs) as executor:
-            for future in [executor.submit(one, item) for item in numbered if item[1].timing is None]:
-                future.result()
+        number_of = {c.name: n for n, c in numbered}
+        # A composed check runs after the checks of its components (composition.waves).
+        for wave in composition.waves([c for _, c in numbered if c.timing is None]):
+            with ThreadPoolExecutor(max_workers=self.jobs) as executor:
+                for future in [executor.submit(one, (number_of[c.name], c)) for c in wave]:
+                    future.result()
         # Timing checks run alone, after the rest: nothing of ours competes with their laps.
         for item in numbered:
             if item[1].timing is not None:
                 one(item)
         return [verdicts[n] for n, _ in numbered]
+
+
+def _composed(verdict: Verdict, by_name: dict[str, Check], failed: set[str]) -> Verdict:
+    """A failed composed check whose component failed first: named, and only its own share lost."""
+    if verdict.passed or not verdict.check.composes:
+        return verdict
+    component = composition.first_failed(verdict.check, by_name, failed)
+    if component is None:
+        return verdict
+    # Points only for work done: answers that are constant, raised or out of shape earn no share.
+    if not liveness.dead(verdict.expected, verdict.answers):
+        verdict.score = composition.capped(verdict.check, verdict.score)
+    verdict.output = composition.note(verdict.check, component) + "\n" + verdict.output
+    return verdict
 
 
 _MISSING_NAME = re.compile(r"module '(\w+)' has no attribute '(\w+)'")

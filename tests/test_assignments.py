@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from autograder import catalog, templates
+from autograder import catalog, composition, templates
 from conftest import ASSIGNMENTS, contract_submissions, variant_params, write_bugs
 from degenerate import CONSTANTS, RAISES, write_degenerate
 
@@ -99,3 +99,30 @@ def test_each_bug_loses_points_on_the_right_check(graders, bug_folders, name, bu
         v = verdicts[check]
         assert v.score < v.max_score, f"{bug} should lose points on {check}"
         assert words in v.output, f"{bug}/{check}: {words!r} not in feedback:\n{v.output}"
+
+
+# Too slow to grade for every bug here (training runs 300 steps; timing checks
+# time dozens of calls): the catalogue proves them on the checks its bugs name.
+SLOW = {"training", "attention_speed", "train_step_speed"}
+
+
+@pytest.mark.parametrize("name,bug", _bug_params())
+def test_each_bug_loses_nowhere_but_its_component_and_what_composes_it(graders, bug_folders, name, bug):
+    """One bug, one place: points are lost on the checks the catalogue names and on checks that
+    compose them, and a composed check that lost names the component check that failed first."""
+    grader, assignment, _ = _grader_and_assignment(graders, name, ())
+    loses = catalog.bugs(name)[bug].loses
+    by_name = {c.name: c for c in assignment.checks}
+    allowed = set(loses) | {c.name for c in assignment.checks
+                            if {k.name for k in composition.components(c, by_name)} & set(loses)}
+    verdicts = grader.grade(bug_folders(name, bug), only={c.name for c in assignment.checks} - SLOW)
+    lost = {v.check.name for v in verdicts if not v.passed}
+    assert lost <= allowed, f"{bug} loses points on {sorted(lost - allowed)}, which neither are its " \
+                            f"component's checks nor compose them"
+    failed = {v.check.name for v in verdicts if not v.passed}
+    for v in verdicts:
+        first = composition.first_failed(v.check, by_name, failed) if v.check.composes else None
+        if not v.passed and first is not None:
+            assert v.output.startswith(f"{composition.subject(first)} differs, see {first.name}: fix that first"), \
+                f"{bug}/{v.check.name}:\n{v.output}"
+            assert v.score >= v.max_score * (1 - v.check.own_share) - 1e-9
