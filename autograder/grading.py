@@ -261,7 +261,9 @@ class Grader:
             return self._contract
 
     def grade_check(self, check: Check, number: int, submission: Path,
-                    uses: forbidden.Uses | None = None, imports: "Imports | None" = None) -> Verdict:
+                    uses: forbidden.Uses | None = None, imports: "Imports | None" = None,
+                    wrong: str | None = None) -> Verdict:
+        """One check's verdict; `wrong` names a failed check of the code it composes (timing checks say so)."""
         if check.unavailable:
             return Verdict(check, number, 0.0, check.unavailable)
         cases, expected = self.cases_and_expected(check)
@@ -278,7 +280,7 @@ class Grader:
             return _not_run(check, number, cases, "\n".join(
                 forbidden_message([f.api], f" in {f.file} line {f.line} (`{f.code[:120]}`)") for f in found[:5]))
         if check.timing is not None:
-            return self.grade_timing(check, number, submission, cases)
+            return self.grade_timing(check, number, submission, cases, wrong)
         run = self.pool.run(scenario=check.scenario_ref, submission=submission, files=list(check.files),
                             cases=[c.args for c in cases], limits=check.limits, device=check.device)
         judged = [(case, self._with_hints(outcome_verdict(check, case, exp, outcome, reveal), imports.defined))
@@ -294,7 +296,8 @@ class Grader:
                        mistake=mistake, expected=list(expected),
                        answers=[o.value if o.kind == "ok" else None for o in run.outcomes])
 
-    def grade_timing(self, check: Check, number: int, submission: Path, cases: list[Case]) -> Verdict:
+    def grade_timing(self, check: Check, number: int, submission: Path, cases: list[Case],
+                     wrong: str | None = None) -> Verdict:
         """A timing check: the submission's laps against the reference's, interleaved (`speed`)."""
         reference = self.reference_submission()
         if reference is None:
@@ -322,7 +325,7 @@ class Grader:
             judged.append((case, speed.judge_case(
                 check, case, speed.collect(runs["reference"], i, timing.warmup),
                 speed.collect(runs["submission"], i, timing.warmup),
-                self._reference_fingerprints(check, case), rng, check.device)))
+                self._reference_fingerprints(check, case), rng, check.device, wrong)))
         passed = sum(v.passed for _, v in judged)
         # The times are worth reading when the check passes too.
         output = "\n".join([summarize(judged, reveal, None)] + [
@@ -403,7 +406,9 @@ class Grader:
             number, check = item
             if on_check_start:
                 on_check_start(check)
-            verdict = self.grade_check(check, number, submission, uses, imports)
+            with report_lock:
+                first = composition.first_failed(check, by_name, failed) if check.composes else None
+            verdict = self.grade_check(check, number, submission, uses, imports, first and first.name)
             with report_lock:
                 verdict = _composed(verdict, by_name, failed)
                 if not verdict.passed:

@@ -95,7 +95,7 @@ BUGS = {
          "model": "not divided by sqrt(d_head)"}),
     "mask_off_by_one": _as_bug(
         M.MASK_OFF_BY_ONE, "the causal mask is triu(diagonal=2), so each position also sees the next.",
-        {"attention": "off by one", "block": "off by one", "model": "off by one", "causality": NOTHING,
+        {"attention": "off by one", "block": "off by one", "model": "off by one", "causality": "sees token",
          "training": "future-token leak"}),
     "mask_after_softmax": _as_bug(
         M.MASK_AFTER_SOFTMAX, "the future weights are zeroed after the softmax.",
@@ -110,15 +110,15 @@ BUGS = {
     "no_causal_mask": Bug(
         "the attention has no causal mask: every position sees the whole sequence.", LAYERS,
         ((f"        {MASK}\n", ""),),
-        {"attention": VALUES, "model": VALUES, "causality": NOTHING}),
+        {"attention": VALUES, "model": VALUES, "causality": "sees token"}),
     "mask_fills_zero": Bug(
         "the future scores are set to 0 instead of -inf before the softmax.", LAYERS,
         ((MASK, 'att = att.masked_fill(future, 0.0)'),),
-        {"attention": VALUES, "model": VALUES, "causality": NOTHING}),
+        {"attention": VALUES, "model": VALUES, "causality": "sees token"}),
     "mask_tril": Bug(
         "the mask is built with tril instead of triu: each position sees the future, not the past.", LAYERS,
         ((CAUSAL, CAUSAL.replace("triu(diagonal=1)", "tril(diagonal=-1)")),),
-        {"attention": VALUES, "model": VALUES, "causality": NOTHING}),
+        {"attention": VALUES, "model": VALUES, "causality": "sees token"}),
     "heads_merged_without_transpose": Bug(
         "the heads are merged by reshaping (B, n_heads, T, d_head) straight to (B, T, d_model).", LAYERS,
         ((MERGE, "y = y.reshape(B, T, d_model)"),),

@@ -17,7 +17,7 @@ from autograder import Case, CaseContext, Check, Limits, Tolerance
 from . import mistakes as M
 from . import scenarios, speed, training
 from .corpus import sparse_markov
-from .judges import judge_generate
+from .judges import judge_causality, judge_generate
 
 # Any correct order of operations agrees far inside these; float32 keeps
 # about 7 digits, and LayerNorm's gradient divides by a standard deviation.
@@ -258,15 +258,15 @@ def generate_cases(ctx: CaseContext) -> list[Case]:
 def causality_cases(ctx: CaseContext) -> list[Case]:
     pre_ln = ctx.variant["pre_ln"]
     cases = []
-    for V, context, d, L, h, B, T, t in [(9, 8, 8, 2, 2, 2, 8, 3), (6, 5, 4, 1, 1, 1, 5, 0), (8, 6, 6, 1, 3, 2, 6, 4)]:
+    for V, context, d, L, h, B, T in [(9, 8, 8, 2, 2, 2, 8), (6, 5, 4, 1, 1, 1, 5), (8, 6, 6, 1, 3, 2, 6)]:
         rng = ctx.rng
         config = lm_config(V, context, d, L, h, 2 * d, pre_ln)
         idx = rng.integers(0, V, (B, T))
-        changed = idx.copy()
-        changed[:, t + 1:] = (idx[:, t + 1:] + 1 + rng.integers(0, V - 1, (B, T - t - 1))) % V
-        args = {**_lm_args(rng, config), "idx": idx, "changed_idx": changed, "t": t}
-        cases.append(_case(f"{_describe(config)}: the logits at positions 0..{t} must not change when the tokens "
-                           f"after position {t} do", args))
+        # For each position q >= 1, another token there, in every row of the batch.
+        changes = [((idx[:, q] + 1 + rng.integers(0, V - 1, B)) % V).tolist() for q in range(1, T)]
+        args = {**_lm_args(rng, config), "idx": idx, "changes": changes}
+        cases.append(_case(f"{_describe(config)}: the token at each position q changed alone, the logits at "
+                           f"positions before q must not change, and those at q must", args))
     return cases
 
 
@@ -364,6 +364,7 @@ def transformer_checks() -> list[Check]:
               uses=("train.generate", *LM), composes=("model",), limits=slow),
         Check("causality", "no position sees the future: later tokens leave earlier logits unchanged",
               scenarios.causality, causality_cases, files=Mo, tolerance=FLOAT64, property_check=True,
+              judge=judge_causality,
               uses=LM, composes=("model",), limits=quick),
         Check("attention_rows", "attention weights sum to 1 over the keys of every query",
               scenarios.attention_rows, attention_rows_cases, files=L, tolerance=FLOAT64, property_check=True,
