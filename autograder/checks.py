@@ -145,7 +145,18 @@ class Check:
                                           f"here: {diff}")
             expected, got = expected[PROPERTY], got[PROPERTY]
         diff = compare(expected, got, tolerance, reveal=reveal)
-        return CaseVerdict(diff is None, diff or "")
+        return CaseVerdict(diff is None, (diff or "") + (exception_hint(expected, got) if diff else ""))
+
+
+ASSERT_HINT = ("an assert is not the contract's ValueError (and python -O removes it): use raise ValueError, "
+               "the contract asks for it")
+
+
+def exception_hint(expected: Any, got: Any) -> str:
+    """A named mistake any assignment may make: AssertionError where the contract asks for ValueError."""
+    if "ValueError" in repr(expected) and "AssertionError" in repr(got):
+        return "\n" + ASSERT_HINT
+    return ""
 
 
 def explains(answers: list[Any], got: list[Any], tolerances: list[Tolerance]) -> bool:

@@ -14,8 +14,10 @@ from .checks import Check
 
 
 def subject(check: Check) -> str:
-    """What a check grades, from its title: "LayerNorm: output and gradients" -> "LayerNorm"."""
-    return check.title.split(":", 1)[0].strip()
+    """What a check grades, from its title: "LayerNorm: output and gradients" -> "LayerNorm", "pad adds ..." -> "pad"."""
+    if ":" in check.title:
+        return check.title.split(":", 1)[0].strip()
+    return check.title.split()[0] if check.title.split() else check.name
 
 
 def components(check: Check, by_name: dict[str, Check]) -> list[Check]:

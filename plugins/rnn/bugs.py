@@ -120,4 +120,10 @@ BUGS = {
          ("self.act, self.act_grad = _ACTIVATIONS[activation]",
           "self.act, self.act_grad = _ACTIVATIONS.get(activation, _ACTIVATIONS[\"sigmoid\"])")),
         {"bad_arguments": "no exception"}),
+    "cross_entropy_eps_in_log": Bug(
+        "CrossEntropy adds 1e-8 inside the log, to avoid log(0).", M,
+        (("return float(-np.log(probs[self.rows, self.targets]).sum())",
+          "return float(-np.log(probs[self.rows, self.targets] + 1e-8).sum())"),
+         ("-float(g) / self.probs[self.rows, self.targets]", "-float(g) / (self.probs[self.rows, self.targets] + 1e-8)")),
+        {"cross_entropy": "epsilon (1e-8) is added inside the log"}),
 }

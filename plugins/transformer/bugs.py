@@ -128,10 +128,10 @@ BUGS = {
         (("return self.out_proj(y)", "return y"),),
         {"attention": VALUES, "block": VALUES, "model": VALUES}),
     # --- layers.py: feed-forward and block ---
-    "gelu_tanh": Bug(
-        "the feed-forward network uses the tanh approximation of GELU.", LAYERS,
-        ((GELU, 'F.gelu(self.fc1(x), approximate="tanh")'),),
-        {"feed_forward": VALUES, "block": VALUES, "model": VALUES}),
+    "gelu_tanh": _as_bug(
+        M.GELU_TANH, "the feed-forward network uses the tanh approximation of GELU.",
+        {"feed_forward": "tanh approximation of GELU", "block": "tanh approximation of GELU",
+         "model": "tanh approximation of GELU"}),
     "pre_post_swapped": _as_bug(
         M.PRE_POST_SWAPPED, "the block runs the post-LN code when pre_ln is True and the pre-LN code otherwise.",
         {"block": "branches are swapped", "model": "branches are swapped"}),

@@ -320,7 +320,7 @@ ATTENTION_MISTAKES = (M.SCALE_D_MODEL, M.NO_SCALING, M.MASK_OFF_BY_ONE, M.MASK_A
                       M.HEAD_LAYOUT)
 LAYER_NORM_MISTAKES = (M.UNBIASED_VARIANCE, M.EPS_OUTSIDE_SQRT)
 MODEL_MISTAKES = (M.POSITIONS_OFFSET, M.LN_F_MISSING, M.PRE_POST_SWAPPED, M.RESIDUAL_MISSING, *ATTENTION_MISTAKES,
-                  *LAYER_NORM_MISTAKES)
+                  *LAYER_NORM_MISTAKES, M.GELU_TANH)
 
 
 def transformer_checks() -> list[Check]:
@@ -337,11 +337,12 @@ def transformer_checks() -> list[Check]:
               scenarios.attention, attention_cases, files=L, tolerance=FLOAT64, mistakes=ATTENTION_MISTAKES,
               uses=("layers.CausalSelfAttention",), limits=quick),
         Check("feed_forward", "FeedForward: fc2(gelu(fc1(x))) with the exact GELU, and its gradients",
-              scenarios.feed_forward, feed_forward_cases, files=L, tolerance=FLOAT64,
+              scenarios.feed_forward, feed_forward_cases, files=L, tolerance=FLOAT64, mistakes=(M.GELU_TANH,),
               uses=("layers.FeedForward",), limits=quick),
         Check("block", "TransformerBlock: residuals and LayerNorms in the graded order, output and gradients",
               scenarios.block, block_cases, files=L, tolerance=FLOAT64,
-              mistakes=(M.PRE_POST_SWAPPED, M.RESIDUAL_MISSING, *ATTENTION_MISTAKES, *LAYER_NORM_MISTAKES),
+              mistakes=(M.PRE_POST_SWAPPED, M.RESIDUAL_MISSING, *ATTENTION_MISTAKES, *LAYER_NORM_MISTAKES,
+                        M.GELU_TANH),
               uses=("layers.TransformerBlock",), composes=("layer_norm", "attention", "feed_forward"), limits=quick),
         Check("model", "TransformerLM: logits and gradients of every parameter; T < context_length",
               scenarios.model, model_cases, files=Mo, tolerance=FLOAT64, mistakes=MODEL_MISTAKES,
