@@ -20,6 +20,7 @@ import re
 import shutil
 import tempfile
 import threading
+import time
 from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -120,6 +121,7 @@ class Grader:
                                 forbidden_apis={"apis": list(spec.forbidden),
                                                 "also": {k: list(v) for k, v in spec.forbidden_also.items()}})
         self._expected: dict[str, tuple[list[Case], list[Any]]] = {}
+        self._reference_s: dict[str, float] = {}
         self._mistaken: dict[tuple[str, Mistake], list[Any]] = {}
         self._lock = threading.Lock()
         self._reference_copy: Path | None = None
@@ -165,13 +167,23 @@ class Grader:
             if check.name not in self._expected:
                 cases = draw_cases(check, self.assignment.name, self.variant, self.secret)
                 # A timing check's reference runs beside the submission instead.
+                started = time.perf_counter()
                 expected = [None] * len(cases) if check.timing else self.oracle.expected(check, cases)
+                if not check.timing and getattr(self.oracle, "folder", None) is not None:
+                    # The live reference's own time on these cases, on this machine now: the limits follow it.
+                    self._reference_s[check.name] = time.perf_counter() - started
                 if check.property_check and not all(isinstance(e, dict) and set(e) == {ANSWER, PROPERTY}
                                                     for e in expected):
                     raise HarnessFault(f"{check.name} is a property check: its scenario must return "
                                        "property_result(answer, holds)")
                 self._expected[check.name] = (cases, expected)
             return self._expected[check.name]
+
+    def limits_of(self, check: Check) -> Limits:
+        """The check's limits in this grading: `wall_factor` times the reference's time on its cases,
+        never below the check's own cpu_s and wall_s (the floors, and all there is without a live reference)."""
+        self.cases_and_expected(check)
+        return check.limits.following(self._reference_s.get(check.name))
 
     def _mistake_answers(self, check: Check, cases: list[Case], mistake: Mistake) -> list[Any]:
         """What a submission making `mistake` returns on every case (`CRASHES` where it raises)."""
@@ -282,7 +294,7 @@ class Grader:
         if check.timing is not None:
             return self.grade_timing(check, number, submission, cases, wrong)
         run = self.pool.run(scenario=check.scenario_ref, submission=submission, files=list(check.files),
-                            cases=[c.args for c in cases], limits=check.limits, device=check.device)
+                            cases=[c.args for c in cases], limits=self.limits_of(check), device=check.device)
         judged = [(case, self._with_hints(outcome_verdict(check, case, exp, outcome, reveal), imports.defined))
                   for case, exp, outcome in zip(cases, expected, run.outcomes)]
         passed = sum(v.passed for _, v in judged)

@@ -21,7 +21,12 @@ def _seconds(value: float) -> str:
 
 def limits_in_words(check: Check) -> str:
     limits = check.limits
-    words = f"{_seconds(limits.wall_s)} in all, {limits.memory_mb:g} MB of memory"
+    if limits.wall_factor > 0 and check.timing is None:
+        # The grader measures the reference on the same cases when grading begins.
+        time = f"{limits.wall_factor:g} times the reference's time, at least {_seconds(limits.wall_s)}"
+    else:
+        time = f"{_seconds(limits.wall_s)} in all"
+    words = f"{time}, {limits.memory_mb:g} MB of memory"
     if check.device == "cuda":
         words += ", on a GPU where the grader has one"
     if check.timing is not None:
