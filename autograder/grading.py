@@ -295,7 +295,8 @@ class Grader:
             return self.grade_timing(check, number, submission, cases, wrong)
         run = self.pool.run(scenario=check.scenario_ref, submission=submission, files=list(check.files),
                             cases=[c.args for c in cases], limits=self.limits_of(check), device=check.device)
-        judged = [(case, self._with_hints(outcome_verdict(check, case, exp, outcome, reveal), imports.defined))
+        dead = _property_liveness(check, expected, run.outcomes)
+        judged = [(case, self._with_hints(outcome_verdict(check, case, exp, outcome, reveal, dead), imports.defined))
                   for case, exp, outcome in zip(cases, expected, run.outcomes)]
         passed = sum(v.passed for _, v in judged)
         mistake = self.diagnose(check, cases, run.outcomes) if passed < len(cases) and check.mistakes else None
@@ -440,6 +441,14 @@ class Grader:
             if item[1].timing is not None:
                 one(item)
         return [verdicts[n] for n, _ in numbered]
+
+
+def _property_liveness(check: Check, expected: list, outcomes: list[CaseOutcome]) -> str | None:
+    """Whether a property check's answers show work: None, or why not ("" for other checks)."""
+    if not check.property_check or check.judge is not None:
+        return ""
+    answers = [o.value.get(ANSWER) if o.kind == "ok" and isinstance(o.value, dict) else None for o in outcomes]
+    return liveness.dead([e[ANSWER] for e in expected], answers)
 
 
 def _composed(verdict: Verdict, by_name: dict[str, Check], failed: set[str]) -> Verdict:
