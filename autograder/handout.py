@@ -42,4 +42,8 @@ def grading_table(checks: list[Check]) -> str:
                     f"{check.points:g} |")
     return "\n".join(rows) + (
         "\n\nA check fails a case that gives a wrong answer, raises, or runs past its limits. Printing (any "
-        "amount), temporary files and files written beside your code never cost a point.")
+        "amount), temporary files and files written beside your code never cost a point. A property check "
+        "(arguments left unchanged, the contract's ValueErrors, causality) reports what it sees and pays only "
+        "beside answers that show work, so that code returning constants or raising earns nothing. A check "
+        "that runs another of your components (a block runs your LayerNorm) names that component's check "
+        "when it failed, and loses at most its own share of its points.")
