@@ -127,3 +127,29 @@ def test_each_bug_loses_nowhere_but_its_component_and_what_composes_it(graders, 
                 f"{bug}/{v.check.name}:\n{v.output}"
             # Capped where its answers are live; answers that raised or are constant earn nothing.
             assert v.score >= v.max_score * (1 - v.check.own_share) - 1e-9 or liveness.dead(v.expected, v.answers)
+    _assert_messages_are_true(bug, verdicts, failed, allowed)
+
+
+# Words a message may use only where what they claim is so.
+LEAK_BUGS = {"mask_off_by_one", "no_causal_mask", "mask_fills_zero", "mask_tril"}
+BACKWARD_KEYS = ("['backward", "['grads[", "['grad_h0", "['returned ==")
+
+
+def _assert_messages_are_true(bug, verdicts, failed, allowed):
+    """Each failure message's claim, checked against what the grading saw."""
+    for v in verdicts:
+        for case, verdict in v.cases:
+            text = verdict.message
+            if "the forward is wrong: " in text or "the loss is wrong: " in text:
+                # The difference quoted is in the forward's own answers, never a gradient.
+                quoted = text.split(" is wrong: ", 1)[1].split("\n", 1)[0]
+                assert not any(key in quoted for key in BACKWARD_KEYS), f"{bug}/{v.check.name}: {text}"
+            if "stream" in text or "reused from earlier calls" in text:
+                assert not (set(v.check.composes) & failed), \
+                    f"{bug}/{v.check.name} blames streams while its numeric check failed:\n{text}"
+            if " sees token " in text:
+                assert bug in LEAK_BUGS, f"{bug}/{v.check.name} reports a leak it does not have: {text}"
+            if text.startswith("the property holds, but"):
+                assert "the answers show no work" in text or "own answer is wrong" in text
+        if v.mistake is not None:  # a mistake named only where the bug is, or what composes it
+            assert v.check.name in allowed, f"{bug}: {v.check.name} names {v.mistake.name}"
