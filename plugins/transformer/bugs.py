@@ -145,14 +145,14 @@ BUGS = {
     "no_position_embedding": Bug(
         "the model adds no position embedding to the token embeddings.", MODEL,
         ((EMBED, "x = self.tok_emb(idx)"),),
-        {"model": VALUES}),
+        {"model": VALUES, "model_hidden": ""}),
     "ln_f_missing": _as_bug(
         M.LN_F_MISSING, "forward skips the final LayerNorm.",
         {"model": "ln_f is not applied", "model_hidden": "ln_f is not applied"}),
     "head_tied_to_embedding": Bug(
         "the logits are computed with the token embedding matrix instead of lm_head.", MODEL,
         ((HEAD, "return x @ self.tok_emb.weight.T"),),
-        {"model": VALUES}),
+        {"model": VALUES, "model_hidden": ""}),
     "ce_unstable": _as_bug(
         M.CE_UNSTABLE, "cross_entropy computes log(sum(exp(logits))) without the max shift.",
         {"cross_entropy": "without subtracting each row's maximum", "ce_stable": FINITE}, demo=True),
