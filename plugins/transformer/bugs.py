@@ -75,7 +75,7 @@ BUGS = {
     "eps_outside_sqrt": _as_bug(
         M.EPS_OUTSIDE_SQRT, "LayerNorm divides by sqrt(var) + eps.",
         {"layer_norm": "eps outside the square root", "block": "eps outside the square root",
-         "model": "eps outside the square root"}, demo=True),
+         "model": "eps outside the square root", "layer_norm_stats": ""}, demo=True),
     "layer_norm_over_batch": Bug(
         "LayerNorm takes the mean and variance over the first dimension, as BatchNorm does.", LAYERS,
         ((MEAN_X, "mean = x.mean(dim=0, keepdim=True)"), (VAR, "var = x.var(dim=0, keepdim=True, correction=0)")),
@@ -83,7 +83,7 @@ BUGS = {
     "layer_norm_weight_bias_swapped": Bug(
         "LayerNorm scales by the bias and shifts by the weight.", LAYERS,
         ((AFFINE, "return x_hat * self.bias + self.weight"),),
-        {"layer_norm": VALUES, "block": VALUES, "model": VALUES}),
+        {"layer_norm": VALUES, "block": VALUES, "model": VALUES, "layer_norm_stats": NOTHING}),
     # --- layers.py: attention ---
     "scale_d_model": _as_bug(
         M.SCALE_D_MODEL, "the attention scores are divided by sqrt(d_model).",
@@ -122,7 +122,7 @@ BUGS = {
     "heads_merged_without_transpose": Bug(
         "the heads are merged by reshaping (B, n_heads, T, d_head) straight to (B, T, d_model).", LAYERS,
         ((MERGE, "y = y.reshape(B, T, d_model)"),),
-        {"attention": VALUES, "block": VALUES, "model": VALUES}),
+        {"attention": VALUES, "block": VALUES, "model": VALUES, "attention_rows": ""}),
     "out_proj_missing": Bug(
         "the attention returns the concatenated heads without out_proj.", LAYERS,
         (("return self.out_proj(y)", "return y"),),
