@@ -131,9 +131,10 @@ def test_each_bug_loses_nowhere_but_its_component_and_what_composes_it(graders, 
 
 
 # Words a message may use only where what they claim is so.
-# (The softmax over queries, or a mask applied after the softmax, mixes later positions in too.)
+# (The softmax over queries, a mask applied after the softmax, and heads merged without the
+# transpose, which reads other positions' values, mix later positions in too.)
 LEAK_BUGS = {"mask_off_by_one", "no_causal_mask", "mask_fills_zero", "mask_tril", "mask_after_softmax",
-             "softmax_over_queries"}
+             "softmax_over_queries", "heads_merged_without_transpose"}
 BACKWARD_KEYS = ("['backward", "['grads[", "['grad_h0", "['returned ==")
 
 
