@@ -52,11 +52,12 @@ def linear_cases(ctx: CaseContext) -> list[Case]:
 
 
 def activation_cases(ctx: CaseContext) -> list[Case]:
-    extreme = np.array([[-1e4, -800.0, -30.0, 0.0, 30.0, 800.0, 1e4]])
+    # -0.5 and 0.5: a sign test off by a little (x >= -1) shows near 0.
+    extreme = np.array([[-1e4, -800.0, -30.0, -0.5, 0.0, 0.5, 30.0, 800.0, 1e4]])
     cases = []
     for kind in ("Sigmoid", "Tanh"):
         for x, what in [(_normal(ctx.rng, 3, 4, scale=3.0), "x of shape (3, 4)"),
-                        (extreme, "x with entries from -1e4 to 1e4"),
+                        (extreme, "x with entries from -1e4 to 1e4, and +-0.5"),
                         (_normal(ctx.rng, 5, scale=2.0), "a 1-D x of 5 entries")]:
             cases.append(Case(f"{kind}: forward({what}), then backward(g)",
                               {"module": kind, "x": x, "g": _normal(ctx.rng, *x.shape)}))
