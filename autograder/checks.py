@@ -16,8 +16,10 @@ A `Check` has three parts that run in three places:
 Points only for work done: a *property* check (arguments left unchanged,
 ValueError outside the domain, determinism, causality) must not pay a
 submission that does nothing. Its scenario returns `property_result(answer,
-holds)`: the same call's answer beside the property, and a case passes only
-where the answer is right too.
+holds)`: the same call's answer beside the property. The property is always
+judged and reported; a case passes where it holds and the check's answers
+show work (`liveness.dead`: shaped like the contract's, not constant), so a
+wrong but live answer still earns the property.
 """
 
 from __future__ import annotations
@@ -110,6 +112,11 @@ class Check:
     property_check: bool = False
     # A timing check: how its laps are timed and judged (`autograder.speed`).
     timing: "Timing | None" = None
+    # The checks of the components this check's scenario runs the student's code of
+    # (a block runs the student's LayerNorm): where one of them fails in the same
+    # grading, this check names it and loses at most its own share of its points.
+    composes: tuple[str, ...] = ()
+    own_share: float = 0.25
     # Defaults that assignment.toml may override.
     points: float = 1.0
     visibility: str = "visible"
@@ -128,19 +135,44 @@ class Check:
     def scenario_ref(self) -> str:
         return f"{self.scenario.__module__}:{self.scenario.__qualname__}"
 
-    def verdict(self, case: Case, expected: Any, got: Any, *, reveal: bool) -> CaseVerdict:
-        """Judge one case's answer."""
+    def verdict(self, case: Case, expected: Any, got: Any, *, reveal: bool, dead: str | None = "") -> CaseVerdict:
+        """Judge one case's answer.
+
+        For a property check, `dead` says whether the check's answers show work
+        (`liveness.dead` over every case): None where they do, the reason where
+        they do not, "" where it was not asked (then the answer must be right).
+        """
         if self.judge is not None:
             return self.judge(self, case, expected, got, reveal=reveal)
         tolerance = self.tolerance_of(case)
         if self.property_check:
-            diff = compare(expected[ANSWER], got[ANSWER], tolerance, reveal=reveal)
-            if diff is not None:
-                return CaseVerdict(False, "the call's own answer is wrong, so the property earns nothing "
-                                          f"here: {diff}")
-            expected, got = expected[PROPERTY], got[PROPERTY]
+            return self._property_verdict(expected, got, tolerance, reveal, dead)
         diff = compare(expected, got, tolerance, reveal=reveal)
         return CaseVerdict(diff is None, diff or "")
+
+    def _property_verdict(self, expected: Any, got: Any, tolerance: Tolerance, reveal: bool,
+                          dead: str | None) -> CaseVerdict:
+        """The property as seen; paid where it holds beside an answer that shows work."""
+        holds = compare(expected[PROPERTY], got[PROPERTY], tolerance, reveal=reveal)
+        if holds is not None:
+            return CaseVerdict(False, f"the property does not hold: {holds}"
+                                      f"{exception_hint(expected[PROPERTY], got[PROPERTY])}")
+        answer = compare(expected[ANSWER], got[ANSWER], tolerance, reveal=reveal)
+        if answer is None or dead is None:
+            return CaseVerdict(True, "the property holds")
+        why = f"the answers show no work ({dead})" if dead else "the call's own answer is wrong"
+        return CaseVerdict(False, f"the property holds, but {why}, so the property earns nothing here: {answer}")
+
+
+ASSERT_HINT = ("an assert is not the contract's ValueError (and python -O removes it): use raise ValueError, "
+               "the contract asks for it")
+
+
+def exception_hint(expected: Any, got: Any) -> str:
+    """A named mistake any assignment may make: AssertionError where the contract asks for ValueError."""
+    if "ValueError" in repr(expected) and "AssertionError" in repr(got):
+        return "\n" + ASSERT_HINT
+    return ""
 
 
 def explains(answers: list[Any], got: list[Any], tolerances: list[Tolerance]) -> bool:

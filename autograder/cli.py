@@ -490,23 +490,32 @@ def mutants(assignment: str, settings: tuple[str, ...], jobs: int, max_mutants: 
             report_path: Path | None) -> None:
     """Grade every single-point mutant of the reference: what do the checks miss?
 
-    Without --set, a mutant that survives the default variant is graded in
-    every other variant too, so code only another variant runs is covered.
+    Without --set, every variant is graded, each with its own score: a
+    mutant counts as killed in a variant only where that variant's grading
+    kills it.
     """
     from .mutants import run_mutants
 
-    bound, variant = _load(assignment, settings)
-    others = [] if settings else [_load(assignment, tuple(f"{k}={v}" for k, v in other.items()))
-                                  for other in catalog.variant_settings(assignment)[1:]]
-    with _progress() as progress:
-        task = progress.add_task(f"mutants of {assignment}", total=None)
-        report = run_mutants(bound, variant, jobs=jobs, max_mutants=max_mutants, seed=seed,
-                             other_variants=others, on_start=lambda n: progress.update(task, total=n),
-                             on_result=lambda r: progress.advance(task))
-    print_mutants_report(report)
+    chosen = [settings] if settings else [tuple(f"{k}={v}" for k, v in other.items())
+                                          for other in catalog.variant_settings(assignment)]
+    reports = {}
+    for pairs in chosen:
+        bound, variant = _load(assignment, pairs)
+        name = ", ".join(f"{k}={catalog.as_setting(v)}" for k, v in variant.items()) or "the only variant"
+        with _progress() as progress:
+            task = progress.add_task(f"mutants of {assignment} ({name})", total=None)
+            report = run_mutants(bound, variant, jobs=jobs, max_mutants=max_mutants, seed=seed,
+                                 on_start=lambda n: progress.update(task, total=n),
+                                 on_result=lambda r: progress.advance(task))
+        if len(chosen) > 1:
+            console.print(Text(f"\nvariant {name}", style="bold"))
+        print_mutants_report(report)
+        reports[name] = report
     if report_path:
         report_path.parent.mkdir(parents=True, exist_ok=True)
-        report_path.write_text(json.dumps(report.as_dict(), indent=2) + "\n", encoding="utf-8")
+        data = next(iter(reports.values())).as_dict() if len(reports) == 1 else {
+            "assignment": assignment, "variants": {k: r.as_dict() for k, r in reports.items()}}
+        report_path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
         console.print(f"report written to {report_path}")
 
 

@@ -23,10 +23,11 @@ MAX_FEEDBACK_CHARS = 6000
 OUTPUT_EXCERPT_CHARS = 600
 
 
-def outcome_verdict(check: Check, case: Case, expected: Any, outcome: CaseOutcome, reveal: bool) -> CaseVerdict:
-    """Turn what happened in the sandbox into a verdict on one case."""
+def outcome_verdict(check: Check, case: Case, expected: Any, outcome: CaseOutcome, reveal: bool,
+                    dead: str | None = "") -> CaseVerdict:
+    """Turn what happened in the sandbox into a verdict on one case (`dead`: see `Check.verdict`)."""
     if outcome.kind == "ok":
-        return check.verdict(case, expected, outcome.value, reveal=reveal)
+        return check.verdict(case, expected, outcome.value, reveal=reveal, dead=dead)
     if outcome.kind in ("error", "import_error"):
         err = outcome.error or {}
         if outcome.kind == "import_error":

@@ -20,6 +20,7 @@ import re
 import shutil
 import tempfile
 import threading
+import time
 from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -29,7 +30,7 @@ from typing import Any, Callable
 from .assignment import Assignment
 from .checks import ANSWER, PROPERTY, Case, CaseContext, CaseVerdict, Check, Mistake, explains
 from .errors import HarnessFault
-from . import forbidden, loader, speed, templates, wire
+from . import composition, forbidden, liveness, loader, speed, templates, wire
 from .sandbox.limits import Limits
 from .feedback import describe_output, forbidden_message, outcome_verdict, summarize
 from .oracle import LiveReference, OracleError
@@ -60,6 +61,9 @@ class Verdict:
     wall_s: float = 0.0
     defences: dict = field(default_factory=dict)
     mistake: Mistake | None = None
+    # What the reference answered and what the submission did, case by case (None where it raised).
+    expected: list = field(default_factory=list)
+    answers: list = field(default_factory=list)
 
     @property
     def max_score(self) -> float:
@@ -120,6 +124,7 @@ class Grader:
                                                 "also": {k: list(v) for k, v in spec.forbidden_also.items()}})
         self._cases: dict[str, list[Case]] = {}
         self._expected: dict[str, tuple[list[Case], list[Any]]] = {}
+        self._reference_s: dict[str, float] = {}
         self._mistaken: dict[tuple[str, Mistake], list[Any]] = {}
         self._lock = threading.Lock()
         self._reference_copy: Path | None = None
@@ -172,13 +177,28 @@ class Grader:
         with self._lock:
             if check.name not in self._expected:
                 # A timing check's reference runs beside the submission instead.
+                started = time.perf_counter()
                 expected = [None] * len(cases) if check.timing else self.oracle.expected(check, cases)
+                if not check.timing and getattr(self.oracle, "folder", None) is not None:
+                    # The live reference's own time on these cases, on this machine now: the limits follow it.
+                    self._reference_s[check.name] = time.perf_counter() - started
                 if check.property_check and not all(isinstance(e, dict) and set(e) == {ANSWER, PROPERTY}
                                                     for e in expected):
                     raise HarnessFault(f"{check.name} is a property check: its scenario must return "
                                        "property_result(answer, holds)")
                 self._expected[check.name] = (cases, expected)
             return self._expected[check.name]
+
+    def expected_known(self, check: Check) -> bool:
+        """Whether this grader has computed the check's expected values (and so the reference's time)."""
+        with self._lock:
+            return check.name in self._expected
+
+    def limits_of(self, check: Check) -> Limits:
+        """The check's limits in this grading: `wall_factor` times the reference's time on its cases,
+        never below the check's own cpu_s and wall_s (the floors, and all there is without a live reference)."""
+        self.cases_and_expected(check)
+        return check.limits.following(self._reference_s.get(check.name))
 
     def _mistake_answers(self, check: Check, cases: list[Case], mistake: Mistake) -> list[Any]:
         """What a submission making `mistake` returns on every case (`CRASHES` where it raises)."""
@@ -273,7 +293,9 @@ class Grader:
             return self._contract
 
     def grade_check(self, check: Check, number: int, submission: Path,
-                    uses: forbidden.Uses | None = None, imports: "Imports | None" = None) -> Verdict:
+                    uses: forbidden.Uses | None = None, imports: "Imports | None" = None,
+                    wrong: str | None = None) -> Verdict:
+        """One check's verdict; `wrong` names a failed check of the code it composes (timing checks say so)."""
         if check.unavailable:
             return Verdict(check, number, 0.0, check.unavailable)
         cases = self.cases(check)
@@ -290,14 +312,27 @@ class Grader:
             return _not_run(check, number, cases, "\n".join(
                 forbidden_message([f.api], f" in {f.file} line {f.line} (`{f.code[:120]}`)") for f in found[:5]))
         if check.timing is not None:
-            return self.grade_timing(check, number, submission, cases)
+            return self.grade_timing(check, number, submission, cases, wrong)
+        # Limits follow the reference's time once it is known; until then (an untouched stub needs no
+        # reference run at all) the check's floors.
+        known = self.expected_known(check)
+        limits = self.limits_of(check) if known else check.limits
         run = self.pool.run(scenario=check.scenario_ref, submission=submission, files=list(check.files),
-                            cases=[c.args for c in cases], limits=check.limits, device=check.device)
+                            cases=[c.args for c in cases], limits=limits, device=check.device)
+        if not known and any(o.kind in ("ok", "timeout") for o in run.outcomes):
+            # Something answered or ran long: now the reference runs, and its time sets the limits. A case
+            # cut off at the floors is run again within them, so a slow but correct submission is not
+            # timed out by a floor shorter than this machine needs.
+            following = self.limits_of(check)
+            if following != limits and any(o.kind == "timeout" for o in run.outcomes):
+                run = self.pool.run(scenario=check.scenario_ref, submission=submission, files=list(check.files),
+                                    cases=[c.args for c in cases], limits=following, device=check.device)
         # Only an answer is compared with the reference: where no case answered (an untouched stub raising
         # NotImplementedError everywhere), the reference is not run, nor its training.
         expected = (self.cases_and_expected(check)[1] if any(o.kind == "ok" for o in run.outcomes)
                     else [None] * len(cases))
-        judged = [(case, self._with_hints(outcome_verdict(check, case, exp, outcome, reveal), imports.defined))
+        dead = _property_liveness(check, expected, run.outcomes)
+        judged = [(case, self._with_hints(outcome_verdict(check, case, exp, outcome, reveal, dead), imports.defined))
                   for case, exp, outcome in zip(cases, expected, run.outcomes)]
         passed = sum(v.passed for _, v in judged)
         mistake = self.diagnose(check, cases, run.outcomes) if passed < len(cases) and check.mistakes else None
@@ -307,9 +342,11 @@ class Grader:
         if printed:
             output += "\n" + printed
         return Verdict(check, number, score, output, judged, wall_s=run.wall_s, defences=run.defences,
-                       mistake=mistake)
+                       mistake=mistake, expected=list(expected),
+                       answers=[o.value if o.kind == "ok" else None for o in run.outcomes])
 
-    def grade_timing(self, check: Check, number: int, submission: Path, cases: list[Case]) -> Verdict:
+    def grade_timing(self, check: Check, number: int, submission: Path, cases: list[Case],
+                     wrong: str | None = None) -> Verdict:
         """A timing check: the submission's laps against the reference's, interleaved (`speed`)."""
         reference = self.reference_submission()
         if reference is None:
@@ -341,7 +378,7 @@ class Grader:
             judged.append((case, speed.judge_case(
                 check, case, speed.collect(runs["reference"], i, timing.warmup),
                 speed.collect(runs["submission"], i, timing.warmup),
-                self._reference_fingerprints(check, case), rng, check.device)))
+                self._reference_fingerprints(check, case), rng, check.device, wrong)))
         passed = sum(v.passed for _, v in judged)
         # The times are worth reading when the check passes too.
         output = "\n".join([summarize(judged, reveal, None)] + [
@@ -424,24 +461,59 @@ class Grader:
         if imports.broken and on_import_failure:
             on_import_failure(imports.message)
 
+        by_name = {c.name: c for c in self.assignment.checks}
+        failed: set[str] = set()
+
         def one(item):
             number, check = item
             if on_check_start:
                 on_check_start(check)
-            verdict = self.grade_check(check, number, submission, uses, imports)
             with report_lock:
+                first = composition.first_failed(check, by_name, failed) if check.composes else None
+            verdict = self.grade_check(check, number, submission, uses, imports, first and first.name)
+            with report_lock:
+                verdict = _composed(verdict, by_name, failed)
+                if not verdict.passed:
+                    failed.add(check.name)
                 verdicts[number] = verdict
                 if on_verdict:
                     on_verdict(verdict)
 
-        with ThreadPoolExecutor(max_workers=self.jobs) as executor:
-            for future in [executor.submit(one, item) for item in numbered if item[1].timing is None]:
-                future.result()
+        number_of = {c.name: n for n, c in numbered}
+        # A composed check runs after the checks of its components (composition.waves).
+        for wave in composition.waves([c for _, c in numbered if c.timing is None]):
+            with ThreadPoolExecutor(max_workers=self.jobs) as executor:
+                for future in [executor.submit(one, (number_of[c.name], c)) for c in wave]:
+                    future.result()
         # Timing checks run alone, after the rest: nothing of ours competes with their laps.
         for item in numbered:
             if item[1].timing is not None:
                 one(item)
         return [verdicts[n] for n, _ in numbered]
+
+
+def _property_liveness(check: Check, expected: list, outcomes: list[CaseOutcome]) -> str | None:
+    """Whether a property check's answers show work: None, or why not ("" for other checks)."""
+    if not check.property_check or check.judge is not None:
+        return ""
+    if not any(o.kind == "ok" for o in outcomes):
+        return "no answer"
+    answers = [o.value.get(ANSWER) if o.kind == "ok" and isinstance(o.value, dict) else None for o in outcomes]
+    return liveness.dead([e[ANSWER] for e in expected], answers)
+
+
+def _composed(verdict: Verdict, by_name: dict[str, Check], failed: set[str]) -> Verdict:
+    """A failed composed check whose component failed first: named, and only its own share lost."""
+    if verdict.passed or not verdict.check.composes:
+        return verdict
+    component = composition.first_failed(verdict.check, by_name, failed)
+    if component is None:
+        return verdict
+    # Points only for work done: answers that are constant, raised or out of shape earn no share.
+    if not liveness.dead(verdict.expected, verdict.answers):
+        verdict.score = composition.capped(verdict.check, verdict.score)
+    verdict.output = composition.note(verdict.check, component) + "\n" + verdict.output
+    return verdict
 
 
 _MISSING_NAME = re.compile(r"module '(\w+)' has no attribute '(\w+)'")

@@ -33,7 +33,12 @@ def _seconds(value: float) -> str:
 
 def limits_in_words(check: Check) -> str:
     limits = check.limits
-    words = f"{_seconds(limits.wall_s)} in all, {limits.memory_mb:g} MB of memory"
+    if limits.wall_factor > 0 and check.timing is None:
+        # The grader measures the reference on the same cases when grading begins.
+        time = f"{limits.wall_factor:g} times the reference's time, at least {_seconds(limits.wall_s)}"
+    else:
+        time = f"{_seconds(limits.wall_s)} in all"
+    words = f"{time}, {limits.memory_mb:g} MB of memory"
     if check.device == "cuda":
         words += ", on a GPU where the grader has one"
     if check.timing is not None:
@@ -49,4 +54,8 @@ def grading_table(checks: list[Check]) -> str:
                     f"{check.points:g} |")
     return "\n".join(rows) + (
         "\n\nA check fails a case that gives a wrong answer, raises, or runs past its limits. Printing (any "
-        "amount), temporary files and files written beside your code never cost a point.")
+        "amount), temporary files and files written beside your code never cost a point. A property check "
+        "(arguments left unchanged, the contract's ValueErrors, causality) reports what it sees and pays only "
+        "beside answers that show work, so that code returning constants or raising earns nothing. A check "
+        "that runs another of your components (a block runs your LayerNorm) names that component's check "
+        "when it failed, and loses at most its own share of its points.")

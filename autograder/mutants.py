@@ -7,10 +7,11 @@ keeps full marks *survives*: a change to the reference that no check notices.
 For killed mutants the report also counts how many got a known mistake
 named, since feedback that names the mistake teaches more than a number.
 
-Where an assignment has variants (an activation, pre-LN or post-LN), code
-that only another variant runs can only be killed there: a mutant that
-survives the first variant's checks is graded again in the others, and it
-is killed if any variant kills it.
+Where an assignment has variants (an activation, pre-LN or post-LN), each
+variant gets its own score: a mutant counts as killed in a variant only if
+the grading of that variant kills it. A variant chooses defaults and
+emphasis, never which parts of the contract go unchecked, so a mutant only
+another variant's grading kills is a gap, and shows in this variant's score.
 
 Some mutants change nothing the contract allows a check to see (a bound
 check that another bound check already implies, say). They are reviewed and
@@ -26,7 +27,6 @@ import sys
 import tempfile
 import threading
 from collections import defaultdict
-from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack
 from dataclasses import dataclass, field
@@ -187,13 +187,11 @@ def write_mutant(assignment: Assignment, mutant: Mutant, folder: Path) -> Path:
 
 def run_mutants(assignment: Assignment, variant: dict, *, jobs: int = 1, max_mutants: int | None = None,
                 seed: int = 0, secret: str | None = None, select: Callable[[Mutant], bool] | None = None,
-                other_variants: Sequence[tuple[Assignment, dict]] = (),
                 on_start: Callable[[int], None] | None = None,
                 on_result: Callable[[MutantResult], None] | None = None) -> MutantsReport:
     """Grade every (or a seeded sample of) mutant of the reference; see the module docstring.
 
-    A survivor of `variant` is graded again in each of `other_variants`
-    (the same assignment bound to another variant) until one kills it.
+    Every mutant is graded in `variant` alone: the score is that variant's.
     """
     made = all_mutants(assignment)
     chosen = sample([m for m in made if select is None or select(m)], max_mutants, seed)
@@ -207,7 +205,7 @@ def run_mutants(assignment: Assignment, variant: dict, *, jobs: int = 1, max_mut
         reference = LiveReference(assignment.spec)
         graders = [(bound, chosen_variant, stack.enter_context(
                     Grader(bound, chosen_variant, reference, secret=secret, jobs=jobs)))
-                   for bound, chosen_variant in [(assignment, variant), *other_variants]]
+                   for bound, chosen_variant in [(assignment, variant)]]
 
         def grade(index: int) -> None:
             mutant = chosen[index]

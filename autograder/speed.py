@@ -113,14 +113,22 @@ def _ms(seconds: float) -> str:
 
 
 def judge_case(check: Check, case: Case, reference: Laps, student: Laps, recompute: Callable[[int], list[float]],
-               rng: random.Random, device: str) -> CaseVerdict:
-    """The verdict of one case from both sides' laps; `recompute(nonce)` is the reference's fingerprint."""
+               rng: random.Random, device: str, wrong: str | None = None) -> CaseVerdict:
+    """The verdict of one case from both sides' laps; `recompute(nonce)` is the reference's fingerprint.
+
+    `wrong` names the numeric check of the timed code that failed in this grading, if one did:
+    a differing fingerprint is then a wrong answer, and said to be one.
+    """
     timing = check.timing
     expected_laps = timing.rounds * (timing.warmup + timing.laps)
     if len(student.laps) < expected_laps:
         return CaseVerdict(False, f"finished {len(student.laps)} of {expected_laps} timed calls")
     for nonce, fingerprint in rng.sample(student.laps, min(timing.verified, len(student.laps))):
         diff = compare(recompute(nonce), fingerprint, check.tolerance_of(case), reveal=False)
+        if diff is not None and wrong:
+            return CaseVerdict(False, f"the timed call's answers differ from the reference's on the same inputs, "
+                                      f"as {wrong} found: a time is judged only on right answers, fix {wrong} "
+                                      "first")
         if diff is not None:
             return CaseVerdict(False, "a timed call's outputs differ from the reference's on the same inputs: "
                                       "every output must be computed, and complete, before the call returns "

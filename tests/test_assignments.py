@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from autograder import catalog, templates
+from autograder import catalog, composition, liveness, templates
 from conftest import ASSIGNMENTS, contract_submissions, variant_params, write_bugs
 from degenerate import CONSTANTS, RAISES, write_degenerate
 
@@ -99,3 +99,60 @@ def test_each_bug_loses_points_on_the_right_check(graders, bug_folders, name, bu
         v = verdicts[check]
         assert v.score < v.max_score, f"{bug} should lose points on {check}"
         assert words in v.output, f"{bug}/{check}: {words!r} not in feedback:\n{v.output}"
+
+
+# Too slow to grade for every bug here (training runs 300 steps; timing checks
+# time dozens of calls): the catalogue proves them on the checks its bugs name.
+SLOW = {"training", "attention_speed", "train_step_speed"}
+
+
+@pytest.mark.parametrize("name,bug", _bug_params())
+def test_each_bug_loses_nowhere_but_its_component_and_what_composes_it(graders, bug_folders, name, bug):
+    """One bug, one place: points are lost on the checks the catalogue names and on checks that
+    compose them, and a composed check that lost names the component check that failed first."""
+    grader, assignment, _ = _grader_and_assignment(graders, name, ())
+    loses = catalog.bugs(name)[bug].loses
+    by_name = {c.name: c for c in assignment.checks}
+    allowed = set(loses) | {c.name for c in assignment.checks
+                            if {k.name for k in composition.components(c, by_name)} & set(loses)}
+    verdicts = grader.grade(bug_folders(name, bug), only={c.name for c in assignment.checks} - SLOW)
+    lost = {v.check.name for v in verdicts if not v.passed}
+    assert lost <= allowed, f"{bug} loses points on {sorted(lost - allowed)}, which neither are its " \
+                            f"component's checks nor compose them"
+    failed = {v.check.name for v in verdicts if not v.passed}
+    for v in verdicts:
+        first = composition.first_failed(v.check, by_name, failed) if v.check.composes else None
+        if not v.passed and first is not None:
+            assert v.output.startswith(f"{composition.subject(first)} differs, see {first.name}: fix that first"), \
+                f"{bug}/{v.check.name}:\n{v.output}"
+            # Capped where its answers are live; answers that raised or are constant earn nothing.
+            assert v.score >= v.max_score * (1 - v.check.own_share) - 1e-9 or liveness.dead(v.expected, v.answers)
+    _assert_messages_are_true(bug, verdicts, failed, allowed)
+
+
+# Words a message may use only where what they claim is so.
+# (The softmax over queries, a mask applied after the softmax, and heads merged without the
+# transpose, which reads other positions' values, mix later positions in too.)
+LEAK_BUGS = {"mask_off_by_one", "no_causal_mask", "mask_fills_zero", "mask_tril", "mask_after_softmax",
+             "softmax_over_queries", "heads_merged_without_transpose"}
+BACKWARD_KEYS = ("['backward", "['grads[", "['grad_h0", "['returned ==")
+
+
+def _assert_messages_are_true(bug, verdicts, failed, allowed):
+    """Each failure message's claim, checked against what the grading saw."""
+    for v in verdicts:
+        for case, verdict in v.cases:
+            text = verdict.message
+            if "the forward is wrong: " in text or "the loss is wrong: " in text:
+                # The difference quoted is in the forward's own answers, never a gradient.
+                quoted = text.split(" is wrong: ", 1)[1].split("\n", 1)[0]
+                assert not any(key in quoted for key in BACKWARD_KEYS), f"{bug}/{v.check.name}: {text}"
+            if "stream" in text or "reused from earlier calls" in text:
+                assert not (set(v.check.composes) & failed), \
+                    f"{bug}/{v.check.name} blames streams while its numeric check failed:\n{text}"
+            if " sees token " in text:
+                assert bug in LEAK_BUGS, f"{bug}/{v.check.name} reports a leak it does not have: {text}"
+            if text.startswith("the property holds, but"):
+                assert "the answers show no work" in text or "own answer is wrong" in text
+        if v.mistake is not None:  # a mistake named only where the bug is, or what composes it
+            assert v.check.name in allowed, f"{bug}: {v.check.name} names {v.mistake.name}"

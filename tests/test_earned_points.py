@@ -17,14 +17,15 @@ from conftest import TEST_SECRET
 from degenerate import write_degenerate
 
 
-def test_a_property_is_paid_only_with_the_right_answer(ngram, ngram_grader, tmp_path):
-    """Arguments left alone and ValueError raised, but every answer wrong: nothing."""
+def test_a_property_is_paid_only_beside_answers_that_show_work(ngram, ngram_grader, tmp_path):
+    """Arguments left alone, but every answer a constant: the property is seen, and earns nothing."""
     assignment, variant = ngram
     submission = write_degenerate(assignment, variant, tmp_path, "None")
     verdicts = {v.check.name: v for v in ngram_grader.grade(submission)}
     for name in ("no_mutation", "bad_arguments"):
         assert verdicts[name].score == 0
-        assert "the call's own answer is wrong, so the property earns nothing" in verdicts[name].output
+    assert "the property holds, but the answers show no work" in verdicts["no_mutation"].output
+    assert "the property does not hold: wrong value: expected 'ValueError'" in verdicts["bad_arguments"].output
 
 
 class _FakeOracle:
@@ -87,3 +88,17 @@ def test_each_check_tells_its_known_mistakes_apart(name, secret):
         for m1, m2 in itertools.combinations(check.mistakes, 2):
             assert not explains(answers[m1.name], answers[m2.name], tolerances), \
                 f"{check.name}: {m1.name} and {m2.name} give the same answers on every case"
+
+
+def test_a_property_that_holds_is_paid_beside_a_wrong_but_live_answer(graders, tmp_path):
+    """A BPTT bug makes backward's answer wrong, yet backward twice gives the same answer: the property
+    holds on answers that show work, and is paid; its own check (elman_backward) pays for the bug."""
+    from autograder.flawed import write_flawed
+
+    grader = graders("rnn")
+    spec = grader.assignment.spec
+    bug = catalog.bugs("rnn")["bptt_no_carry"]
+    folder = write_flawed(spec.reference_folder(), spec.files, tmp_path / "bug", [bug])
+    verdicts = {v.check.name: v for v in grader.grade(folder, only={"repeatable_backward", "elman_backward"})}
+    assert verdicts["elman_backward"].score < verdicts["elman_backward"].max_score
+    assert verdicts["repeatable_backward"].passed, verdicts["repeatable_backward"].output

@@ -22,9 +22,20 @@ class Limits:
     file_mb: int = 16
     open_files: int = 256
     gpu_memory_mb: int = 4096     # CUDA runs only
+    # Where the grader knows the reference's own time for the same cases (measured once per
+    # grading, as the expected values are), the CPU and wall limits are at least this many
+    # times it; cpu_s and wall_s are the floors. 0: fixed limits.
+    wall_factor: float = 30.0
 
     def as_dict(self) -> dict:
         return asdict(self)
+
+    def following(self, reference_s: float | None) -> "Limits":
+        """These limits for cases the reference took `reference_s` seconds on (None: unknown, the floors)."""
+        if reference_s is None or self.wall_factor <= 0:
+            return self
+        scaled = self.wall_factor * reference_s
+        return Limits(**{**self.as_dict(), "cpu_s": max(self.cpu_s, scaled), "wall_s": max(self.wall_s, scaled)})
 
 
 def available_cpus(cgroup: str = "/sys/fs/cgroup") -> float:

@@ -46,7 +46,7 @@ BUGS = {
     "context_not_truncated": Bug(
         "prob uses the context from position n - 1 on, not its last n - 1 tokens.", F,
         (("last[-(self.n - 1) :]", "last[self.n - 1 :]"),),
-        {"prob_mle": "wrong value"}),
+        {"prob_mle": "wrong value", "prob_add_k": ""}),
     "context_must_be_a_list": Bug(
         "prob concatenates the context to a list, so a tuple context raises TypeError.", F,
         (("last = [BOS] * (self.n - 1) + list(context)", "last = [BOS] * (self.n - 1) + context"),),
@@ -71,7 +71,7 @@ BUGS = {
     "perplexity_without_eos": Bug(
         "perplexity counts len(s) tokens per sentence, leaving out EOS.", F,
         (("sum(len(s) + 1 for s in corpus)", "sum(len(s) for s in corpus)"),),
-        {"perplexity": "leaves out the EOS"}),
+        {"perplexity": "leaves out the EOS", "perplexity_hidden": ""}),
     "sample_global_random": Bug(
         "sample draws from numpy's global generator, not rng.", F,
         ((DRAW, DRAW.replace("rng.choice", "numpy.random.choice")),),
@@ -98,7 +98,7 @@ BUGS = {
     "pad_mutates": Bug(
         "pad appends EOS to the caller's list.", F,
         ((PAD, "    sentence.append(EOS)\n    return [BOS] * (n - 1) + sentence\n"),),
-        {"no_mutation": "wrong"}),
+        {"no_mutation": "wrong", "perplexity": "", "perplexity_hidden": ""}),
     "no_validation": Bug(
         "nothing checks n >= 1 or k >= 0.", F,
         (("    if isinstance(n, bool) or not isinstance(n, int) or n < 1:\n"
@@ -106,4 +106,17 @@ BUGS = {
          ("        if isinstance(k, bool) or not isinstance(k, (int, float)) or not k >= 0 or math.isinf(k):\n"
           "            raise ValueError(f\"k must be a finite number >= 0, got {k!r}\")\n", "")),
         {"bad_arguments": "expected 'ValueError', got 'no exception'"}),
+    "assert_not_value_error": Bug(
+        "n and k are checked with assert, not raise ValueError.", F,
+        (("    if isinstance(n, bool) or not isinstance(n, int) or n < 1:\n"
+          "        raise ValueError(f\"n must be an integer >= 1, got {n!r}\")\n",
+          "    assert not isinstance(n, bool) and isinstance(n, int) and n >= 1, \"n must be >= 1\"\n"),),
+        {"bad_arguments": "use raise ValueError, the contract asks for it"}),
+    "sample_seen_successors_only": Bug(
+        "sample draws only from the words seen after the context, even under add-k.", F,
+        (("            p = numpy.array([self.prob(w, context) for w in words])\n",
+          "            seen = self.counts.get(self._context(context), {})\n"
+          "            p = numpy.array([self.prob(w, context) if w in seen else 0.0 for w in words])\n"
+          "            p = p if p.sum() > 0 else numpy.ones(len(words))\n"),),
+        {"sample": "draws only from the words seen after each context"}),
 }

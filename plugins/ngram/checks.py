@@ -208,34 +208,36 @@ PPL_MISTAKES = (M.PERPLEXITY_MEAN, M.PERPLEXITY_NO_EOS, *LOGPROB_MISTAKES)
 
 
 def ngram_checks() -> list[Check]:
+    # The contract defines each quantity through the ones before it (counts of padded sentences,
+    # prob from the counts, logprob from prob, perplexity from logprob): `composes` says so.
     quick = Limits(cpu_s=4, wall_s=8)
     return [
         Check("pad", "pad adds n - 1 BOS and one EOS", scenarios.pad, pad_cases,
               mistakes=M.PADDING, limits=quick),
         Check("count_ngrams", "count_ngrams counts every n-gram of the padded corpus",
-              scenarios.count_ngrams, count_cases, mistakes=M.PADDING, limits=quick),
+              scenarios.count_ngrams, count_cases, mistakes=M.PADDING, composes=("pad",), limits=quick),
         Check("fit", "fit returns self and builds the vocabulary", scenarios.fit, fit_cases,
-              mistakes=(M.BOS_IN_VOCAB, M.NO_UNK_IN_VOCAB, M.EOS_PER_ORDER, M.NO_EOS), limits=quick),
+              mistakes=(M.BOS_IN_VOCAB, M.NO_UNK_IN_VOCAB, M.EOS_PER_ORDER, M.NO_EOS), composes=("count_ngrams",), limits=quick),
         Check("prob_mle", "prob under maximum likelihood", scenarios.prob, prob_mle_cases,
-              tolerance=EXACT, mistakes=MLE_MISTAKES, limits=quick),
+              tolerance=EXACT, mistakes=MLE_MISTAKES, composes=("fit",), limits=quick),
         Check("prob_add_k", "prob with add-k smoothing", scenarios.prob, prob_add_k_cases,
-              tolerance=EXACT, mistakes=ADD_K_MISTAKES, limits=quick),
+              tolerance=EXACT, mistakes=ADD_K_MISTAKES, composes=("fit",), limits=quick),
         Check("logprob", "logprob of padded sentences, -inf for impossible ones", scenarios.logprob,
               logprob_cases, tolerance=LOG, mistakes=LOGPROB_MISTAKES,
-              limits=quick),
+              composes=("prob_mle", "prob_add_k"), limits=quick),
         Check("perplexity", "perplexity of a corpus, inf when a sentence is impossible",
-              scenarios.perplexity, perplexity_cases, tolerance=PPL, mistakes=PPL_MISTAKES, limits=quick),
+              scenarios.perplexity, perplexity_cases, tolerance=PPL, mistakes=PPL_MISTAKES, composes=("logprob",), limits=quick),
         Check("sample", "sample draws from p(. | context) using only rng", scenarios.sample,
-              sample_cases, judge=judge_sample, limits=Limits(cpu_s=30, wall_s=45),
+              sample_cases, judge=judge_sample, composes=("prob_mle", "prob_add_k"), limits=Limits(cpu_s=30, wall_s=45),
               timeout_hint=("sample must stop at EOS, or after max_len tokens at the latest. If it does, "
                             "make prob fast (count once, in fit): sample asks it about every word of the "
                             "vocabulary at every step, 2000 times per case.")),
         Check("no_mutation", "no function changes its arguments", scenarios.no_mutation,
-              no_mutation_cases, property_check=True, limits=quick),
+              no_mutation_cases, property_check=True, composes=("perplexity", "sample"), limits=quick),
         Check("bad_arguments", "ValueError for arguments outside the domain", scenarios.bad_argument,
-              bad_argument_cases, property_check=True, limits=quick),
+              bad_argument_cases, property_check=True, composes=("perplexity", "sample"), limits=quick),
         Check("perplexity_hidden", "perplexity on larger held-out corpora", scenarios.perplexity,
               hidden_perplexity_cases, tolerance=PPL, mistakes=PPL_MISTAKES, visibility="after_due_date",
-              limits=quick),
+              composes=("logprob",), limits=quick),
     ]
 

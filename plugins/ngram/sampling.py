@@ -79,6 +79,9 @@ def judge_sample(check, case, expected, got, *, reveal: bool) -> CaseVerdict:
     impossible = next((d for d in draws if model.sequence(d, max_len) == 0.0), None)
     if impossible is not None:
         return CaseVerdict(False, f"sample drew {list(impossible)!r:.120}, which has probability 0 under the model")
+    problem = _seen_successors_only(model, draws, max_len)
+    if problem:
+        return CaseVerdict(False, problem)
     tests = [
         ("sentences", Counter(draws), lambda d: model.sequence(d, max_len)),
         # Sentences are many and rare when max_len is large or smoothing spreads
@@ -91,3 +94,28 @@ def judge_sample(check, case, expected, got, *, reveal: bool) -> CaseVerdict:
         if problem:
             return CaseVerdict(False, problem.replace("do not follow the model", "do not follow p(. | context)"))
     return CaseVerdict(True)
+
+
+SEEN_ONLY = ("sample draws only from the words seen after each context: under add-k smoothing every word of "
+             "the vocabulary (EOS and UNK included) has probability (c(ctx, w) + k) / (c(ctx) + k * len(vocab)), "
+             "unseen ones too")
+
+
+def _seen_successors_only(model: _Model, draws: list[tuple], max_len: int) -> str | None:
+    """Under add-k, no draw ever took an unseen successor where many were expected: the named mistake."""
+    if model.k <= 0:
+        return None
+    expected_unseen, drawn_unseen = 0.0, 0
+    for draw in draws:
+        context = (BOS,) * (model.n - 1)
+        for word in draw + ((EOS,) if len(draw) < max_len else ()):
+            row = model.table.get(context)
+            if row is not None and min(row) < max(row):
+                floor = min(row)
+                expected_unseen += sum(p for p in row if p == floor)
+                drawn_unseen += model.p(word, context) == floor
+            context = (context + (word,))[1:] if model.n > 1 else ()
+    if drawn_unseen == 0 and expected_unseen >= 30:
+        return (f"{SEEN_ONLY}: about {expected_unseen:.0f} draws of an unseen successor were expected in "
+                f"{len(draws)} samples, and none was drawn")
+    return None

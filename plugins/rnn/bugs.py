@@ -28,33 +28,33 @@ BUGS = {
         ((GRADS, GRADS.replace("delta.T @ h_prev", "np.outer(delta[0], h_prev[0])")
           .replace("delta.T @ x", "np.outer(delta[0], x[0])").replace("delta.sum(axis=0)", "delta[0].copy()")
           .replace("d_logits.T @ h", "np.outer(d_logits[0], h[0])").replace("d_logits.sum(axis=0)", "d_logits[0].copy()")),),
-        {"elman_backward": "overwritten at each time step", "rnnlm": "overwritten"}),
+        {"bptt_hidden": "", "elman_backward": "overwritten at each time step", "rnnlm": "overwritten"}),
     "derivative_at_preactivation": Bug(
         "the activation's derivative is applied to a_t, not expressed through h_t.", E,
         (("        delta = np.empty((T, J))",
           '        a = np.vstack([h0, h[:-1]]) @ W_ah.T + x @ W_ax.T + self.params["b_a"]\n'
           "        delta = np.empty((T, J))"),
          ("* self.act_grad(h[t])", "* self.act_grad(a[t])")),
-        {"elman_backward": "pre-activation", "rnnlm": "pre-activation"}),
+        {"bptt_hidden": "", "elman_backward": "pre-activation", "rnnlm": "pre-activation"}),
     "transposed_w_ah_gradient": Bug(
         "dW_ah is computed as h_prev.T @ delta.", E,
         (('"W_ah": delta.T @ h_prev,', '"W_ah": h_prev.T @ delta,'),),
-        {"elman_backward": "dW_ah is the sum over t"}),
+        {"bptt_hidden": "", "elman_backward": "dW_ah is the sum over t"}),
     "h0_ignored": Bug(
         "the h0 argument is ignored.", E,
         (("h0 = np.zeros(J) if h0 is None else np.array(h0, dtype=np.float64)", "h0 = np.zeros(J)"),),
         {"elman_forward": "h0 argument is ignored", "elman_loss": "h0 argument is ignored",
-         "elman_backward": "h0 argument is ignored"}),
+         "elman_backward": "h0 argument is ignored", "bptt_hidden": ""}),
     "grad_h0_missing_w_ah": Bug(
         "grad_h0 is delta_1 itself, without W_ah^T.", E,
         (("self.grad_h0 = W_ah.T @ delta[0]", "self.grad_h0 = delta[0].copy()"),),
-        {"elman_backward": "the backward is wrong"}),
+        {"bptt_hidden": "", "elman_backward": "the backward is wrong"}),
     "loss_mean": Bug(
         "the loss is averaged over time steps.", E,
         (("return float(-log_y[np.arange(len(x)), targets].sum())",
           "return float(-log_y[np.arange(len(x)), targets].mean())"),
          ("d_logits[np.arange(T), targets] -= 1.0", "d_logits[np.arange(T), targets] -= 1.0\n        d_logits /= T")),
-        {"elman_loss": "mean over time steps", "elman_backward": "mean over time steps"}),
+        {"elman_loss": "mean over time steps", "elman_backward": "mean over time steps", "bptt_hidden": ""}),
     "output_softmax_over_time": Bug(
         "the output softmax normalises over time steps.", E,
         (("z = logits - logits.max(axis=-1, keepdims=True)", "z = logits - logits.max(axis=0, keepdims=True)"),
@@ -68,7 +68,7 @@ BUGS = {
     "sgd_adds_gradient": Bug(
         "sgd_step climbs the gradient: p + lr * grad.", E,
         (("self.params[k] - lr * self.grads[k]", "self.params[k] + lr * self.grads[k]"),),
-        {"sgd_step": "wrong", "train": "wrong"}),
+        {"sgd_step": "wrong"}),
     "sample_argmax": Bug(
         "sample always takes the most likely token.", E,
         (("token = int(rng.choice(V, p=y_t / y_t.sum()))", "rng.random()\n            token = int(np.argmax(y_t))"),),
@@ -120,4 +120,10 @@ BUGS = {
          ("self.act, self.act_grad = _ACTIVATIONS[activation]",
           "self.act, self.act_grad = _ACTIVATIONS.get(activation, _ACTIVATIONS[\"sigmoid\"])")),
         {"bad_arguments": "no exception"}),
+    "cross_entropy_eps_in_log": Bug(
+        "CrossEntropy adds 1e-8 inside the log, to avoid log(0).", M,
+        (("return float(-np.log(probs[self.rows, self.targets]).sum())",
+          "return float(-np.log(probs[self.rows, self.targets] + 1e-8).sum())"),
+         ("-float(g) / self.probs[self.rows, self.targets]", "-float(g) / (self.probs[self.rows, self.targets] + 1e-8)")),
+        {"cross_entropy": "epsilon (1e-8) is added inside the log"}),
 }

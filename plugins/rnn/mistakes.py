@@ -83,3 +83,11 @@ LOSS_MEAN = Mistake(
     edits=((E, "return float(-log_y[np.arange(len(x)), targets].sum())",
             "return float(-log_y[np.arange(len(x)), targets].mean())"),
            (E, "d_logits[np.arange(T), targets] -= 1.0", "d_logits[np.arange(T), targets] -= 1.0\n        d_logits /= T")))
+
+CE_EPS_IN_LOG = Mistake(
+    "ce_eps_in_log", "an epsilon (1e-8) is added inside the log, -ln(probs + 1e-8), which moves every value "
+    "and gradient; the contract's loss is -sum ln probs[i, targets[i]] (a log of 0 is the caller's business)",
+    edits=((M, "return float(-np.log(probs[self.rows, self.targets]).sum())",
+            "return float(-np.log(probs[self.rows, self.targets] + 1e-8).sum())"),
+           (M, "-float(g) / self.probs[self.rows, self.targets]",
+            "-float(g) / (self.probs[self.rows, self.targets] + 1e-8)")))

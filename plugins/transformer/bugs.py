@@ -55,7 +55,7 @@ SLOWER = "slower than the allowed"
 # What the checks print: a numeric comparison's failure (arrays, numbers), a
 # property whose own call answered wrongly, a sampler off the model.
 VALUES, VALUE = "values wrong", "wrong value"
-NOTHING = "the property earns nothing"
+NOTHING = "the property does not hold"
 FINITE = "finite at logits of 1e4"
 SAMPLED = "do not follow the model"
 
@@ -75,7 +75,7 @@ BUGS = {
     "eps_outside_sqrt": _as_bug(
         M.EPS_OUTSIDE_SQRT, "LayerNorm divides by sqrt(var) + eps.",
         {"layer_norm": "eps outside the square root", "block": "eps outside the square root",
-         "model": "eps outside the square root"}, demo=True),
+         "model": "eps outside the square root", "layer_norm_stats": ""}, demo=True),
     "layer_norm_over_batch": Bug(
         "LayerNorm takes the mean and variance over the first dimension, as BatchNorm does.", LAYERS,
         ((MEAN_X, "mean = x.mean(dim=0, keepdim=True)"), (VAR, "var = x.var(dim=0, keepdim=True, correction=0)")),
@@ -83,7 +83,7 @@ BUGS = {
     "layer_norm_weight_bias_swapped": Bug(
         "LayerNorm scales by the bias and shifts by the weight.", LAYERS,
         ((AFFINE, "return x_hat * self.bias + self.weight"),),
-        {"layer_norm": VALUES, "layer_norm_stats": NOTHING, "block": VALUES, "model": VALUES}),
+        {"layer_norm": VALUES, "block": VALUES, "model": VALUES, "layer_norm_stats": NOTHING}),
     # --- layers.py: attention ---
     "scale_d_model": _as_bug(
         M.SCALE_D_MODEL, "the attention scores are divided by sqrt(d_model).",
@@ -95,7 +95,7 @@ BUGS = {
          "model": "not divided by sqrt(d_head)"}),
     "mask_off_by_one": _as_bug(
         M.MASK_OFF_BY_ONE, "the causal mask is triu(diagonal=2), so each position also sees the next.",
-        {"attention": "off by one", "block": "off by one", "model": "off by one", "causality": NOTHING,
+        {"attention": "off by one", "block": "off by one", "model": "off by one", "causality": "sees token",
          "training": "future-token leak"}),
     "mask_after_softmax": _as_bug(
         M.MASK_AFTER_SOFTMAX, "the future weights are zeroed after the softmax.",
@@ -110,28 +110,28 @@ BUGS = {
     "no_causal_mask": Bug(
         "the attention has no causal mask: every position sees the whole sequence.", LAYERS,
         ((f"        {MASK}\n", ""),),
-        {"attention": VALUES, "model": VALUES, "causality": NOTHING}),
+        {"attention": VALUES, "model": VALUES, "causality": "sees token"}),
     "mask_fills_zero": Bug(
         "the future scores are set to 0 instead of -inf before the softmax.", LAYERS,
         ((MASK, 'att = att.masked_fill(future, 0.0)'),),
-        {"attention": VALUES, "model": VALUES, "causality": NOTHING}),
+        {"attention": VALUES, "model": VALUES, "causality": "sees token"}),
     "mask_tril": Bug(
         "the mask is built with tril instead of triu: each position sees the future, not the past.", LAYERS,
         ((CAUSAL, CAUSAL.replace("triu(diagonal=1)", "tril(diagonal=-1)")),),
-        {"attention": VALUES, "model": VALUES, "causality": NOTHING}),
+        {"attention": VALUES, "model": VALUES, "causality": "sees token"}),
     "heads_merged_without_transpose": Bug(
         "the heads are merged by reshaping (B, n_heads, T, d_head) straight to (B, T, d_model).", LAYERS,
         ((MERGE, "y = y.reshape(B, T, d_model)"),),
-        {"attention": VALUES, "block": VALUES, "model": VALUES}),
+        {"attention": VALUES, "block": VALUES, "model": VALUES, "attention_rows": ""}),
     "out_proj_missing": Bug(
         "the attention returns the concatenated heads without out_proj.", LAYERS,
         (("return self.out_proj(y)", "return y"),),
         {"attention": VALUES, "block": VALUES, "model": VALUES}),
     # --- layers.py: feed-forward and block ---
-    "gelu_tanh": Bug(
-        "the feed-forward network uses the tanh approximation of GELU.", LAYERS,
-        ((GELU, 'F.gelu(self.fc1(x), approximate="tanh")'),),
-        {"feed_forward": VALUES, "block": VALUES, "model": VALUES}),
+    "gelu_tanh": _as_bug(
+        M.GELU_TANH, "the feed-forward network uses the tanh approximation of GELU.",
+        {"feed_forward": "tanh approximation of GELU", "block": "tanh approximation of GELU",
+         "model": "tanh approximation of GELU"}),
     "pre_post_swapped": _as_bug(
         M.PRE_POST_SWAPPED, "the block runs the post-LN code when pre_ln is True and the pre-LN code otherwise.",
         {"block": "branches are swapped", "model": "branches are swapped"}),
@@ -145,14 +145,14 @@ BUGS = {
     "no_position_embedding": Bug(
         "the model adds no position embedding to the token embeddings.", MODEL,
         ((EMBED, "x = self.tok_emb(idx)"),),
-        {"model": VALUES}),
+        {"model": VALUES, "model_hidden": ""}),
     "ln_f_missing": _as_bug(
         M.LN_F_MISSING, "forward skips the final LayerNorm.",
         {"model": "ln_f is not applied", "model_hidden": "ln_f is not applied"}),
     "head_tied_to_embedding": Bug(
         "the logits are computed with the token embedding matrix instead of lm_head.", MODEL,
         ((HEAD, "return x @ self.tok_emb.weight.T"),),
-        {"model": VALUES}),
+        {"model": VALUES, "model_hidden": ""}),
     "ce_unstable": _as_bug(
         M.CE_UNSTABLE, "cross_entropy computes log(sum(exp(logits))) without the max shift.",
         {"cross_entropy": "without subtracting each row's maximum", "ce_stable": FINITE}, demo=True),

@@ -17,7 +17,7 @@ from autograder import Case, CaseContext, Check, Limits, Tolerance
 from . import mistakes as M
 from . import scenarios, speed, training
 from .corpus import sparse_markov
-from .judges import judge_generate
+from .judges import judge_causality, judge_generate
 
 # Any correct order of operations agrees far inside these; float32 keeps
 # about 7 digits, and LayerNorm's gradient divides by a standard deviation.
@@ -258,15 +258,15 @@ def generate_cases(ctx: CaseContext) -> list[Case]:
 def causality_cases(ctx: CaseContext) -> list[Case]:
     pre_ln = ctx.variant["pre_ln"]
     cases = []
-    for V, context, d, L, h, B, T, t in [(9, 8, 8, 2, 2, 2, 8, 3), (6, 5, 4, 1, 1, 1, 5, 0), (8, 6, 6, 1, 3, 2, 6, 4)]:
+    for V, context, d, L, h, B, T in [(9, 8, 8, 2, 2, 2, 8), (6, 5, 4, 1, 1, 1, 5), (8, 6, 6, 1, 3, 2, 6)]:
         rng = ctx.rng
         config = lm_config(V, context, d, L, h, 2 * d, pre_ln)
         idx = rng.integers(0, V, (B, T))
-        changed = idx.copy()
-        changed[:, t + 1:] = (idx[:, t + 1:] + 1 + rng.integers(0, V - 1, (B, T - t - 1))) % V
-        args = {**_lm_args(rng, config), "idx": idx, "changed_idx": changed, "t": t}
-        cases.append(_case(f"{_describe(config)}: the logits at positions 0..{t} must not change when the tokens "
-                           f"after position {t} do", args))
+        # For each position q >= 1, another token there, in every row of the batch.
+        changes = [((idx[:, q] + 1 + rng.integers(0, V - 1, B)) % V).tolist() for q in range(1, T)]
+        args = {**_lm_args(rng, config), "idx": idx, "changes": changes}
+        cases.append(_case(f"{_describe(config)}: the token at each position q changed alone, the logits at "
+                           f"positions before q must not change, and those at q must", args))
     return cases
 
 
@@ -320,7 +320,7 @@ ATTENTION_MISTAKES = (M.SCALE_D_MODEL, M.NO_SCALING, M.MASK_OFF_BY_ONE, M.MASK_A
                       M.HEAD_LAYOUT)
 LAYER_NORM_MISTAKES = (M.UNBIASED_VARIANCE, M.EPS_OUTSIDE_SQRT)
 MODEL_MISTAKES = (M.POSITIONS_OFFSET, M.LN_F_MISSING, M.PRE_POST_SWAPPED, M.RESIDUAL_MISSING, *ATTENTION_MISTAKES,
-                  *LAYER_NORM_MISTAKES)
+                  *LAYER_NORM_MISTAKES, M.GELU_TANH)
 
 
 def transformer_checks() -> list[Check]:
@@ -337,15 +337,16 @@ def transformer_checks() -> list[Check]:
               scenarios.attention, attention_cases, files=L, tolerance=FLOAT64, mistakes=ATTENTION_MISTAKES,
               uses=("layers.CausalSelfAttention",), limits=quick),
         Check("feed_forward", "FeedForward: fc2(gelu(fc1(x))) with the exact GELU, and its gradients",
-              scenarios.feed_forward, feed_forward_cases, files=L, tolerance=FLOAT64,
+              scenarios.feed_forward, feed_forward_cases, files=L, tolerance=FLOAT64, mistakes=(M.GELU_TANH,),
               uses=("layers.FeedForward",), limits=quick),
         Check("block", "TransformerBlock: residuals and LayerNorms in the graded order, output and gradients",
               scenarios.block, block_cases, files=L, tolerance=FLOAT64,
-              mistakes=(M.PRE_POST_SWAPPED, M.RESIDUAL_MISSING, *ATTENTION_MISTAKES, *LAYER_NORM_MISTAKES),
-              uses=("layers.TransformerBlock",), limits=quick),
+              mistakes=(M.PRE_POST_SWAPPED, M.RESIDUAL_MISSING, *ATTENTION_MISTAKES, *LAYER_NORM_MISTAKES,
+                        M.GELU_TANH),
+              uses=("layers.TransformerBlock",), composes=("layer_norm", "attention", "feed_forward"), limits=quick),
         Check("model", "TransformerLM: logits and gradients of every parameter; T < context_length",
               scenarios.model, model_cases, files=Mo, tolerance=FLOAT64, mistakes=MODEL_MISTAKES,
-              uses=LM, limits=quick),
+              uses=LM, composes=("block",), limits=quick),
         Check("cross_entropy", "cross_entropy: the mean over positions, stable at 1e4, and its gradient",
               scenarios.cross_entropy, cross_entropy_cases, files=Mo, tolerance=FLOAT64,
               mistakes=(M.CE_SUMMED, M.CE_UNSTABLE), uses=CE, limits=quick),
@@ -355,16 +356,17 @@ def transformer_checks() -> list[Check]:
         # A few AdamW steps compound rounding differences: a looser float64 tolerance than one pass.
         Check("train", "train: AdamW on get_batch batches, the loss of every step as the reference's",
               scenarios.train, train_cases, files=T, tolerance=Tolerance(rtol=1e-6, atol=1e-8),
-              uses=("train.train", *LM), limits=slow),
+              uses=("train.train", *LM), composes=("model", "cross_entropy", "get_batch"), limits=slow),
         Check("evaluate_perplexity", "evaluate_perplexity: consecutive windows, the last one shorter",
               scenarios.evaluate_perplexity, perplexity_cases, files=T, tolerance=FLOAT64,
-              uses=("train.evaluate_perplexity", *LM), limits=quick),
+              uses=("train.evaluate_perplexity", *LM), composes=("model", "cross_entropy"), limits=quick),
         Check("generate", "generate: draws follow the model, crop to context_length, temperature, the generator",
               scenarios.generate, generate_cases, files=T, judge=judge_generate,
-              uses=("train.generate", *LM), limits=slow),
+              uses=("train.generate", *LM), composes=("model",), limits=slow),
         Check("causality", "no position sees the future: later tokens leave earlier logits unchanged",
               scenarios.causality, causality_cases, files=Mo, tolerance=FLOAT64, property_check=True,
-              uses=LM, limits=quick),
+              judge=judge_causality,
+              uses=LM, composes=("model",), limits=quick),
         Check("attention_rows", "attention weights sum to 1 over the keys of every query",
               scenarios.attention_rows, attention_rows_cases, files=L, tolerance=FLOAT64, property_check=True,
               uses=("layers.CausalSelfAttention",), limits=quick),
@@ -376,21 +378,21 @@ def transformer_checks() -> list[Check]:
               uses=CE, limits=quick),
         Check("bad_arguments", "ValueError for n_heads not dividing d_model, and for T > context_length",
               scenarios.bad_argument, bad_argument_cases, files=Mo, tolerance=FLOAT64, property_check=True,
-              uses=("layers.CausalSelfAttention", *LM), limits=quick),
+              uses=("layers.CausalSelfAttention", *LM), composes=("attention", "model"), limits=quick),
         Check("model_hidden", "TransformerLM at larger sizes", scenarios.model, model_hidden_cases, files=Mo,
-              tolerance=FLOAT64, mistakes=MODEL_MISTAKES, visibility="after_due_date", uses=LM, limits=quick),
+              tolerance=FLOAT64, mistakes=MODEL_MISTAKES, visibility="after_due_date", uses=LM, composes=("block",), limits=quick),
         Check("training", "training on a Markov chain: the loss falls to the reference's, no future-token leak",
               training.training, training_cases, judge=training.judge_training,
-              uses=("train.train", "train.evaluate_perplexity", *LM, *CE), limits=Limits(cpu_s=60, wall_s=90)),
+              uses=("train.train", "train.evaluate_perplexity", *LM, *CE), composes=("train", "evaluate_perplexity"), limits=Limits(cpu_s=60, wall_s=90)),
         # Timing: the fingerprints are float32 sums over many entries, in any order of operations.
         Check("attention_speed", "CausalSelfAttention forward and backward, timed against the reference",
               speed.attention_timed, attention_speed_cases, files=L, tolerance=Tolerance(rtol=1e-3, atol=1e-3),
               timing=speed.ATTENTION,
-              uses=("layers.CausalSelfAttention",), limits=Limits(cpu_s=30, wall_s=60)),
+              uses=("layers.CausalSelfAttention",), composes=("attention",), limits=Limits(cpu_s=30, wall_s=60)),
         Check("train_step_speed", "one training step of a small TransformerLM, timed against the reference",
               speed.train_step_timed, train_step_speed_cases, tolerance=Tolerance(rtol=1e-3, atol=1e-3),
               timing=speed.TRAIN_STEP,
-              uses=(*LM, *CE), limits=Limits(cpu_s=60, wall_s=90)),
+              uses=(*LM, *CE), composes=("model", "cross_entropy"), limits=Limits(cpu_s=60, wall_s=90)),
     ]
 
 

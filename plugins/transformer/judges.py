@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from collections import Counter
 
+import numpy as np
+
 from autograder import CaseVerdict
 from autograder.stats import fit_problem, seeding_problem
 
@@ -41,3 +43,36 @@ def judge_generate(check, case, expected, got, *, reveal: bool) -> CaseVerdict:
         return CaseVerdict(False, problem)
     problem = fit_problem("the continuations", draws, lambda s: table.get(s, 0.0), len(got["draws"]), reveal)
     return CaseVerdict(problem is None, problem or "")
+
+
+def _moved(base: np.ndarray, other: np.ndarray) -> np.ndarray:
+    """Per position: whether any logit of any row moved beyond rounding."""
+    close = np.isclose(other, base, rtol=1e-7, atol=1e-9)
+    return ~close.all(axis=(0, 2))
+
+
+def judge_causality(check, case, expected, got, *, reveal: bool) -> CaseVerdict:
+    """The property as seen: which position sees which later token; paid where the model is causal
+    and its logits depend on the tokens (so constant or raising code earns nothing)."""
+    shape = np.asarray(expected["answer"]).shape
+    base, changed = got["answer"], got["property"]
+    if not isinstance(base, np.ndarray) or base.shape != shape or not isinstance(changed, list) or \
+            any(not isinstance(c, np.ndarray) or c.shape != shape for c in changed):
+        return CaseVerdict(False, f"the model did not return logits of shape {shape} for every input, so "
+                                  "causality cannot be seen and earns nothing here")
+    leaks, deaf = [], []
+    for q, other in enumerate(changed, start=1):
+        moved = _moved(base, other)
+        leaks += [(p, q) for p in range(q) if moved[p]]
+        if not moved[q:].any():
+            deaf.append(q)
+    if leaks:
+        p, q = min(leaks, key=lambda pq: (pq[1] - pq[0], pq[0]))
+        more = f"; {len(leaks) - 1} more such pairs" if len(leaks) > 1 else ""
+        return CaseVerdict(False, f"position {p} sees token {q} (a change at t = {q} changed the output at "
+                                  f"t = {p}){more}: the causal mask must hide every later position")
+    if deaf:
+        return CaseVerdict(False, f"no position sees a later token, but a change at t = {deaf[0]} changed no "
+                                  f"output at t >= {deaf[0]}: the logits do not depend on the tokens as a "
+                                  "language model's must, so the property earns nothing here")
+    return CaseVerdict(True, "no position sees a later token, and each position's logits follow its own token")

@@ -140,6 +140,11 @@ GENERATE_ARGMAX = Mistake(
     "torch.multinomial and the generator",
     edits=((T, SAMPLE, "next_token = probs.argmax(dim=-1, keepdim=True)"),))
 
+GELU_TANH = Mistake(
+    "gelu_tanh", "the feed-forward network uses the tanh approximation of GELU (approximate=\"tanh\", as GPT-2 "
+    "and minGPT do); the contract asks for the exact, erf GELU, approximate=\"none\" (the error is about 5e-4)",
+    edits=((L, 'F.gelu(self.fc1(x), approximate="none")', 'F.gelu(self.fc1(x), approximate="tanh")'),))
+
 ALL = (SCALE_D_MODEL, NO_SCALING, MASK_OFF_BY_ONE, MASK_AFTER_SOFTMAX, SOFTMAX_OVER_QUERIES, HEAD_LAYOUT,
        UNBIASED_VARIANCE, EPS_OUTSIDE_SQRT, PRE_POST_SWAPPED, RESIDUAL_MISSING, POSITIONS_OFFSET, LN_F_MISSING,
-       CE_UNSTABLE, CE_SUMMED, BATCH_TARGET_UNSHIFTED, GENERATE_NO_CROP, GENERATE_ARGMAX)
+       GELU_TANH, CE_UNSTABLE, CE_SUMMED, BATCH_TARGET_UNSHIFTED, GENERATE_NO_CROP, GENERATE_ARGMAX)

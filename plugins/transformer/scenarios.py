@@ -253,16 +253,24 @@ def generate(modules, args):
 # --- properties: each pays only with the right answer beside it ---
 
 def causality(modules, args):
-    """Tokens after position t changed: the logits at positions <= t must not move."""
+    """The logits, and the logits again with the token at each position q >= 1 changed alone.
+
+    The grading process reads them (`judges.judge_causality`): where a change at q moves an
+    earlier position, that position sees the future; where it moves nothing at q or after,
+    the model does not depend on its tokens.
+    """
     lm = _lm(modules, args)
-    t = args["t"]
+    idx = torch.tensor(args["idx"], dtype=torch.long)
+    changed = []
     with torch.no_grad():
-        logits = lm(torch.tensor(args["idx"], dtype=torch.long))
-        changed = lm(torch.tensor(args["changed_idx"], dtype=torch.long))
-    if not isinstance(logits, torch.Tensor) or not isinstance(changed, torch.Tensor):
-        return property_result(_array(logits) if isinstance(logits, torch.Tensor) else logits, False)
-    same = torch.allclose(logits[:, :t + 1], changed[:, :t + 1], rtol=1e-7, atol=1e-9)
-    return property_result(_array(logits), {f"logits at positions 0..{t} unchanged": bool(same)})
+        logits = lm(idx)
+        for q, tokens in enumerate(args["changes"], start=1):
+            other = idx.clone()
+            other[:, q] = torch.tensor(tokens, dtype=torch.long)
+            out = lm(other)
+            changed.append(_array(out) if isinstance(out, torch.Tensor) else repr(out)[:80])
+    answer = _array(logits) if isinstance(logits, torch.Tensor) else repr(logits)[:80]
+    return property_result(answer, changed)
 
 
 def attention_rows(modules, args):

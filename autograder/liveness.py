@@ -1,0 +1,72 @@
+"""Whether a check's answers show work done: the test that stands in for "right" where rightness cannot be asked.
+
+A composed check whose component failed cannot expect the reference's
+numbers; it still pays its capped share only for answers that are alive:
+each shaped like the reference's (the same types, keys and array shapes),
+not constant where the reference's is not, and not the same for every case
+where the reference's differ. A submission that returns constants or raises
+is never alive, so it still scores exactly 0.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .wire import Tensor
+
+
+def shape_of(value: Any) -> Any:
+    """The structure of a value without its numbers."""
+    if isinstance(value, Tensor):
+        value = value.values
+    if isinstance(value, np.ndarray):
+        return ("array", value.shape)
+    if isinstance(value, (bool, np.bool_)):
+        return "bool"
+    if isinstance(value, (int, float, np.integer, np.floating)):
+        return "number"
+    if isinstance(value, (list, tuple)):
+        return (type(value).__name__, tuple(shape_of(v) for v in value))
+    if isinstance(value, dict):
+        return ("dict", tuple(sorted((repr(k), shape_of(v)) for k, v in value.items())))
+    return type(value).__name__
+
+
+def _numbers(value: Any) -> np.ndarray:
+    """Every number in a value, flattened."""
+    if isinstance(value, Tensor):
+        value = value.values
+    if isinstance(value, np.ndarray):
+        return value.astype(np.float64).ravel() if value.dtype.kind in "biuf" else np.zeros(0)
+    if isinstance(value, (bool, np.bool_)):
+        return np.zeros(0)
+    if isinstance(value, (int, float, np.integer, np.floating)):
+        return np.array([float(value)])
+    if isinstance(value, (list, tuple)):
+        parts = [_numbers(v) for v in value]
+    elif isinstance(value, dict):
+        parts = [_numbers(value[k]) for k in sorted(value, key=repr)]
+    else:
+        return np.zeros(0)
+    return np.concatenate(parts) if parts else np.zeros(0)
+
+
+def _constant(numbers: np.ndarray) -> bool:
+    return numbers.size > 1 and bool(np.all(numbers == numbers[0]))
+
+
+def dead(expected: list[Any], got: list[Any]) -> str | None:
+    """None when the answers show work; otherwise why they do not."""
+    if not got:
+        return "no answer"
+    for e, g in zip(expected, got):
+        if shape_of(e) != shape_of(g):
+            return "an answer is not shaped like the contract's (other types, keys or shapes)"
+        if _constant(_numbers(g)) and not _constant(_numbers(e)):
+            return "an answer is constant where the contract's varies"
+    fingerprints = {_numbers(g).tobytes() for g in got}
+    if len(got) > 1 and len(fingerprints) == 1 and len({_numbers(e).tobytes() for e in expected}) > 1:
+        return "every input gets the same answer"
+    return None
