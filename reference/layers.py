@@ -61,12 +61,10 @@ def rotate(x: torch.Tensor) -> torch.Tensor:
     x[2i] + i x[2i+1], this multiplies each by e^(i t theta_i).
     """
     T, d_head = x.shape[-2], x.shape[-1]
-    # The angles in float64 whatever x's dtype: t * theta_i reaches hundreds
-    # of radians, where float32 would already lose digits of the rotation.
-    i = torch.arange(0, d_head, 2, dtype=torch.float64, device=x.device)  # 2i, (d_head / 2,)
-    t = torch.arange(T, dtype=torch.float64, device=x.device)  # (T,)
+    i = torch.arange(0, d_head, 2, dtype=x.dtype, device=x.device)  # 2i, (d_head / 2,)
+    t = torch.arange(T, dtype=x.dtype, device=x.device)  # (T,)
     angle = t[:, None] * 10000.0 ** (-i / d_head)  # (T, d_head / 2)
-    cos, sin = torch.cos(angle).to(x.dtype), torch.sin(angle).to(x.dtype)
+    cos, sin = torch.cos(angle), torch.sin(angle)
     even, odd = x[..., 0::2], x[..., 1::2]  # (..., T, d_head / 2) each
     turned = torch.stack((even * cos - odd * sin, even * sin + odd * cos), dim=-1)  # (..., T, d_head / 2, 2)
     return turned.flatten(-2)  # pairs back side by side: (..., T, d_head)
@@ -110,7 +108,7 @@ class CausalSelfAttention(nn.Module):
         if self.rope:
             # Queries and keys only: the score of t and s then depends on t - s
             # alone; the values carry content, not position.
-            q, k = rotate(q), rotate(k)
+            q, k = rotate(torch.stack((q, k))).unbind(0)  # both at once: (2, B, n_heads, T, d_head)
 
         # Dividing by sqrt(d_head) keeps the scores of unit variance whatever
         # the head size, so the softmax does not saturate.
