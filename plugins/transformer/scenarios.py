@@ -21,7 +21,7 @@ import torch
 
 from autograder import property_result
 
-from .positions import build_options, odd_size, supply_table
+from .position_scenarios import build_options, odd_size, supply_table
 
 DTYPES = {"float32": torch.float32, "float64": torch.float64}
 NO_GRADIENT = "no gradient (this parameter does not take part in the output)"
