@@ -9,16 +9,23 @@ carry no reference code in any variant.
 
 from __future__ import annotations
 
+import csv
 import textwrap
 
 import pytest
 
 from autograder import catalog
-from autograder.assignment import AssignmentError, bind, load_assignment
+from autograder.assignment import Assignment, AssignmentError, bind, load_assignment
 from autograder.bundle.sources import grader_files
 from autograder.fixtures import describe
+from autograder.fixtures import Fixtures, record
 from autograder.flawed import without_docstring
-from conftest import ROOT
+from autograder.grading import Grader
+from autograder.oracle import RecordedReference
+from autograder.regrade import discover, regrade
+from autograder.regrade.executor import LocalExecutor
+from autograder.seeds import PUBLIC_SECRET
+from conftest import ROOT, TEST_SECRET, shortened
 from degenerate import RAISES, write_degenerate
 from test_student_bundle import distinctive_reference_lines
 
@@ -34,6 +41,7 @@ ATTENTION_CHECKS = {"rope", "rope_relative", "block", "model", "causality", "bad
 
 
 def _reference_with(tmp_path, edits) -> str:
+    tmp_path.mkdir(parents=True, exist_ok=True)
     for name in ("layers.py", "model.py", "train.py"):
         source = without_docstring((ROOT / "reference" / name).read_text())
         for old, new in edits if name == "layers.py" else ():
@@ -88,6 +96,40 @@ def test_a_bundle_of_each_variant_carries_no_reference_code(positions):
     assert "plugins/transformer/position_scenarios.py" in carried and "plugins/transformer/positions.py" not in carried
     for line in distinctive_reference_lines("transformer"):
         assert not any(line.encode() in source for source in carried.values()), line
+
+
+@pytest.mark.parametrize("positions", ["sinusoidal", "rope"])
+def test_the_recorded_public_checks_of_each_variant_grade_the_reference(tmp_path, positions):
+    # What a student bundle runs: the public checks, answered from fixtures recorded in the variant.
+    assignment, variant = catalog.load("transformer", {"positions": positions})
+    # Recording runs every mistake on every case: three checks keep it short.
+    wanted = {positions, "model", "block"}
+    record(Assignment(assignment.spec, [c for c in assignment.checks if c.name in wanted]), variant) \
+        .write(tmp_path / "fixtures")
+    fixtures = Fixtures.read(tmp_path / "fixtures")
+    with Grader(shortened(fixtures.to_assignment(), cpu_s=10, wall_s=30), variant,
+                RecordedReference(fixtures, variant), secret=PUBLIC_SECRET, jobs=2) as grader:
+        verdicts = grader.grade(_reference_with(tmp_path / "reference", ()))
+    assert {v.check.name for v in verdicts} == wanted
+    assert all(v.score == v.max_score > 0 for v in verdicts), {v.check.name: v.output for v in verdicts}
+
+
+def test_a_regrade_in_the_rope_variant(tmp_path):
+    from autograder.regrade.content import grading_fingerprint
+
+    fingerprints = {positions: grading_fingerprint(*catalog.load("transformer", {"positions": positions},
+                                                                 device="cpu"), TEST_SECRET)
+                    for positions in ("learned", "sinusoidal", "rope")}
+    assert len(set(fingerprints.values())) == 3  # a regrade in another variant never resumes this one's
+    assignment, variant = catalog.load("transformer", {"positions": "rope"}, device="cpu")
+    _reference_with(tmp_path / "class" / "reference", ())
+    _reference_with(tmp_path / "class" / "rotates_v", (("q, k = rotate(torch.stack((q, k)))",
+                                                         "q, k, v = rotate(torch.stack((q, k, v)))"),))
+    summary = regrade(assignment, variant, discover(tmp_path / "class"), tmp_path / "out" / "scores.csv",
+                      make_executor=lambda: LocalExecutor(assignment, variant, jobs=2, secret=TEST_SECRET),
+                      secret=TEST_SECRET)
+    scores = {row["submission"]: float(row["score"]) for row in csv.DictReader(open(summary.csv))}
+    assert scores["reference"] == 100 and scores["rotates_v"] < 100
 
 
 # --- assignment.toml: a check in some variants only, points by variant ---
