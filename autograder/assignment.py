@@ -41,6 +41,26 @@ class CheckConfig:
     limits: dict = field(default_factory=dict)
     device: str | None = None
     when_absent: str | None = None
+    # The variants the check belongs to, {variant: values as --set spells them};
+    # empty: every variant.
+    only: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    # Points in some variants, {variant: {value: points}}, instead of `points`.
+    points_when: dict[str, dict[str, float]] = field(default_factory=dict)
+
+    def applies(self, variant: dict[str, Any]) -> bool:
+        """Whether the check is part of `variant`."""
+        return all(_spelled(variant.get(key)) in values for key, values in self.only.items())
+
+    def points_in(self, variant: dict[str, Any]) -> float | None:
+        for key, by_value in self.points_when.items():
+            if _spelled(variant.get(key)) in by_value:
+                return by_value[_spelled(variant.get(key))]
+        return self.points
+
+
+def _spelled(value: Any) -> str:
+    """A variant's value as --set and assignment.toml spell it (true, not True)."""
+    return str(value).lower() if isinstance(value, bool) else str(value)
 
 
 @dataclass
@@ -207,16 +227,20 @@ def load_assignment(path: Path) -> AssignmentSpec:
     ctable = top.sub("checks")
     for cname in ctable.table:
         c = ctable.sub(cname)
-        c.only({"points", "visibility", "limits", "device", "when_absent"})
+        c.only({"points", "visibility", "limits", "device", "when_absent", "only", "points_when"})
         points = c.get("points", (int, float), None)
         if points is not None and points < 0:
             raise c.error("points", f"must be >= 0, got {points!r}")
+        only = _by_variant(c.sub("only"), variants, lambda r, key, value: r.get(key, list),
+                           "a list of the variant's values")
+        points_when = _by_variant(c.sub("points_when"), variants, _points_by_value,
+                                  "a table {value = points}")
         visibility = c.get("visibility", str, None)
         if visibility is not None and visibility not in VISIBILITIES:
             raise c.error("visibility", f"{visibility!r} is not one of {', '.join(VISIBILITIES)}")
         climits = c.sub("limits")
         checks[cname] = CheckConfig(points, visibility, _limits(climits), _choice(c, "device", DEVICES),
-                                    _choice(c, "when_absent", WHEN_ABSENT))
+                                    _choice(c, "when_absent", WHEN_ABSENT), only, points_when)
 
     gpu = top.sub("gpu")
     gpu.only({"when_absent"})
@@ -228,6 +252,32 @@ def load_assignment(path: Path) -> AssignmentSpec:
                           preload=tuple(preload), variants=variants, templates=templates,
                           limits=limits, checks=checks, forbidden=forbidden, forbidden_also=forbidden_also,
                           when_absent=_choice(gpu, "when_absent", WHEN_ABSENT) or "not_counted")
+
+
+def _by_variant(table: "_Reader", variants: dict[str, Variant], read, expected: str) -> dict:
+    """{variant: what `read` gives for it}, each value checked against the variant's choices."""
+    out = {}
+    for key in table.table:
+        if key not in variants:
+            raise table.error(key, f"no such variant (variants: {', '.join(variants) or 'none'})")
+        value = read(table, key, variants[key])
+        spelled = {_spelled(choice) for choice in variants[key].choices}
+        listed = value if isinstance(value, list) else list(value)
+        strangers = [v for v in listed if not isinstance(v, str) or spelled and v not in spelled]
+        if strangers or not listed:
+            raise table.error(key, f"expected {expected}, with values among {', '.join(sorted(spelled))}; "
+                                   f"got {value!r}")
+        out[key] = tuple(value) if isinstance(value, list) else value
+    return out
+
+
+def _points_by_value(table: "_Reader", key: str, variant: Variant) -> dict[str, float]:
+    by_value = table.sub(key)
+    for value in by_value.table:
+        points = by_value.get(value, (int, float))
+        if points < 0:
+            raise by_value.error(value, f"must be >= 0, got {points!r}")
+    return {value: float(points) for value, points in by_value.table.items()}
 
 
 def _choice(table: "_Reader", key: str, choices: tuple[str, ...]) -> str | None:
@@ -279,35 +329,43 @@ class Assignment:
         return files
 
 
-def bind(spec: AssignmentSpec, provided: list[Check], device: str = "cpu") -> Assignment:
+def bind(spec: AssignmentSpec, provided: list[Check], device: str = "cpu",
+         variant: dict[str, Any] | None = None) -> Assignment:
     """Apply assignment.toml's points, visibility, limits and devices to the plugins' checks.
 
     Checks keep the order of assignment.toml; checks that only a plugin names
     (a third-party addition) follow, with the plugin's defaults. `device` is
     what this run has ("cuda" or "cpu"): a check that needs CUDA runs there,
-    or else becomes what its `when_absent` policy says.
+    or else becomes what its `when_absent` policy says. `variant` (the
+    defaults if None) leaves out the checks assignment.toml gives to other
+    variants (`only`) and picks each check's points in it (`points_when`).
     """
     by_name: dict[str, Check] = {}
     for check in provided:
         if check.name in by_name:
             raise AssignmentError(f"two plugins provide a check named {check.name!r} for {spec.name}")
         by_name[check.name] = check
-    unknown = [name for name in spec.checks if name not in by_name]
+    if variant is None:
+        variant = {v.name: v.default for v in spec.variants.values()}
+    elsewhere = {name for name, config in spec.checks.items() if not config.applies(variant)}
+    unknown = [name for name in spec.checks if name not in by_name and name not in elsewhere]
     if unknown:
         raise AssignmentError(f"{spec.path}: [checks.{unknown[0]}]: no plugin provides a check of that name "
                               f"(known: {', '.join(sorted(by_name)) or 'none'})")
-    ordered = list(spec.checks) + [n for n in by_name if n not in spec.checks]
+    ordered = [n for n in spec.checks if n in by_name and n not in elsewhere] + \
+        [n for n in by_name if n not in spec.checks]
     checks = []
     for name in ordered:
         check = by_name[name]
         config = spec.checks.get(name, CheckConfig())
+        points = config.points_in(variant)
         strangers = [f for f in check.files if f not in spec.files]
         if strangers:
             raise AssignmentError(f"the check {name!r} of {spec.name} imports {strangers[0]!r}, which is not "
                                   f"among the files of {spec.path} ({', '.join(spec.files)})")
         limits = {**check.limits.as_dict(), **spec.limits, **config.limits}
         bound = replace(check, files=check.files or spec.files,
-                        points=check.points if config.points is None else float(config.points),
+                        points=check.points if points is None else float(points),
                         visibility=config.visibility or check.visibility,
                         limits=Limits(**limits), device=config.device or check.device,
                         when_absent=config.when_absent or spec.when_absent)

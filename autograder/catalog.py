@@ -60,8 +60,9 @@ def load(name: str, settings: dict[str, str] | None = None,
     wants_cuda = any(c.device == "cuda" for c in provided) or any(
         config.device == "cuda" for config in spec.checks.values())
     if not wants_cuda:
-        return bind(spec, provided, "cpu"), variant
-    return bind(spec, provided, device if device == "cuda" and not graded_here else resolve_device(device)), variant
+        return bind(spec, provided, "cpu", variant), variant
+    return bind(spec, provided, device if device == "cuda" and not graded_here else resolve_device(device),
+                variant), variant
 
 
 def bugs(name: str, pm: pluggy.PluginManager | None = None) -> dict:

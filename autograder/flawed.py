@@ -26,6 +26,8 @@ class Bug:
     edits: tuple[tuple[str, str], ...]          # (the reference's text, what the student wrote instead)
     loses: dict[str, str] = field(default_factory=dict)  # check -> words its feedback must contain
     demo: bool = False                          # part of the demo's flawed submission
+    # The variant it is graded in, as --set settings ({"positions": "rope"}); empty: the default one.
+    variant: dict[str, str] = field(default_factory=dict)
 
 
 def without_docstring(source: str) -> str:

@@ -54,17 +54,40 @@ class LayerNorm(nn.Module):
         return x_hat * self.weight + self.bias
 
 
+def rotate(x: torch.Tensor) -> torch.Tensor:
+    """RoPE: turn each adjacent feature pair (2i, 2i + 1) of x at position t by t * 10000^(-2i / d_head).
+
+    x: (..., T, d_head) -> the same shape. Read as complex numbers
+    x[2i] + i x[2i+1], this multiplies each by e^(i t theta_i).
+    """
+    T, d_head = x.shape[-2], x.shape[-1]
+    i = torch.arange(0, d_head, 2, dtype=x.dtype, device=x.device)  # 2i, (d_head / 2,)
+    t = torch.arange(T, dtype=x.dtype, device=x.device)  # (T,)
+    angle = t[:, None] * 10000.0 ** (-i / d_head)  # (T, d_head / 2)
+    cos, sin = torch.cos(angle), torch.sin(angle)
+    even, odd = x[..., 0::2], x[..., 1::2]  # (..., T, d_head / 2) each
+    turned = torch.stack((even * cos - odd * sin, even * sin + odd * cos), dim=-1)  # (..., T, d_head / 2, 2)
+    return turned.flatten(-2)  # pairs back side by side: (..., T, d_head)
+
+
 class CausalSelfAttention(nn.Module):
     """Multi-head self-attention in which position t sees positions 0..t only."""
 
-    def __init__(self, d_model: int, n_heads: int):
+    def __init__(self, d_model: int, n_heads: int, rope: bool = False):
         super().__init__()
         d_model = _check_size(d_model, "d_model")
         n_heads = _check_size(n_heads, "n_heads")
         if d_model % n_heads != 0:
             raise ValueError(f"d_model ({d_model}) must be divisible by n_heads ({n_heads})")
+        if not isinstance(rope, bool):
+            raise ValueError(f"rope must be True or False, got {rope!r}")
         self.n_heads = n_heads
         self.d_head = d_model // n_heads
+        # RoPE turns the features of a head in pairs: an odd one would be left over.
+        if rope and self.d_head % 2 != 0:
+            raise ValueError(f"rope needs an even d_head, got d_head = {self.d_head} "
+                             f"(d_model = {d_model}, n_heads = {n_heads})")
+        self.rope = rope
         self.q_proj = nn.Linear(d_model, d_model)
         self.k_proj = nn.Linear(d_model, d_model)
         self.v_proj = nn.Linear(d_model, d_model)
@@ -82,6 +105,10 @@ class CausalSelfAttention(nn.Module):
         q = self.q_proj(x).view(B, T, self.n_heads, self.d_head).transpose(1, 2)  # (B, n_heads, T, d_head)
         k = self.k_proj(x).view(B, T, self.n_heads, self.d_head).transpose(1, 2)  # (B, n_heads, T, d_head)
         v = self.v_proj(x).view(B, T, self.n_heads, self.d_head).transpose(1, 2)  # (B, n_heads, T, d_head)
+        if self.rope:
+            # Queries and keys only: the score of t and s then depends on t - s
+            # alone; the values carry content, not position.
+            q, k = rotate(torch.stack((q, k))).unbind(0)  # both at once: (2, B, n_heads, T, d_head)
 
         # Dividing by sqrt(d_head) keeps the scores of unit variance whatever
         # the head size, so the softmax does not saturate.
@@ -118,12 +145,12 @@ class FeedForward(nn.Module):
 class TransformerBlock(nn.Module):
     """Attention then feed-forward, each inside a residual connection with a LayerNorm."""
 
-    def __init__(self, d_model: int, n_heads: int, d_ff: int, pre_ln: bool = True):
+    def __init__(self, d_model: int, n_heads: int, d_ff: int, pre_ln: bool = True, rope: bool = False):
         super().__init__()
         if not isinstance(pre_ln, bool):
             raise ValueError(f"pre_ln must be True or False, got {pre_ln!r}")
         self.ln1 = LayerNorm(d_model)
-        self.attn = CausalSelfAttention(d_model, n_heads)
+        self.attn = CausalSelfAttention(d_model, n_heads, rope=rope)
         self.ln2 = LayerNorm(d_model)
         self.ffn = FeedForward(d_model, d_ff)
         self.pre_ln = pre_ln

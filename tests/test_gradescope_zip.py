@@ -326,9 +326,10 @@ def inspect_zip(path: Path, assignment: str, settings: dict[str, str]) -> dict[s
     return texts
 
 
-def test_the_transformer_zip(tmp_path):
-    path, _ = build(tmp_path, "transformer", "pre_ln=false")
-    config = json.loads(inspect_zip(path, "transformer", {"pre_ln": "false"})[CONFIG_NAME])
+@pytest.mark.parametrize("setting", ["pre_ln=false", "positions=rope", "positions=sinusoidal"])
+def test_the_transformer_zip(tmp_path, setting):
+    path, _ = build(tmp_path, "transformer", setting)
+    config = json.loads(inspect_zip(path, "transformer", dict([setting.split("=")]))[CONFIG_NAME])
     assert config["secret"] == SECRET and not config["public_secret"]
 
 

@@ -543,3 +543,128 @@ def test_get_batch_and_generate_with_a_cuda_generator():
     with torch.no_grad():
         expected = hand_generate(lm, prompt, 12, 1.0, torch.Generator("cuda").manual_seed(5))
     assert torch.equal(out, expected) and out.device.type == "cuda"
+
+
+# ---------------------------------------------------------------------------
+# The positions variant: a sinusoidal table, rotary embeddings (RoPE)
+
+
+def test_sinusoidal_table_is_the_closed_form_in_a_buffer_outside_state_dict():
+    C, d = 9, 6
+    lm = model_mod.TransformerLM(11, C, d, 1, 2, 12, positions="sinusoidal")
+    table = lm.pos_enc
+    for t in range(C):
+        for i in range(d // 2):
+            angle = t / 10000 ** (2 * i / d)
+            assert float(table[t, 2 * i]) == pytest.approx(math.sin(angle), abs=1e-7)
+            assert float(table[t, 2 * i + 1]) == pytest.approx(math.cos(angle), abs=1e-7)
+    assert "pos_enc" in dict(lm.named_buffers()) and "pos_enc" not in dict(lm.named_parameters())
+    assert not any(k.startswith("pos_") for k in lm.state_dict())
+    assert lm.double().pos_enc.dtype == torch.float64
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_sinusoidal_model_adds_the_table_where_learned_adds_pos_emb(dtype):
+    V, C, d = 13, 6, 8
+    sinusoidal = randomize(model_mod.TransformerLM(V, C, d, 2, 2, 12, positions="sinusoidal")).to(dtype)
+    learned = model_mod.TransformerLM(V, C, d, 2, 2, 12).to(dtype)
+    state = {**sinusoidal.state_dict(), "pos_emb.weight": sinusoidal.pos_enc}
+    learned.load_state_dict(state)
+    idx = torch.randint(0, V, (3, 4), generator=torch.Generator().manual_seed(5))
+    close(sinusoidal(idx), learned(idx), dtype)
+
+
+def rope_by_complex_numbers(x):
+    """(..., T, d_head): each pair read as x[2i] + i x[2i+1], times e^(i t theta_i), theta_i = 10000^(-2i/d_head)."""
+    T, d_head = x.shape[-2], x.shape[-1]
+    theta = 10000.0 ** (-torch.arange(0, d_head, 2, dtype=torch.float64) / d_head)
+    turn = torch.polar(torch.ones(T, d_head // 2, dtype=torch.float64),
+                       torch.arange(T, dtype=torch.float64)[:, None] * theta)
+    z = torch.view_as_complex(x.double().reshape(*x.shape[:-1], d_head // 2, 2).contiguous())
+    return torch.view_as_real(z * turn).reshape(x.shape).to(x.dtype)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape", [(1, 2), (5, 2), (7, 8), (2, 3, 6, 4), (2, 40, 16)])
+def test_rope_is_the_complex_rotation(shape, dtype):
+    x = randn(*shape, dtype=dtype)
+    close(layers.rotate(x), rope_by_complex_numbers(x), dtype)
+
+
+def test_rope_scores_depend_only_on_the_relative_position():
+    q, k = randn(2, 3, 6, 8, seed=3), randn(2, 3, 6, 8, seed=4)
+    scores = layers.rotate(q) @ layers.rotate(k).transpose(-2, -1)
+    for shift in (1, 5, 30):
+        # The same sequence after `shift` other positions: the scores among its own positions are unchanged.
+        before_q, before_k = randn(2, 3, shift, 8, seed=5), randn(2, 3, shift, 8, seed=6)
+        shifted = layers.rotate(torch.cat([before_q, q], 2)) @ layers.rotate(torch.cat([before_k, k], 2)).transpose(-2, -1)
+        close(shifted[..., shift:, shift:], scores, torch.float64)
+    # ... and they do depend on it: unrotated scores differ.
+    assert not torch.allclose(scores, q @ k.transpose(-2, -1))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("d_model,n_heads,T", [(8, 2, 5), (8, 1, 4), (12, 3, 6), (4, 2, 1), (2, 1, 3)])
+def test_rope_attention_rotates_q_and_k_only(d_model, n_heads, T, dtype):
+    attn = randomize(layers.CausalSelfAttention(d_model, n_heads, rope=True)).to(dtype)
+    x = randn(2, T, d_model, dtype=dtype).requires_grad_(True)
+    d_head = d_model // n_heads
+
+    def heads(t):
+        return t.view(2, T, n_heads, d_head).transpose(1, 2)
+    q, k, v = (rope_by_complex_numbers(heads(attn.q_proj(x))), rope_by_complex_numbers(heads(attn.k_proj(x))),
+               heads(attn.v_proj(x)))
+    theirs = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+    theirs = attn.out_proj(theirs.transpose(1, 2).reshape(2, T, d_model))
+    ours = attn(x)
+    close(ours, theirs, dtype)
+    close(*(grads(probe(out), [x])[0] for out in (ours, theirs)), dtype)
+    if T == 1:  # position 0 turns nothing: RoPE or not, the same output
+        plain = layers.CausalSelfAttention(d_model, n_heads).to(dtype)
+        plain.load_state_dict(attn.state_dict())
+        close(plain(x), ours, dtype)
+
+
+@pytest.mark.parametrize("positions", ["sinusoidal", "rope"])
+def test_positions_variants_build_what_the_contract_says(positions):
+    lm = model_mod.TransformerLM(11, 7, 8, 2, 2, 12, positions=positions)
+    keys = set(lm.state_dict())
+    assert "pos_emb.weight" not in keys and not hasattr(lm, "pos_emb")
+    assert keys == set(model_mod.TransformerLM(11, 7, 8, 2, 2, 12).state_dict()) - {"pos_emb.weight"}
+    assert all(block.attn.rope is (positions == "rope") for block in lm.blocks)
+    assert hasattr(lm, "pos_enc") is (positions == "sinusoidal")
+    block = layers.TransformerBlock(8, 2, 12, rope=True)
+    assert block.attn.rope is True and block.pre_ln is True
+
+
+@pytest.mark.parametrize("bad", [
+    lambda: model_mod.TransformerLM(5, 4, 7, 1, 1, 8, positions="sinusoidal"),
+    lambda: model_mod.TransformerLM(5, 4, 6, 1, 2, 8, positions="rope"),
+    lambda: model_mod.TransformerLM(5, 4, 8, 1, 2, 8, positions="absolute"),
+    lambda: layers.CausalSelfAttention(6, 2, rope=True),
+    lambda: layers.CausalSelfAttention(3, 3, rope=True),
+    lambda: layers.TransformerBlock(10, 2, 8, rope=True),
+])
+def test_positions_value_errors(bad):
+    with pytest.raises(ValueError):
+        bad()
+
+
+def test_odd_sizes_are_fine_where_no_pair_is_needed():
+    model_mod.TransformerLM(5, 4, 7, 1, 1, 8)  # learned: any d_model
+    model_mod.TransformerLM(5, 4, 6, 1, 3, 8, positions="sinusoidal")  # d_head 2, d_model even
+    layers.CausalSelfAttention(6, 2)  # no RoPE: d_head 3 is fine
+
+
+@pytest.mark.parametrize("positions", ["sinusoidal", "rope"])
+def test_positions_variants_train_evaluate_and_generate(positions):
+    lm = tiny_lm(positions=positions)
+    data = torch.tensor([0, 1, 2, 3, 4] * 20)
+    losses = train_mod.train(lm, data, steps=40, batch_size=8, lr=1e-2, device="cpu",
+                             generator=torch.Generator().manual_seed(0))
+    assert sum(losses[-5:]) / 5 < 0.3 * losses[0]
+    assert train_mod.evaluate_perplexity(lm, data, 8, "cpu") == pytest.approx(hand_perplexity(lm, data, 8), rel=1e-6)
+    out = train_mod.generate(lm, torch.tensor([[0]]), 12, generator=torch.Generator().manual_seed(1))
+    with torch.no_grad():
+        expected = hand_generate(lm, torch.tensor([[0]]), 12, 1.0, torch.Generator().manual_seed(1))
+    assert torch.equal(out, expected)

@@ -242,8 +242,8 @@ def test_the_embeddings_wheel_would_carry_no_reference_code():
 def test_the_transformer_wheel_would_carry_no_reference_code():
     assignment, variant = catalog.load("transformer")
     carried = grader_files(describe(assignment, variant), assignment.spec.reference_package)
-    assert sorted(carried) == ["plugins/transformer/judges.py", "plugins/transformer/scenarios.py",
-                              "plugins/transformer/training.py"]
+    assert sorted(carried) == ["plugins/transformer/judges.py", "plugins/transformer/position_scenarios.py",
+                              "plugins/transformer/scenarios.py", "plugins/transformer/training.py"]
     for line in distinctive_reference_lines("transformer"):
         assert not any(line.encode() in source for source in carried.values()), line
 

@@ -20,8 +20,9 @@ def lmgrade_checks(assignment, variant):
     if assignment != "transformer":
         return []
     from .checks import transformer_checks
+    from .positions import position_checks, threaded
 
-    return transformer_checks()
+    return threaded(transformer_checks(), variant) + position_checks(variant)
 
 
 @hookimpl

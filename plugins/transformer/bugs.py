@@ -12,6 +12,7 @@ from autograder import Mistake
 from autograder.flawed import Bug
 
 from . import mistakes as M
+from . import positions as P
 from .mistakes import CAUSAL, MASK, MERGE, SHIFT, VAR
 
 LAYERS, MODEL, TRAIN = "layers.py", "model.py", "train.py"
@@ -19,7 +20,7 @@ LAYERS, MODEL, TRAIN = "layers.py", "model.py", "train.py"
 GELU = 'F.gelu(self.fc1(x), approximate="none")'
 MEAN_X = "mean = x.mean(dim=-1, keepdim=True)"
 AFFINE = "return x_hat * self.weight + self.bias"
-EMBED = "x = self.tok_emb(idx) + self.pos_emb(pos)  # (B, T, d_model)"
+EMBED = "            x = x + self.pos_emb(pos)  # (B, T, d_model)\n"
 HEAD = "return self.lm_head(x)  # (B, T, V)"
 NLL = "nll = torch.log(torch.exp(z).sum(dim=-1)) - z.gather(-1, targets).squeeze(-1)  # (N,)"
 STARTS = "torch.randint(0, N - context_length, (batch_size,), generator=generator, device=on)"
@@ -60,10 +61,11 @@ FINITE = "finite at logits of 1e4"
 SAMPLED = "do not follow the model"
 
 
-def _as_bug(mistake: Mistake, what: str, loses: dict[str, str], demo: bool = False) -> Bug:
+def _as_bug(mistake: Mistake, what: str, loses: dict[str, str], demo: bool = False,
+            variant: dict[str, str] | None = None) -> Bug:
     """The bug a student makes by making `mistake`: its edits, all in one file."""
     (file,) = {file for file, _, _ in mistake.edits}
-    return Bug(what, file, tuple((old, new) for _, old, new in mistake.edits), loses, demo)
+    return Bug(what, file, tuple((old, new) for _, old, new in mistake.edits), loses, demo, variant or {})
 
 
 BUGS = {
@@ -144,7 +146,7 @@ BUGS = {
         {"model": "positions 1..T", "model_hidden": "positions 1..T"}),
     "no_position_embedding": Bug(
         "the model adds no position embedding to the token embeddings.", MODEL,
-        ((EMBED, "x = self.tok_emb(idx)"),),
+        ((EMBED, ""),),
         {"model": VALUES, "model_hidden": ""}),
     "ln_f_missing": _as_bug(
         M.LN_F_MISSING, "forward skips the final LayerNorm.",
@@ -218,3 +220,38 @@ BUGS = {
         ((TEMPERATURE, "logits = model(idx_cond)[:, -1, :]  # (1, V)"),),
         {"generate": SAMPLED}),
 }
+
+
+# --- the positions variant: each bug graded in the variant that builds it ---
+SINUSOIDAL, ROPE = {"positions": "sinusoidal"}, {"positions": "rope"}
+
+BUGS.update({
+    "rope_rotate_half": _as_bug(
+        P.ROPE_ROTATE_HALF, 'RoPE pairs feature i with i + d_head/2 ("rotate half"), not 2i with 2i + 1.',
+        {"rope": "rotate half", "block": "rotate half", "model": "rotate half"}, variant=ROPE),
+    "rope_rotates_v": _as_bug(
+        P.ROPE_ROTATES_V, "RoPE rotates the values as well as the queries and keys.",
+        {"rope": "rotates the values", "model": "rotates the values", "rope_relative": "v is rotated too"},
+        variant=ROPE),
+    "rope_angle_d_model": _as_bug(
+        P.ROPE_ANGLE_D_MODEL, "the RoPE angles are t * 10000^(-2i / d_model).",
+        {"rope": "use d_model", "model": "use d_model"}, variant=ROPE),
+    "rope_q_only": Bug(
+        "RoPE rotates the queries only, so the scores depend on where the tokens are.", LAYERS,
+        ((P.ROTATE_QK, "q = rotate(q)"),),
+        {"rope": VALUES, "rope_relative": "not only on t - s"}, variant=ROPE),
+    "sin_cos_swapped": _as_bug(
+        P.SIN_COS_SWAPPED, "the table has cos in the even columns and sin in the odd ones.",
+        {"sinusoidal": "sin and cos are swapped"}, variant=SINUSOIDAL),
+    "table_from_one": _as_bug(
+        P.TABLE_FROM_ONE, "the table's rows are positions 1..context_length.",
+        {"sinusoidal": "start at 1"}, variant=SINUSOIDAL),
+    "table_parameter": _as_bug(
+        P.TABLE_PARAMETER, "the table is an nn.Parameter, which AdamW then trains.",
+        {"sinusoidal": "registered as a parameter"}, variant=SINUSOIDAL),
+    "table_odd_d_model_accepted": Bug(
+        "the model never checks that d_model is even: an odd one fails in the table with torch's RuntimeError, "
+        "not ValueError.", MODEL,
+        (("            if d_model % 2 != 0:\n", "            if False:\n"),),
+        {"bad_arguments": "RuntimeError, not ValueError"}, variant=SINUSOIDAL),
+})

@@ -21,6 +21,8 @@ import torch
 
 from autograder import property_result
 
+from .position_scenarios import build_options, odd_size, supply_table
+
 DTYPES = {"float32": torch.float32, "float64": torch.float64}
 NO_GRADIENT = "no gradient (this parameter does not take part in the output)"
 
@@ -92,7 +94,9 @@ def layer_norm(modules, args):
 
 def _attention(modules, args):
     d, h = args["d_model"], args["n_heads"]
-    return load(modules["layers"].CausalSelfAttention(d, h), args["state"], args["dtype"])
+    # rope left out unless the case turns it on: the contract's default, False.
+    rope = {"rope": True} if args.get("rope") else {}
+    return load(modules["layers"].CausalSelfAttention(d, h, **rope), args["state"], args["dtype"])
 
 
 def attention(modules, args):
@@ -107,8 +111,9 @@ def feed_forward(modules, args):
 def block(modules, args):
     Block = modules["layers"].TransformerBlock
     # pre_ln left out: the contract's default, True.
-    blk = (Block(args["d_model"], args["n_heads"], args["d_ff"]) if args.get("defaults") else
-           Block(args["d_model"], args["n_heads"], args["d_ff"], pre_ln=args["pre_ln"]))
+    rope = {"rope": True} if args.get("rope") else {}
+    blk = (Block(args["d_model"], args["n_heads"], args["d_ff"], **rope) if args.get("defaults") else
+           Block(args["d_model"], args["n_heads"], args["d_ff"], pre_ln=args["pre_ln"], **rope))
     return _of_x(load(blk, args["state"], args["dtype"]), args)
 
 
@@ -118,9 +123,12 @@ def _lm(modules, args):
     c = args["config"]
     sizes = (c["vocab_size"], c["context_length"], c["d_model"], c["n_layers"], c["n_heads"], c["d_ff"])
     # pre_ln left out: the contract's default, True.
-    lm = (modules["model"].TransformerLM(*sizes) if c.get("defaults") else
-          modules["model"].TransformerLM(*sizes, pre_ln=c["pre_ln"]))
-    return load(lm, args["state"], args["dtype"])
+    positions = build_options(c)
+    lm = (modules["model"].TransformerLM(*sizes, **positions) if c.get("defaults") else
+          modules["model"].TransformerLM(*sizes, pre_ln=c["pre_ln"], **positions))
+    lm = load(lm, args["state"], args["dtype"])
+    supply_table(lm, c)
+    return lm
 
 
 def model(modules, args):
@@ -328,6 +336,8 @@ def ce_stable(modules, args):
 
 def bad_argument(modules, args):
     """The contract's ValueErrors, beside the answer of the same class used rightly."""
+    if args["what"] == "odd size":
+        return odd_size(modules, args)
     if args["what"] == "CausalSelfAttention":
         attn = _attention(modules, args)
         with torch.no_grad():

@@ -4,13 +4,32 @@ from torch import nn
 from layers import LayerNorm, TransformerBlock
 
 
+def sinusoidal_encoding(context_length, d_model):
+    """pos_enc[t, 2i] = sin(t / 10000^(2i/d_model)), pos_enc[t, 2i+1] = cos(same angle)."""
+    if d_model % 2 != 0:
+        raise ValueError(f"sinusoidal positions need an even d_model, got d_model={d_model}")
+    t = torch.arange(context_length, dtype=torch.float64)[:, None]
+    denom = torch.pow(10000.0, torch.arange(0, d_model, 2, dtype=torch.float64) / d_model)[None, :]
+    angle = t / denom
+    enc = torch.stack((torch.sin(angle), torch.cos(angle)), dim=-1).reshape(context_length, d_model)
+    return enc.to(torch.get_default_dtype())
+
+
 class TransformerLM(nn.Module):
-    def __init__(self, vocab_size, context_length, d_model, n_layers, n_heads, d_ff, pre_ln=True):
+    def __init__(self, vocab_size, context_length, d_model, n_layers, n_heads, d_ff, pre_ln=True,
+                 positions="learned"):
         super().__init__()
+        if positions not in ("learned", "sinusoidal", "rope"):
+            raise ValueError(f"positions must be 'learned', 'sinusoidal' or 'rope', got {positions!r}")
+        self.positions = positions
         self.tok_emb = nn.Embedding(vocab_size, d_model)
-        self.pos_emb = nn.Embedding(context_length, d_model)
+        if positions == "learned":
+            self.pos_emb = nn.Embedding(context_length, d_model)
+        elif positions == "sinusoidal":
+            self.register_buffer("pos_enc", sinusoidal_encoding(context_length, d_model), persistent=False)
+        use_rope = positions == "rope"
         self.blocks = nn.ModuleList(
-            TransformerBlock(d_model, n_heads, d_ff, pre_ln) for _ in range(n_layers)
+            TransformerBlock(d_model, n_heads, d_ff, pre_ln, use_rope) for _ in range(n_layers)
         )
         self.ln_f = LayerNorm(d_model) if pre_ln else nn.Identity()
         self.lm_head = nn.Linear(d_model, vocab_size, bias=False)
@@ -24,7 +43,11 @@ class TransformerLM(nn.Module):
             raise ValueError(f"T={T} exceeds context_length={self.context_length}")
         if T == 0:
             raise ValueError("idx must contain at least one position")
-        h = self.tok_emb(idx) + self.pos_emb(torch.arange(T, device=idx.device))[None]
+        h = self.tok_emb(idx)
+        if self.positions == "learned":
+            h = h + self.pos_emb(torch.arange(T, device=idx.device))[None]
+        elif self.positions == "sinusoidal":
+            h = h + self.pos_enc[:T].to(h)[None]
         for blk in self.blocks:
             h = blk(h)
         h = self.ln_f(h)

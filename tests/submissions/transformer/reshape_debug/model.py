@@ -1,3 +1,5 @@
+import math
+
 import torch
 import torch.nn as nn
 
@@ -6,12 +8,32 @@ from layers import LayerNorm, TransformerBlock
 DEBUG = True
 
 
+def sinusoid_table(context_length, d_model):
+    if d_model % 2:
+        raise ValueError("sinusoidal positions need an even d_model, got %d" % d_model)
+    table = torch.zeros(context_length, d_model)
+    for i in range(0, d_model, 2):
+        w = 1.0 / math.pow(10000.0, i / d_model)
+        angle = torch.arange(context_length, dtype=torch.float64) * w
+        table[:, i] = torch.sin(angle)
+        table[:, i + 1] = torch.cos(angle)
+    return table
+
+
 class TransformerLM(nn.Module):
-    def __init__(self, vocab_size, context_length, d_model, n_layers, n_heads, d_ff, pre_ln=True):
+    def __init__(self, vocab_size, context_length, d_model, n_layers, n_heads, d_ff, pre_ln=True,
+                 positions="learned"):
         super().__init__()
+        if positions not in ("learned", "sinusoidal", "rope"):
+            raise ValueError("positions must be learned, sinusoidal or rope, got %r" % (positions,))
+        self.positions = positions
         self.tok_emb = nn.Embedding(vocab_size, d_model)
-        self.pos_emb = nn.Embedding(context_length, d_model)
-        self.blocks = nn.ModuleList([TransformerBlock(d_model, n_heads, d_ff, pre_ln) for _ in range(n_layers)])
+        if positions == "learned":
+            self.pos_emb = nn.Embedding(context_length, d_model)
+        elif positions == "sinusoidal":
+            self.register_buffer("pos_enc", sinusoid_table(context_length, d_model), persistent=False)
+        rope = positions == "rope"
+        self.blocks = nn.ModuleList([TransformerBlock(d_model, n_heads, d_ff, pre_ln, rope) for _ in range(n_layers)])
         self.ln_f = LayerNorm(d_model) if pre_ln else nn.Identity()
         self.lm_head = nn.Linear(d_model, vocab_size, bias=False)
         self.context_length = context_length
@@ -22,13 +44,17 @@ class TransformerLM(nn.Module):
         B, T = idx.shape
         if not 0 < T <= self.context_length:
             raise ValueError("T=%d is outside [1, context_length=%d]" % (T, self.context_length))
-        pos = torch.arange(0, T, dtype=torch.long, device=idx.device)
-        x = self.tok_emb(idx) + self.pos_emb(pos).unsqueeze(0)
+        x = self.tok_emb(idx)
+        if self.positions == "learned":
+            pos = torch.arange(0, T, dtype=torch.long, device=idx.device)
+            x = x + self.pos_emb(pos).unsqueeze(0)
+        elif self.positions == "sinusoidal":
+            x = x + self.pos_enc[:T].to(dtype=x.dtype, device=x.device).unsqueeze(0)
         for block in self.blocks:
             x = block(x)
         logits = self.lm_head(self.ln_f(x))
         if DEBUG:
-            print("[model] forward idx", tuple(idx.shape), "-> logits", tuple(logits.shape))
+            print("[model] forward idx", tuple(idx.shape), "positions", self.positions, "-> logits", tuple(logits.shape))
         return logits
 
 

@@ -1,0 +1,203 @@
+"""The sandbox's side of the transformer's `positions` variant (see positions.py).
+
+Building what the variant needs (TransformerLM(..., positions=...), the
+exact sinusoidal table supplied to the model-level checks), the scenarios
+of the `sinusoidal` and `rope_relative` checks and the odd-size ValueErrors,
+and the judge of `rope_relative`. Imported by the fork server and carried in
+a student bundle: never imports the reference, nor any text of it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from autograder import Case, CaseVerdict, property_result
+from autograder.compare import compare
+
+LEARNED, SINUSOIDAL, ROPE = "learned", "sinusoidal", "rope"
+
+
+# --- in the sandbox: building what the variant needs ---
+
+def build_options(config: dict) -> dict:
+    """The keyword TransformerLM gets for the variant: none in the default, so older stubs still work."""
+    positions = config.get("positions", LEARNED)
+    return {} if positions == LEARNED else {"positions": positions}
+
+
+def exact_table(context_length: int, d_model: int) -> torch.Tensor:
+    """The contract's table in float64: sin(t / 10000^(2i/d)) in column 2i, cos in column 2i + 1."""
+    t = torch.arange(context_length, dtype=torch.float64)[:, None]
+    angle = t / torch.pow(torch.tensor(10000.0, dtype=torch.float64),
+                          torch.arange(0, d_model, 2, dtype=torch.float64) / d_model)
+    table = torch.zeros(context_length, d_model, dtype=torch.float64)
+    table[:, 0::2], table[:, 1::2] = torch.sin(angle), torch.cos(angle)
+    return table
+
+
+def supply_table(lm: torch.nn.Module, config: dict) -> None:
+    """The exact table into the student's own pos_enc, where it has one of the contract's shape."""
+    if config.get("positions") != SINUSOIDAL:
+        return
+    table = getattr(lm, "pos_enc", None)
+    shape = (config["context_length"], config["d_model"])
+    if isinstance(table, torch.Tensor) and tuple(table.shape) == shape and table.is_floating_point():
+        with torch.no_grad():
+            table.copy_(exact_table(*shape).to(table.dtype))
+
+
+def _registered(lm: torch.nn.Module) -> str:
+    if "pos_enc" in dict(lm.named_parameters()):
+        return "a parameter (it would train)"
+    if "pos_enc" in dict(lm.named_buffers()):
+        return "a buffer in state_dict (persistent)" if "pos_enc" in lm.state_dict() else \
+            "a buffer outside state_dict"
+    if hasattr(lm, "pos_enc"):
+        return f"a plain attribute ({type(lm.pos_enc).__name__}), not a buffer"
+    return "missing (no pos_enc)"
+
+
+def sinusoidal(modules, args):
+    c = args["config"]
+    sizes = (c["vocab_size"], c["context_length"], c["d_model"], c["n_layers"], c["n_heads"], c["d_ff"])
+    lm = modules["model"].TransformerLM(*sizes, pre_ln=c["pre_ln"], positions=SINUSOIDAL)
+    table = getattr(lm, "pos_enc", None)
+    return {"pos_enc": table.detach().double().cpu().numpy() if isinstance(table, torch.Tensor) else repr(table),
+            "pos_enc is": _registered(lm)}
+
+
+RELATIVE_TOLERANCE = {"float64": 1e-7, "float32": 2e-3}
+
+
+def _one_hot_weights(args: dict) -> dict:
+    """Weights under which the output of query t, in each head, is its attention weights over the keys.
+
+    x holds content in its first `content` features and a one-hot of the
+    row's index after them; q_proj and k_proj read the content only, each
+    head's v copies the one-hot, out_proj is the identity.
+    """
+    d, h, content, n = args["d_model"], args["n_heads"], args["content"], args["rows"]
+    d_head = d // h
+    state = {key: np.array(value) for key, value in args["state"].items()}
+    for proj in ("q_proj", "k_proj"):
+        state[f"{proj}.weight"][:, content:] = 0.0
+    v = np.zeros((d, d))
+    for head in range(h):
+        v[head * d_head + np.arange(n), content + np.arange(n)] = 1.0
+    state.update({"v_proj.weight": v, "v_proj.bias": np.zeros(d), "out_proj.weight": np.eye(d),
+                  "out_proj.bias": np.zeros(d)})
+    return state
+
+
+def _rows(args: dict, content: np.ndarray, first: int) -> np.ndarray:
+    T = content.shape[1]
+    x = np.zeros((content.shape[0], T, args["d_model"]))
+    x[..., :args["content"]] = content
+    x[:, np.arange(T), args["content"] + first + np.arange(T)] = 1.0
+    return x
+
+
+def rope_relative(modules, args):
+    """The same T tokens alone, then after `shift` others: each query's score differences among its own keys."""
+    from .scenarios import DTYPES, _array, load
+
+    d, h, dtype = args["d_model"], args["n_heads"], args["dtype"]
+    attn = load(modules["layers"].CausalSelfAttention(d, h, rope=True), _one_hot_weights(args), dtype)
+    shift, T = args["shift"], args["x"].shape[1]
+    alone = torch.tensor(_rows(args, args["x"], shift), dtype=DTYPES[dtype])
+    after = torch.tensor(_rows(args, np.concatenate([args["before"], args["x"]], axis=1), 0), dtype=DTYPES[dtype])
+    with torch.no_grad():
+        out, out_after = attn(alone), attn(after)
+    if not isinstance(out, torch.Tensor) or not isinstance(out_after, torch.Tensor) \
+            or out.shape != alone.shape or out_after.shape != after.shape:
+        return property_result(_array(out) if isinstance(out, torch.Tensor) else repr(out)[:80], None)
+    d_head = d // h
+    weights, weights_after = [], []
+    for head in range(h):
+        # Keys `shift`.. of the rows alone (their one-hots sit after `shift` unused slots) and of the rows after.
+        cols = head * d_head + shift + np.arange(T)
+        weights.append(out[:, :, cols].double())  # (B, T queries, T keys)
+        weights_after.append(out_after[:, shift:, cols].double())
+    return property_result(_array(out), {"alone": torch.stack(weights, 1).numpy(),
+                                         "after": torch.stack(weights_after, 1).numpy()})
+
+
+def _score_differences(weights: np.ndarray) -> np.ndarray:
+    """log w[t, s] - log w[t, t] for s <= t: the score of key s minus that of key t, for every query t."""
+    T = weights.shape[-1]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        logs = np.log(weights) - np.log(np.diagonal(weights, axis1=-2, axis2=-1))[..., :, None]
+    return np.where(np.tril(np.ones((T, T), dtype=bool)), logs, 0.0)
+
+
+def _weights_problem(weights: np.ndarray, whole: bool) -> str | None:
+    """What makes `weights` (queries x keys) no attention weights; `whole`: every key is there, rows sum to 1."""
+    T = weights.shape[-1]
+    later = np.triu(np.ones((T, T), dtype=bool), 1)
+    sums = weights.sum(-1)
+    if not np.all(np.isfinite(weights)):
+        return "some are not finite"
+    if np.any(weights[..., later] != 0):
+        return "the slot of a later key is not 0"
+    if np.any(weights < 0):
+        return "some are negative"
+    if np.any(sums > 1 + 1e-5) or whole and not np.allclose(sums, 1.0, atol=1e-5):
+        return "a query's weights do not sum to 1"
+    if np.any(weights[..., ~later] <= 0):
+        return "an earlier key's weight is exactly 0"
+    return None
+
+
+def judge_rope_relative(check, case: Case, expected: dict, got: dict, *, reveal: bool) -> CaseVerdict:
+    answer_diff = compare(expected["answer"], got["answer"], check.tolerance_of(case), reveal=reveal)
+    seen = got["property"]
+    shift, dtype = case.args["shift"], case.args["dtype"]
+    if seen is None:
+        return CaseVerdict(False, f"the attention's output is not a tensor of x's shape: {got['answer']}")
+    problem = _weights_problem(seen["alone"], True) or _weights_problem(seen["after"], False)
+    if problem:
+        said = (f"with v_proj copying a one-hot of each key's position and out_proj the identity, each output "
+                f"should be its query's attention weights over the keys, but {problem} (as when v is rotated too, "
+                f"or a query sees later keys), so the effect of the shift cannot be read")
+    else:
+        change = float(np.max(np.abs(_score_differences(seen["after"]) - _score_differences(seen["alone"]))))
+        holds = change <= RELATIVE_TOLERANCE[dtype]
+        said = (f"moving the tokens {shift} positions later changed the differences between their scores "
+                f"(log-ratios of attention weights, each query against its own keys) by at most {change:.1e}: "
+                + ("they depend on t - s only, as RoPE's should" if holds else
+                   "so a score depends on where the tokens are, not only on t - s: rotate q and k alike, by "
+                   "angles proportional to the position"))
+        if holds and answer_diff is None:
+            return CaseVerdict(True, said)
+    if answer_diff is not None:
+        said += f"; and the output itself is not the expected one (the rope check says more), so this earns " \
+                f"nothing here: {answer_diff}"
+    return CaseVerdict(False, said)
+
+
+def odd_size(modules, args):
+    """The variant's ValueError, beside the answer of the same class used rightly."""
+    from .scenarios import _array, _attention, _lm, _tensor
+
+    if "config" in args:
+        lm = _lm(modules, args)
+        with torch.no_grad():
+            answer = _array(lm(torch.tensor(args["idx"], dtype=torch.long)))
+        c = args["config"]
+        make = lambda: modules["model"].TransformerLM(  # noqa: E731
+            c["vocab_size"], c["context_length"], args["bad_d_model"], c["n_layers"], 1, c["d_ff"],
+            pre_ln=c["pre_ln"], positions=SINUSOIDAL)
+    else:
+        attn = _attention(modules, args)
+        with torch.no_grad():
+            answer = _array(attn(_tensor(args["x"], args["dtype"])))
+        make = lambda: modules["layers"].CausalSelfAttention(args["bad_d_model"], args["bad_n_heads"],  # noqa: E731
+                                                              rope=True)
+    try:
+        make()
+    except ValueError:
+        return property_result(answer, "ValueError")
+    except Exception as exc:
+        return property_result(answer, f"{type(exc).__name__}, not ValueError")
+    return property_result(answer, "no error")
