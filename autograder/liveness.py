@@ -59,7 +59,7 @@ def _constant(numbers: np.ndarray) -> bool:
 
 def dead(expected: list[Any], got: list[Any]) -> str | None:
     """None when the answers show work; otherwise why they do not."""
-    if not got:
+    if not got or all(g is None for g in got):  # nothing answered (raised, crashed or never ran)
         return "no answer"
     for e, g in zip(expected, got):
         if shape_of(e) != shape_of(g):
