@@ -319,18 +319,18 @@ class Grader:
         limits = self.limits_of(check) if known else check.limits
         run = self.pool.run(scenario=check.scenario_ref, submission=submission, files=list(check.files),
                             cases=[c.args for c in cases], limits=limits, device=check.device)
-        if not known and any(o.kind in ("ok", "timeout") for o in run.outcomes):
-            # Something answered or ran long: now the reference runs, and its time sets the limits. A case
+        untouched = all(o.kind == "error" and (o.error or {}).get("type") == "NotImplementedError"
+                        for o in run.outcomes)
+        if not known and not untouched:
+            # Something was tried: now the reference runs, and its time sets the limits. A case
             # cut off at the floors is run again within them, so a slow but correct submission is not
             # timed out by a floor shorter than this machine needs.
             following = self.limits_of(check)
             if following != limits and any(o.kind == "timeout" for o in run.outcomes):
                 run = self.pool.run(scenario=check.scenario_ref, submission=submission, files=list(check.files),
                                     cases=[c.args for c in cases], limits=following, device=check.device)
-        # Only an answer is compared with the reference: where no case answered (an untouched stub raising
-        # NotImplementedError everywhere), the reference is not run, nor its training.
-        expected = (self.cases_and_expected(check)[1] if any(o.kind == "ok" for o in run.outcomes)
-                    else [None] * len(cases))
+        # An untouched stub (NotImplementedError on every case) needs no reference run, nor its training.
+        expected = [None] * len(cases) if untouched else self.cases_and_expected(check)[1]
         dead = _property_liveness(check, expected, run.outcomes)
         judged = [(case, self._with_hints(outcome_verdict(check, case, exp, outcome, reveal, dead), imports.defined))
                   for case, exp, outcome in zip(cases, expected, run.outcomes)]
@@ -504,7 +504,7 @@ def _property_liveness(check: Check, expected: list, outcomes: list[CaseOutcome]
 
 def _composed(verdict: Verdict, by_name: dict[str, Check], failed: set[str]) -> Verdict:
     """A failed composed check whose component failed first: named, and only its own share lost."""
-    if verdict.passed or not verdict.check.composes:
+    if verdict.passed or not verdict.check.composes or not verdict.answers:  # not run: the reason is enough
         return verdict
     component = composition.first_failed(verdict.check, by_name, failed)
     if component is None:

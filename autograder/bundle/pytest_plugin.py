@@ -1,10 +1,11 @@
 """pytest runs a student bundle's public checks, one test per check.
 
 Loaded by the bundle's ``pytest.ini`` (``-p autograder.bundle.pytest_plugin``),
-which also names the assignment. Each test grades one check on the files of
-the folder with the grader `lmgrade check` uses (the same sandbox, the same
-recorded expected values) and fails with the same feedback; the run ends
-with the same table. With ``-v`` (the bundle's default) each check's name is
+which also names the assignment. The first test grades every public check on
+the files of the folder with the grader `lmgrade check` uses (the same
+sandbox, the same recorded expected values, checks that compose others
+judged as there); each test then fails with its check's feedback, and the
+run ends with the same table. With ``-v`` (the bundle's default) each check's name is
 printed as it starts, so a slow one shows what is running.
 """
 
@@ -47,6 +48,7 @@ class _Run:
         # what could not be imported. A check that points to it ("see above") carries it in its failure.
         self.said = [text for text in (located, missing_hint(self.submission, files)) if text]
         self.grader: Grader | None = None
+        self.graded: dict[str, Verdict] | None = None
         self.verdicts: dict[int, Verdict] = {}
 
     @property
@@ -58,9 +60,13 @@ class _Run:
             self.said.append(message)
 
     def grade(self, name: str) -> Verdict:
-        if self.grader is None:  # the sandbox starts with the first check, not at collection
+        if self.graded is None:  # the sandbox starts with the first test, not at collection
             self.grader = self.public.grader(jobs=1)
-        (verdict,) = self.grader.grade(self.submission, only={name}, on_import_failure=self._import_failed)
+            # Every check at once, as `lmgrade check` grades them: a check that composes another is
+            # judged knowing whether that one failed (see autograder/composition.py).
+            self.graded = {v.check.name: v for v in self.grader.grade(self.submission,
+                                                                         on_import_failure=self._import_failed)}
+        verdict = self.graded[name]
         if "(see above)" in verdict.output and self.said:
             verdict = dataclasses.replace(verdict, output=f"{self.note}\n\n{verdict.output}")
         self.verdicts[verdict.number] = verdict
