@@ -43,6 +43,28 @@ FREE = {
              ("        return math.exp(-log_likelihood / sum(len(s) + 1 for s in corpus))",
               "        return numpy.float64(math.exp(-log_likelihood / sum(len(s) + 1 for s in corpus)))"))),
     ],
+    "lstm": [
+        Bug("LSTM and GRU fill grads with zero arrays in __init__ and keep helper attributes; LSTMLM.loss "
+            "returns a numpy scalar.", "recurrent.py",
+            (('''            "b_f": np.ones(J), "b_i": np.zeros(J), "b_C": np.zeros(J), "b_o": np.zeros(J),
+        }
+        self.grads: dict[str, np.ndarray] = {}
+''', '''            "b_f": np.ones(J), "b_i": np.zeros(J), "b_C": np.zeros(J), "b_o": np.zeros(J),
+        }
+        self.grads: dict[str, np.ndarray] = {k: np.zeros_like(v) for k, v in self.params.items()}
+        self.input_size, self.hidden_size, self.last_x = input_size, hidden_size, None
+'''),
+             ('''            "b_r": np.zeros(J), "b_u": np.zeros(J), "b_n": np.zeros(J),
+        }
+        self.grads: dict[str, np.ndarray] = {}
+''', '''            "b_r": np.zeros(J), "b_u": np.zeros(J), "b_n": np.zeros(J),
+        }
+        self.grads: dict[str, np.ndarray] = {k: np.zeros_like(v) for k, v in self.params.items()}
+        self.cache = {}
+'''),
+             ("return float(-log_y[np.arange(len(h)), tokens[1:]].sum())",
+              "return np.float64(-log_y[np.arange(len(h)), tokens[1:]].sum())"))),
+    ],
     "transformer": [
         Bug("CausalSelfAttention keeps its causal mask in a buffer and an extra attribute.", "layers.py",
             (("        self.d_head = d_model // n_heads\n",

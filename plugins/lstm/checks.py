@@ -15,7 +15,7 @@ from autograder import Case, CaseContext, Check, Limits, Tolerance
 
 from . import mistakes as M
 from . import scenarios
-from .judges import judge_dependence, judge_gradients, judge_property, judge_values
+from .judges import judge_dependence, judge_gradients
 
 # Float64 throughout: any correct order of operations agrees far inside
 # these, and a detour through float32 (relative error near 6e-8) does not.
@@ -112,8 +112,7 @@ def stacked_cases(ctx: CaseContext) -> list[Case]:
     cases = []
     for kind, L, T, I, J in [("lstm", 1, 4, 3, 2), ("lstm", 2, 5, 3, 2), ("lstm", 3, 3, 2, 3), ("gru", 2, 4, 3, 2)]:
         rng = ctx.rng
-        args = {"cell": kind, "layers": _layers(rng, kind, I, J, L), "x": _normal(rng, T, I), "G": _normal(rng, T, J),
-                "probe_G": _normal(rng, T, J)}
+        args = {"cell": kind, "layers": _layers(rng, kind, I, J, L), "x": _normal(rng, T, I), "G": _normal(rng, T, J)}
         cases.append(Case(f"StackedRNN({kind!r}, input_size={I}, hidden_size={J}, num_layers={L}) with every "
                           f"layer's params assigned; forward(x) with x of shape ({T}, {I}), then backward(G)", args))
     return cases
@@ -311,6 +310,10 @@ BACKWARD_MISTAKES = {"lstm": (M.GATE_ORDER, M.HX_ORDER, M.NO_TANH_C, M.CELL_GRAD
                      "gru": (M.GRU_UPDATE_SWAPPED, M.GRU_HX_ORDER)}
 
 
+# The cell's checks: what StackedRNN, BiRNN and the longer-sequence checks run the student's cells of.
+CELL = ("lstm_forward", "lstm_backward", "gru_forward", "gru_backward")
+
+
 def lstm_checks() -> list[Check]:
     quick = Limits(cpu_s=8, wall_s=15)
     slow = Limits(cpu_s=20, wall_s=30)
@@ -327,34 +330,35 @@ def lstm_checks() -> list[Check]:
     return checks + [
         Check("long_sequence", "gradients through 200 to 300 steps, forget gate near 1: the first step's still right",
               scenarios.long_sequence, long_sequence_cases, tolerance=GRADS, mistakes=(M.CELL_GRAD_NOT_CARRIED,),
-              limits=quick),
+              composes=CELL, limits=quick),
         Check("stacked", "StackedRNN: layers built and stacked, forward and backward through every layer",
-              scenarios.stacked, stacked_cases, tolerance=GRADS, judge=judge_gradients, limits=quick),
+              scenarios.stacked, stacked_cases, tolerance=GRADS, judge=judge_gradients, composes=CELL, limits=quick),
         Check("birnn", "BiRNN: [h->_t ; h<-_t], forward and backward through both halves", scenarios.birnn,
-              birnn_cases, tolerance=GRADS, judge=judge_gradients, mistakes=(M.BI_NOT_REVERSED,), limits=quick),
+              birnn_cases, tolerance=GRADS, judge=judge_gradients, mistakes=(M.BI_NOT_REVERSED,), composes=CELL,
+              limits=quick),
         Check("depth_direction", "which x each output row depends on: stacked x_1..x_t, bidirectional every x",
               scenarios.depth_direction, depth_direction_cases, tolerance=VALUES, judge=judge_dependence,
-              property_check=True, mistakes=(M.BI_NOT_REVERSED,), limits=quick),
+              property_check=True, mistakes=(M.BI_NOT_REVERSED,), composes=("stacked", "birnn"), limits=quick),
         Check("clip_grad_norm", "clip_grad_norm: one global norm, below, at and above max_norm; the norm returned; "
               "the input unchanged", scenarios.clip, clip_cases, tolerance=VALUES,
               mistakes=(M.CLIP_PER_ARRAY, M.CLIP_MUTATES), limits=quick),
         Check("lstmlm", "LSTMLM: its params as built, loss and every gradient, E's summed over repeated tokens",
               scenarios.lstmlm, lstmlm_cases, tolerance=GRADS, judge=judge_gradients,
-              mistakes=(M.LOSS_MEAN, M.GRAD_E_NOT_ACCUMULATED), limits=quick),
+              mistakes=(M.LOSS_MEAN, M.GRAD_E_NOT_ACCUMULATED), composes=("stacked",), limits=quick),
         Check("named_grads", "LSTMLM.named_grads: every gradient under its contract name", scenarios.named_grads,
               named_grads_cases, tolerance=VALUES, limits=quick),
-        Check("step", "LSTMLM.step on gradients the grader sets: p -= lr * g, clipped jointly when max_norm is given",
-              scenarios.step, step_cases, tolerance=GRADS, judge=judge_values,
-              mistakes=(M.CLIP_AFTER_STEP, M.STEP_RETURNS_CLIPPED_NORM), limits=quick),
+        Check("step", "LSTMLM.step: on gradients the grader sets, p -= lr * g, clipped jointly when max_norm is given",
+              scenarios.step, step_cases, tolerance=GRADS, mistakes=(M.CLIP_AFTER_STEP, M.STEP_RETURNS_CLIPPED_NORM),
+              composes=("clip_grad_norm",), limits=quick),
         # Epochs of SGD compound rounding differences a little: a looser tolerance than one step's.
         Check("train", "train: the contract's loop (order, clipping, loss per token), then on a Markov-chain corpus",
-              scenarios.train, train_cases, tolerance=Tolerance(rtol=1e-7, atol=1e-10), judge=judge_values,
-              mistakes=(M.NO_SHUFFLE,), limits=slow),
+              scenarios.train, train_cases, tolerance=Tolerance(rtol=1e-7, atol=1e-10), mistakes=(M.NO_SHUFFLE,),
+              composes=("lstmlm", "named_grads", "step"), limits=slow),
         Check("no_mutation", "no method changes its array arguments", scenarios.no_mutation, no_mutation_cases,
-              tolerance=GRADS, judge=judge_property, property_check=True, limits=quick),
+              tolerance=GRADS, property_check=True, limits=quick),
         Check("bad_arguments", "ValueError for sizes < 1, an unknown cell, num_layers < 1, max_norm <= 0",
-              scenarios.bad_argument, bad_argument_cases, tolerance=VALUES, judge=judge_property,
-              property_check=True, limits=quick),
+              scenarios.bad_argument, bad_argument_cases, tolerance=VALUES, property_check=True, limits=quick),
         Check("bptt_hidden", "LSTM and GRU backward on longer sequences and larger sizes", scenarios.cell_backward,
-              hidden_cases, tolerance=GRADS, judge=judge_gradients, visibility="after_due_date", limits=quick),
+              hidden_cases, tolerance=GRADS, judge=judge_gradients, visibility="after_due_date", composes=CELL,
+              limits=quick),
     ]
