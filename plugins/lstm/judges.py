@@ -14,8 +14,7 @@ from __future__ import annotations
 from autograder import CaseVerdict
 from autograder.checks import PROPERTY
 from autograder.compare import compare
-
-from .scenarios import AGREE
+from autograder.gradcheck import AGREE
 
 CONSISTENCY = ("backward against finite differences of forward", "backward against finite differences of loss")
 BACKWARD_PREFIXES = ("dx", "grad", "layers[", "rnn.layers[", "fwd.grads", "bwd.grads", "backward")

@@ -6,23 +6,18 @@ returns plain data. Parameters and gradients are assigned into ``params``
 and ``grads`` after construction, as the contract allows, so that the
 submission and the reference compute with the same numbers. Besides the
 answers, a scenario differentiates the code's *own* forward by central
-differences (the judge tells the student which half is off), and a check
-that composes another component also answers that component alone on the
-same data (``component``), so its feedback can name the one that failed.
+differences (the judge tells the student which half is off).
 
 Imported by the fork server before any student code: never imports the reference.
 """
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 
 from autograder import property_result
+from autograder.gradcheck import agreement, finite_differences, warnings_of
 
-EPS = 1e-6
-AGREE = "agree"
 CONSISTENCY = "backward against finite differences of forward"
 
 
@@ -30,49 +25,8 @@ def _array(value) -> np.ndarray:
     return np.asarray(value, dtype=np.float64)
 
 
-def _finite_differences(loss, arrays: dict[str, np.ndarray], assign) -> dict[str, np.ndarray]:
-    """d loss / d each array, by central differences; `assign(name, array)` puts an array in place."""
-    grads = {}
-    for name, value in arrays.items():
-        value = np.array(value, dtype=np.float64)
-        grad = np.zeros_like(value)
-        for index in np.ndindex(value.shape):
-            saved = value[index]
-            value[index] = saved + EPS
-            assign(name, value.copy())
-            up = loss()
-            value[index] = saved - EPS
-            assign(name, value.copy())
-            down = loss()
-            value[index] = saved
-            grad[index] = (up - down) / (2 * EPS)
-        assign(name, value.copy())
-        grads[name] = grad
-    return grads
-
-
-def agreement(analytic: dict, numeric: dict[str, np.ndarray], rtol: float = 1e-5) -> str:
-    """"agree", or where the code's backward and the finite differences of its own forward part."""
-    for name, n in numeric.items():
-        a = _array(analytic.get(name))
-        if a.shape != n.shape:
-            return f"disagree at {name} (shape {a.shape}, not {n.shape})"
-        error = np.abs(a - n) / np.maximum(1e-8, np.abs(a) + np.abs(n))
-        if not np.all(error <= rtol) and np.max(np.abs(a - n)) > 1e-7:
-            return f"disagree at {name}"
-    return AGREE
-
-
-def _warnings_of(call):
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        with np.errstate(over="warn", invalid="warn", divide="warn", under="ignore"):
-            value = call()
-    return value, sorted({f"{w.category.__name__}: {w.message}" for w in caught})
-
-
 def sigmoid(modules, args):
-    y, caught = _warnings_of(lambda: modules["recurrent"].sigmoid(args["x"].copy()))
+    y, caught = warnings_of(lambda: modules["recurrent"].sigmoid(args["x"].copy()))
     return {"y": _array(y), "warnings": caught}
 
 
@@ -192,7 +146,7 @@ def cell_backward(modules, args):
 
     arrays = {"dx": x, **{f"grads[{k!r}]": v for k, v in sorted(args["params"].items())},
               **{name: state[name[5:]] for name in initial}}
-    answer[CONSISTENCY] = agreement(answer, _finite_differences(loss, arrays, assign))
+    answer[CONSISTENCY] = agreement(answer, finite_differences(loss, arrays, assign))
     return answer
 
 
@@ -237,7 +191,7 @@ def stacked(modules, args):
         nonlocal x
         x = value
 
-    numeric = _finite_differences(lambda: float(np.sum(_array(net.forward(x.copy())) * G)), {"dx": x}, assign)
+    numeric = finite_differences(lambda: float(np.sum(_array(net.forward(x.copy())) * G)), {"dx": x}, assign)
     answer[CONSISTENCY] = agreement(answer, numeric)
     return answer
 
@@ -261,7 +215,7 @@ def birnn(modules, args):
         nonlocal x
         x = value
 
-    numeric = _finite_differences(lambda: float(np.sum(_array(net.forward(x.copy())) * G)), {"dx": x}, assign)
+    numeric = finite_differences(lambda: float(np.sum(_array(net.forward(x.copy())) * G)), {"dx": x}, assign)
     answer[CONSISTENCY] = agreement(answer, numeric)
     return answer
 
@@ -355,7 +309,7 @@ def lstmlm(modules, args):
 
     arrays = {**{f"grads[{k!r}]": v for k, v in sorted(args["params"].items())},
               "rnn.layers[0].grads['W_C']": args["layers"][0]["W_C"]}
-    numeric = _finite_differences(lambda: float(lm.loss(tokens.copy())), arrays, assign)
+    numeric = finite_differences(lambda: float(lm.loss(tokens.copy())), arrays, assign)
     answer["backward against finite differences of loss"] = agreement(answer, numeric)
     return answer
 

@@ -16,9 +16,8 @@ from collections import Counter
 
 from autograder import CaseVerdict
 from autograder.compare import compare
+from autograder.gradcheck import AGREE
 from autograder.stats import fit_problem, seeding_problem
-
-from .scenarios import AGREE
 
 CONSISTENCY = ("backward against finite differences of forward", "backward against finite differences of loss")
 

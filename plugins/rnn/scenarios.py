@@ -13,59 +13,14 @@ Imported by the fork server before any student code: never imports the reference
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 
 from autograder import property_result
-
-EPS = 1e-6
-AGREE = "agree"
+from autograder.gradcheck import agreement, finite_differences, warnings_of
 
 
 def _array(value) -> np.ndarray:
     return np.asarray(value, dtype=np.float64)
-
-
-def _finite_differences(loss, arrays: dict[str, np.ndarray], assign) -> dict[str, np.ndarray]:
-    """d loss / d each array, by central differences; `assign(name, array)` puts an array in place."""
-    grads = {}
-    for name, value in arrays.items():
-        value = np.array(value, dtype=np.float64)
-        grad = np.zeros_like(value)
-        for index in np.ndindex(value.shape):
-            saved = value[index]
-            value[index] = saved + EPS
-            assign(name, value.copy())
-            up = loss()
-            value[index] = saved - EPS
-            assign(name, value.copy())
-            down = loss()
-            value[index] = saved
-            grad[index] = (up - down) / (2 * EPS)
-        assign(name, value.copy())
-        grads[name] = grad
-    return grads
-
-
-def agreement(analytic: dict[str, np.ndarray], numeric: dict[str, np.ndarray], rtol: float = 1e-5) -> str:
-    """"agree", or where the code's backward and the finite differences of its forward part."""
-    for name, n in numeric.items():
-        a = _array(analytic.get(name))
-        if a.shape != n.shape:
-            return f"disagree at {name} (shape {a.shape}, not {n.shape})"
-        error = np.abs(a - n) / np.maximum(1e-8, np.abs(a) + np.abs(n))
-        if not np.all(error <= rtol) and np.max(np.abs(a - n)) > 1e-7:
-            return f"disagree at {name}"
-    return AGREE
-
-
-def _warnings_of(call):
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        with np.errstate(over="warn", invalid="warn", divide="warn", under="ignore"):
-            value = call()
-    return value, sorted({f"{w.category.__name__}: {w.message}" for w in caught})
 
 
 # --- modules.py ---
@@ -93,7 +48,7 @@ def module(modules, args):
     """Forward, backward and parameter gradients of one module; its backward against its own forward."""
     mod = _module(modules, args)
     x, g = args["x"], args["g"]
-    y, caught = _warnings_of(lambda: mod(x.copy()) if args.get("call") else mod.forward(x.copy()))
+    y, caught = warnings_of(lambda: mod(x.copy()) if args.get("call") else mod.forward(x.copy()))
     dx = mod.backward(g.copy())
     backward = {"input": _array(dx), **{f"grads[{k!r}]": _array(v) for k, v in sorted(mod.grads.items())}}
 
@@ -108,7 +63,7 @@ def module(modules, args):
         return float(np.sum(_array(mod.forward(x.copy())) * g))
 
     arrays = {"input": x, **{f"grads[{k!r}]": np.array(v) for k, v in sorted(mod.params.items())}}
-    numeric = _finite_differences(loss, arrays, assign)
+    numeric = finite_differences(loss, arrays, assign)
     answer = {"forward": _array(y), "backward": backward,
               "backward against finite differences of forward": agreement(backward, numeric)}
     if kind_warns(args["module"]):
@@ -142,7 +97,7 @@ def cross_entropy(modules, args):
         nonlocal probs
         probs = value
 
-    numeric = _finite_differences(lambda: g * float(ce.forward(probs.copy(), targets.copy())),
+    numeric = finite_differences(lambda: g * float(ce.forward(probs.copy(), targets.copy())),
                                   {"probs": probs}, assign)
     return {"forward": float(value), "backward": {"probs": _array(grad)},
             "backward against finite differences of forward": agreement({"probs": grad}, numeric)}
@@ -216,7 +171,7 @@ def elman_backward(modules, args):
             rnn.params[name[7:-2]] = value
 
     arrays = {**{f"grads[{k!r}]": args["params"][k] for k in PARAMS}, "grad_h0": h0}
-    numeric = _finite_differences(lambda: float(rnn.loss(x.copy(), targets.copy(), h0.copy())), arrays, assign)
+    numeric = finite_differences(lambda: float(rnn.loss(x.copy(), targets.copy(), h0.copy())), arrays, assign)
     answer["returned == self.grads"] = same_as_self_grads
     answer["backward against finite differences of loss"] = agreement(answer, numeric)
     return answer
@@ -253,7 +208,7 @@ def rnnlm(modules, args):
         lm.params[name[7:-2]] = value
 
     arrays = {f"grads[{k!r}]": v for k, v in sorted(args["params"].items())}
-    numeric = _finite_differences(lambda: float(lm.loss(tokens.copy())), arrays, assign)
+    numeric = finite_differences(lambda: float(lm.loss(tokens.copy())), arrays, assign)
     answer["backward against finite differences of loss"] = agreement(answer, numeric)
     return answer
 
