@@ -36,14 +36,23 @@ def exact_table(context_length: int, d_model: int) -> torch.Tensor:
 
 
 def supply_table(lm: torch.nn.Module, config: dict) -> None:
-    """The exact table into the student's own pos_enc, where it has one of the contract's shape."""
+    """The exact table into the student's own pos_enc, where it has one of the contract's shape.
+
+    A table registered as a parameter is supplied as the contract's buffer: how it is registered is graded
+    by the `sinusoidal` check alone, so a train step here never moves it (one mistake, one check).
+    """
     if config.get("positions") != SINUSOIDAL:
         return
     table = getattr(lm, "pos_enc", None)
     shape = (config["context_length"], config["d_model"])
     if isinstance(table, torch.Tensor) and tuple(table.shape) == shape and table.is_floating_point():
+        exact = exact_table(*shape).to(dtype=table.dtype, device=table.device)
+        if isinstance(table, torch.nn.Parameter):
+            delattr(lm, "pos_enc")
+            lm.register_buffer("pos_enc", exact, persistent=False)
+            return
         with torch.no_grad():
-            table.copy_(exact_table(*shape).to(table.dtype))
+            table.copy_(exact)
 
 
 def _registered(lm: torch.nn.Module) -> str:
