@@ -27,6 +27,7 @@ from autograder.regrade.executor import LocalExecutor
 from autograder.seeds import PUBLIC_SECRET
 from conftest import ROOT, TEST_SECRET, shortened
 from degenerate import RAISES, write_degenerate
+from plugins.transformer.positions import ROPE_ANGLE_D_MODEL
 from test_student_bundle import distinctive_reference_lines
 
 ROPE = ("positions=rope",)
@@ -70,6 +71,17 @@ def test_rope_rotating_k_only_is_caught_by_the_property(graders, tmp_path):
     folder = _reference_with(tmp_path, ((ROTATE, "            k = rotate(k)\n"),))
     (verdict,) = graders("transformer", ROPE).grade(folder, only={"rope_relative"})
     assert verdict.score == 0 and "not only on t - s" in verdict.output
+
+
+def test_rope_relative_is_paid_beside_a_wrong_but_live_attention(graders, tmp_path):
+    # Angles with d_model where the contract has d_head: the numbers are wrong (the rope check says so), but
+    # q and k still turn alike, by angles proportional to the position, so the property holds and is paid.
+    folder = _reference_with(tmp_path, tuple((old, new) for _, old, new in ROPE_ANGLE_D_MODEL.edits))
+    verdicts = {v.check.name: v for v in graders("transformer", ROPE).grade(folder, only={"rope", "rope_relative"})}
+    assert verdicts["rope"].score < verdicts["rope"].max_score
+    relative = verdicts["rope_relative"]
+    assert relative.score == relative.max_score > 0, relative.output
+    assert all("they depend on t - s only" in verdict.message for _, verdict in relative.cases)
 
 
 @pytest.mark.parametrize("pairs", [("positions=sinusoidal",), ROPE])

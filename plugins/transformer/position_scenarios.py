@@ -12,8 +12,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from autograder import Case, CaseVerdict, property_result
-from autograder.compare import compare
+from autograder import Case, CaseVerdict, liveness, property_result
 
 LEARNED, SINUSOIDAL, ROPE = "learned", "sinusoidal", "rope"
 
@@ -37,14 +36,23 @@ def exact_table(context_length: int, d_model: int) -> torch.Tensor:
 
 
 def supply_table(lm: torch.nn.Module, config: dict) -> None:
-    """The exact table into the student's own pos_enc, where it has one of the contract's shape."""
+    """The exact table into the student's own pos_enc, where it has one of the contract's shape.
+
+    A table registered as a parameter is supplied as the contract's buffer: how it is registered is graded
+    by the `sinusoidal` check alone, so a train step here never moves it (one mistake, one check).
+    """
     if config.get("positions") != SINUSOIDAL:
         return
     table = getattr(lm, "pos_enc", None)
     shape = (config["context_length"], config["d_model"])
     if isinstance(table, torch.Tensor) and tuple(table.shape) == shape and table.is_floating_point():
+        exact = exact_table(*shape).to(dtype=table.dtype, device=table.device)
+        if isinstance(table, torch.nn.Parameter):
+            delattr(lm, "pos_enc")
+            lm.register_buffer("pos_enc", exact, persistent=False)
+            return
         with torch.no_grad():
-            table.copy_(exact_table(*shape).to(table.dtype))
+            table.copy_(exact)
 
 
 def _registered(lm: torch.nn.Module) -> str:
@@ -150,30 +158,31 @@ def _weights_problem(weights: np.ndarray, whole: bool) -> str | None:
 
 
 def judge_rope_relative(check, case: Case, expected: dict, got: dict, *, reveal: bool) -> CaseVerdict:
-    answer_diff = compare(expected["answer"], got["answer"], check.tolerance_of(case), reveal=reveal)
+    """The property as seen; paid where it holds beside an answer that shows work (liveness.dead), as for
+    every property check: a wrong but live attention (angles off, another pairing) still has relative scores."""
     seen = got["property"]
     shift, dtype = case.args["shift"], case.args["dtype"]
     if seen is None:
-        return CaseVerdict(False, f"the attention's output is not a tensor of x's shape: {got['answer']}")
+        return CaseVerdict(False, f"the attention's output is not a tensor of x's shape, so the property cannot "
+                                  f"be seen and earns nothing here: {got['answer']}")
     problem = _weights_problem(seen["alone"], True) or _weights_problem(seen["after"], False)
     if problem:
-        said = (f"with v_proj copying a one-hot of each key's position and out_proj the identity, each output "
-                f"should be its query's attention weights over the keys, but {problem} (as when v is rotated too, "
-                f"or a query sees later keys), so the effect of the shift cannot be read")
-    else:
-        change = float(np.max(np.abs(_score_differences(seen["after"]) - _score_differences(seen["alone"]))))
-        holds = change <= RELATIVE_TOLERANCE[dtype]
-        said = (f"moving the tokens {shift} positions later changed the differences between their scores "
-                f"(log-ratios of attention weights, each query against its own keys) by at most {change:.1e}: "
-                + ("they depend on t - s only, as RoPE's should" if holds else
-                   "so a score depends on where the tokens are, not only on t - s: rotate q and k alike, by "
-                   "angles proportional to the position"))
-        if holds and answer_diff is None:
-            return CaseVerdict(True, said)
-    if answer_diff is not None:
-        said += f"; and the output itself is not the expected one (the rope check says more), so this earns " \
-                f"nothing here: {answer_diff}"
-    return CaseVerdict(False, said)
+        return CaseVerdict(False, f"with v_proj copying a one-hot of each key's position and out_proj the "
+                                  f"identity, each output should be its query's attention weights over the keys, "
+                                  f"but {problem} (as when v is rotated too, or a query sees later keys), so the "
+                                  f"effect of the shift cannot be read")
+    change = float(np.max(np.abs(_score_differences(seen["after"]) - _score_differences(seen["alone"]))))
+    said = (f"moving the tokens {shift} positions later changed the differences between their scores "
+            f"(log-ratios of attention weights, each query against its own keys) by at most {change:.1e}")
+    if change > RELATIVE_TOLERANCE[dtype]:
+        return CaseVerdict(False, f"{said}, so a score depends on where the tokens are, not only on t - s: "
+                                  f"rotate q and k alike, by angles proportional to the position")
+    said += ": they depend on t - s only, as RoPE's should"
+    dead = liveness.dead([expected["answer"]], [got["answer"]])
+    if dead:
+        return CaseVerdict(False, f"the property holds, but the answers show no work ({dead}), so the property "
+                                  f"earns nothing here: {said}")
+    return CaseVerdict(True, said)
 
 
 def odd_size(modules, args):
