@@ -18,7 +18,7 @@ from .wire import Tensor
 
 
 def shape_of(value: Any) -> Any:
-    """The structure of a value without its numbers."""
+    """The structure of a value without its numbers (nor the length of its lists)."""
     if isinstance(value, Tensor):
         value = value.values
     if isinstance(value, np.ndarray):
@@ -28,7 +28,9 @@ def shape_of(value: Any) -> Any:
     if isinstance(value, (int, float, np.integer, np.floating)):
         return "number"
     if isinstance(value, (list, tuple)):
-        return (type(value).__name__, tuple(shape_of(v) for v in value))
+        # The kinds of its items, not their count: a list of the wrong length (pairs of a wrong
+        # window, merges stopped early) is wrong but shows work; an empty one shows none.
+        return (type(value).__name__, tuple(sorted({repr(shape_of(v)) for v in value})))
     if isinstance(value, dict):
         return ("dict", tuple(sorted((repr(k), shape_of(v)) for k, v in value.items())))
     return type(value).__name__
