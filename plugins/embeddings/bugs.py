@@ -62,13 +62,13 @@ BUGS = {
         M.SIGMOID_OVERFLOW, "sigmoid is 1 / (1 + exp(-x)) as written.", {"sigmoid": "overflows in exp"}),
     "window_counts_the_centre": _made(
         M.PAIRS_CENTRE, "skipgram_pairs forgets to skip t' = t.",
-        {"skipgram_pairs": "includes the centre word", "train": "see the check skipgram_pairs"}),
+        {"skipgram_pairs": "includes the centre word", "train": "see skipgram_pairs: " + FIRST}),
     "pairs_across_the_edge": _made(
         M.PAIRS_WRAP, "skipgram_pairs takes positions modulo the length instead of clipping them.",
         {"skipgram_pairs": "wraps around"}),
     "counts_not_raised": _made(
         M.NO_POWER, "noise_distribution forgets the power.",
-        {"noise_distribution": "not raised to the power", "train": "see the check noise_distribution"}),
+        {"noise_distribution": "not raised to the power", "train": "see noise_distribution: " + FIRST}),
     "positive_term_sign": _made(
         M.POSITIVE_SIGN, "the positive term's sign is flipped, in the loss and its gradient alike.",
         {"sgns_loss": "positive term has the wrong sign", "sgns_grads": "positive term has the wrong sign",
@@ -77,10 +77,10 @@ BUGS = {
         M.UNSTABLE_LOG, "sgns_loss takes the log of sigmoids.", {"sgns_loss": "-logaddexp(0, -x)"}),
     "dw_without_negatives": _made(
         M.DW_WITHOUT_NEGATIVES, "d loss / d w_vec forgets the negatives.",
-        {"sgns_grads": "leaves out the negatives' term", "step": "see the check sgns_grads", "train": FIRST}),
+        {"sgns_grads": "leaves out the negatives' term", "step": "see sgns_grads: " + FIRST, "train": FIRST}),
     "c_updated_before_w_gradient": _made(
         M.C_BEFORE_W, "step updates C, then takes W's gradient with the new C.",
-        {"step": "C is updated before W's gradient is taken", "train": "see the check step"}, demo=True),
+        {"step": "C is updated before W's gradient is taken", "train": "see step: " + FIRST}, demo=True),
     "repeated_negatives_not_added": _made(
         M.NEGATIVES_OVERWRITE, "step updates C[negatives] with fancy indexing.", {"step": "buffered fancy indexing"}),
     "loss_after_the_update": _made(

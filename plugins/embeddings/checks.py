@@ -15,7 +15,7 @@ from autograder import Case, CaseContext, Check, Limits, Tolerance
 
 from . import mistakes as M
 from . import scenarios
-from .judges import judge_composed, judge_gradients, judge_property
+from .judges import judge_gradients
 
 BPE, W2V, FFNN = ("bpe.py",), ("word2vec.py",), ("ffnn_lm.py",)
 END = "</w>"
@@ -220,8 +220,7 @@ def train_cases(ctx: CaseContext) -> list[Case]:
                                                 (7, 4, 9, 3, 2, 1, 0.2)]:
         tokens = [int(t) for t in rng.integers(0, V - 1, length)]  # id V - 1 never occurs: noise probability 0
         args = {**_skipgram_args(rng, V, D), "tokens": tokens, "window": window, "k": k, "epochs": epochs, "lr": lr,
-                "seed": int(rng.integers(2**62)),
-                "probe": {"w": tokens[0], "c": tokens[1], "negatives": rng.integers(0, V - 1, k)}}
+                "seed": int(rng.integers(2**62))}
         cases.append(Case(f"SkipGram({V}, {D}) with W and C assigned; train(tokens={tokens}, window={window}, "
                           f"k={k}, epochs={epochs}, lr={lr}, rng)", args))
     return cases
@@ -383,11 +382,11 @@ def embeddings_checks() -> list[Check]:
         Check("skipgram_init", "SkipGram: W uniform in +-0.5/D, C zeros", scenarios.skipgram_init,
               skipgram_init_cases, files=W2V, mistakes=M.INIT, limits=quick),
         Check("step", "SkipGram.step: the loss, then every update from gradients taken before any",
-              scenarios.step, step_cases, files=W2V, tolerance=EXACT, judge=judge_composed, mistakes=M.STEP,
-              limits=quick),
+              scenarios.step, step_cases, files=W2V, tolerance=EXACT, mistakes=M.STEP,
+              composes=("sgns_loss", "sgns_grads"), limits=quick),
         Check("train", "SkipGram.train: the contract's rng calls and SGD loop, as the reference's",
-              scenarios.train, train_cases, files=W2V, tolerance=TRAINED, judge=judge_composed, mistakes=M.TRAIN,
-              limits=quick),
+              scenarios.train, train_cases, files=W2V, tolerance=TRAINED, mistakes=M.TRAIN,
+              composes=("skipgram_pairs", "noise_distribution", "step"), limits=quick),
         Check("most_similar", "SkipGram.most_similar: cosine of W rows, ties by the smaller id",
               scenarios.most_similar, most_similar_cases, files=W2V, mistakes=M.SIMILAR, limits=quick),
         Check("ffnn_forward", "FFNNLM: logits and the gradient of every parameter, float32 and float64",
@@ -401,8 +400,7 @@ def embeddings_checks() -> list[Check]:
         Check("perplexity", "perplexity: exp of the mean negative log-likelihood", scenarios.perplexity,
               perplexity_cases, files=FFNN, tolerance=FLOAT64, mistakes=M.PERPLEXITY, limits=quick),
         Check("no_mutation", "no function changes its arguments", scenarios.no_mutation, no_mutation_cases,
-              tolerance=EXACT, property_check=True, judge=judge_property, limits=quick),
+              tolerance=EXACT, property_check=True, limits=quick),
         Check("bad_arguments", "ValueError for num_merges < 0, a count < 1, an empty word, window < 1",
-              scenarios.bad_argument, bad_argument_cases, files=BPE + W2V, property_check=True, judge=judge_property,
-              limits=quick),
+              scenarios.bad_argument, bad_argument_cases, files=BPE + W2V, property_check=True, limits=quick),
     ]
