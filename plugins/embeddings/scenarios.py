@@ -16,12 +16,11 @@ imports the reference.
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 import torch
 
 from autograder import property_result
+from autograder.gradcheck import warnings_of
 
 EPS = 1e-6
 AGREE = "agree"
@@ -45,13 +44,6 @@ def _number(value):
         return float(value)
     return value
 
-
-def _warnings_of(call):
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        with np.errstate(over="warn", invalid="warn", divide="warn", under="ignore"):
-            value = call()
-    return value, sorted({f"{w.category.__name__}: {w.message}" for w in caught})
 
 
 def _attempt(call):
@@ -94,7 +86,7 @@ def decode(modules, args):
 # --- word2vec.py ---
 
 def sigmoid(modules, args):
-    value, caught = _warnings_of(lambda: modules["word2vec"].sigmoid(args["x"].copy()))
+    value, caught = warnings_of(lambda: modules["word2vec"].sigmoid(args["x"].copy()))
     return {"sigmoid(x)": _array(value), "warnings": caught}
 
 
