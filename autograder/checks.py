@@ -47,6 +47,15 @@ def property_result(answer: Any, holds: Any) -> dict:
     return {ANSWER: answer, PROPERTY: holds}
 
 
+def raised(call) -> str:
+    """The name of the exception `call` raises, or "no exception": a bad-argument property's value."""
+    try:
+        call()
+    except Exception as exc:
+        return type(exc).__name__
+    return "no exception"
+
+
 @dataclass
 class Case:
     """One input of a check. `label` is what a student reads, e.g. ``pad(['a'], n=3)``."""

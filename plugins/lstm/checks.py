@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from autograder import Case, CaseContext, Check, Limits, Tolerance
+from autograder.sequences import markov_sequences
 
 from . import mistakes as M
 from . import scenarios
@@ -227,28 +228,15 @@ def step_cases(ctx: CaseContext) -> list[Case]:
     return cases
 
 
-def markov_sequences(rng, V: int, count: int, low: int = 5, high: int = 9) -> list[np.ndarray]:
-    """Token sequences from a seeded sparse Markov chain (two successors per token): something to learn."""
-    transitions = np.zeros((V, V))
-    for i in range(V):
-        transitions[i, rng.choice(V, size=2, replace=False)] = rng.dirichlet([1.0, 1.0])
-    out = []
-    for _ in range(count):
-        seq = [int(rng.integers(V))]
-        for _ in range(int(rng.integers(low, high)) - 1):
-            seq.append(int(rng.choice(V, p=transitions[seq[-1]])))
-        out.append(np.array(seq))
-    return out
-
 
 def train_cases(ctx: CaseContext) -> list[Case]:
     cases = []
     # The loop alone: a model whose loss, backward and step the grader answers and records.
     for count, epochs, lr, max_norm in [(4, 3, 0.1, 1.0), (3, 2, 0.25, None)]:
         rng = ctx.rng
-        sequences = markov_sequences(rng, 5, count)
+        sequences = markov_sequences(rng, 5, count, high=9)
         while len({" ".join(map(str, s)) for s in sequences}) < count:
-            sequences = markov_sequences(rng, 5, count)
+            sequences = markov_sequences(rng, 5, count, high=9)
         losses = {" ".join(map(str, s)): float(k + 1) * 1.25 for k, s in enumerate(sequences)}
         args = {"kind": "recorded", **_lm_args(rng, 5, 2, 2, 1), "sequences": sequences, "epochs": epochs, "lr": lr,
                 "max_norm": max_norm, "seed": int(rng.integers(2**62)), "losses": losses}
@@ -260,7 +248,7 @@ def train_cases(ctx: CaseContext) -> list[Case]:
     for V, D, J, L, count, epochs, lr, max_norm in [(5, 3, 4, 1, 5, 3, 0.2, 1.0), (4, 2, 3, 2, 3, 2, 0.3, None),
                                                     (4, 2, 2, 1, 2, 0, 0.1, 1.0)]:
         rng = ctx.rng
-        args = {"kind": "full", **_lm_args(rng, V, D, J, L, scale=0.5), "sequences": markov_sequences(rng, V, count),
+        args = {"kind": "full", **_lm_args(rng, V, D, J, L, scale=0.5), "sequences": markov_sequences(rng, V, count, high=9),
                 "epochs": epochs, "lr": lr, "max_norm": max_norm, "seed": int(rng.integers(2**62))}
         clip = "" if max_norm is None else f", max_norm={max_norm}"
         cases.append(Case(f"{_lm_label(V, D, J, L)}; train(model, {count} sequences from a Markov chain, "

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from autograder import Case, CaseContext, Check, Limits, Tolerance
+from autograder.sequences import markov_sequences
 
 from . import mistakes as M
 from . import scenarios
@@ -180,20 +181,6 @@ def sample_cases(ctx: CaseContext) -> list[Case]:
                           f"params assigned; 2000 draws of sample(rng, start={args['start']}, max_len={max_len}{stop})", args))
     return cases
 
-
-def markov_sequences(rng, V: int, count: int, low: int = 5, high: int = 10) -> list[np.ndarray]:
-    """Token sequences from a random sparse Markov chain: something an RNN can learn."""
-    transitions = np.zeros((V, V))
-    for i in range(V):
-        nexts = rng.choice(V, size=2, replace=False)
-        transitions[i, nexts] = rng.dirichlet([1.0, 1.0])
-    out = []
-    for _ in range(count):
-        seq = [int(rng.integers(V))]
-        for _ in range(int(rng.integers(low, high)) - 1):
-            seq.append(int(rng.choice(V, p=transitions[seq[-1]])))
-        out.append(np.array(seq))
-    return out
 
 
 def train_cases(ctx: CaseContext) -> list[Case]:

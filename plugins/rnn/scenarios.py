@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from autograder import property_result
+from autograder import property_result, raised
 from autograder.gradcheck import agreement, finite_differences, warnings_of
 
 
@@ -360,16 +360,6 @@ def no_mutation(modules, args):
     return property_result(answer, {"x": x, "g": g})
 
 
-def _raises(call) -> str:
-    try:
-        call()
-    except ValueError:
-        return "ValueError"
-    except Exception as exc:
-        return type(exc).__name__
-    return "no exception"
-
-
 def bad_argument(modules, args):
     """ValueError for an activation other than "sigmoid" and "tanh", beside the answer with a right one."""
     e = modules["elman"]
@@ -381,5 +371,4 @@ def bad_argument(modules, args):
         answer = float(_lm(modules, args).loss(args["tokens"].copy()))
         sizes = (params := args["params"])["E"].shape + (params["W_ax"].shape[0],)
     cls = getattr(e, args["what"])
-    raised = _raises(lambda: cls(*sizes, activation=args["bad"], rng=np.random.default_rng(0)))
-    return property_result(answer, raised)
+    return property_result(answer, raised(lambda: cls(*sizes, activation=args["bad"], rng=np.random.default_rng(0))))
