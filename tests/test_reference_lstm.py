@@ -11,6 +11,7 @@ import pytest
 import torch
 
 from autograder.loader import load_files
+from numeric import numeric_grad, rel_error
 
 ROOT = Path(__file__).resolve().parents[1]
 LSTM_KEYS = ["W_f", "W_i", "W_C", "W_o", "b_f", "b_i", "b_C", "b_o"]
@@ -20,28 +21,6 @@ GRU_KEYS = ["W_r", "W_u", "W_n", "b_r", "b_u", "b_n"]
 @pytest.fixture(scope="module")
 def rec():
     return load_files(ROOT / "reference", ["recurrent.py"])["recurrent"]
-
-
-def numeric_grad(f, x, h=1e-6):
-    """Central differences of the scalar f at x, one entry at a time (float64)."""
-    x = np.array(x, dtype=np.float64)
-    grad = np.zeros_like(x)
-    for i in np.ndindex(x.shape):
-        old = x[i]
-        x[i] = old + h
-        up = f(x.copy())
-        x[i] = old - h
-        down = f(x.copy())
-        x[i] = old
-        grad[i] = (up - down) / (2 * h)
-    return grad
-
-
-def rel_error(a, b):
-    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
-    assert a.shape == b.shape
-    scale = np.linalg.norm(a) + np.linalg.norm(b)
-    return 0.0 if scale == 0 else np.linalg.norm(a - b) / scale
 
 
 def t64(a, grad=False):

@@ -11,6 +11,7 @@ import pytest
 import torch
 
 from autograder.loader import load_files
+from numeric import numeric_grad, rel_error
 
 ROOT = Path(__file__).resolve().parents[1]
 ACTIVATIONS = ["sigmoid", "tanh"]
@@ -30,28 +31,6 @@ def mod(ref):
 @pytest.fixture(scope="module")
 def elman(ref):
     return ref["elman"]
-
-
-def numeric_grad(f, x, h=1e-6):
-    """Central differences of the scalar f at x, one entry at a time (float64)."""
-    x = np.array(x, dtype=np.float64)
-    grad = np.zeros_like(x)
-    for i in np.ndindex(x.shape):
-        old = x[i]
-        x[i] = old + h
-        f_plus = f(x.copy())
-        x[i] = old - h
-        f_minus = f(x.copy())
-        x[i] = old
-        grad[i] = (f_plus - f_minus) / (2 * h)
-    return grad
-
-
-def rel_error(analytic, numeric):
-    analytic, numeric = np.asarray(analytic), np.asarray(numeric)
-    assert analytic.shape == numeric.shape
-    scale = np.linalg.norm(analytic) + np.linalg.norm(numeric)
-    return 0.0 if scale == 0 else np.linalg.norm(analytic - numeric) / scale
 
 
 def read_only(a):
