@@ -61,3 +61,24 @@ def warnings_of(call: Callable[[], Any]) -> tuple[Any, list[str]]:
         with np.errstate(over="warn", invalid="warn", divide="warn", under="ignore"):
             value = call()
     return value, sorted({f"{w.category.__name__}: {w.message}" for w in caught})
+
+
+def which_half(forward: str | None, backward: str | None, what: str, agrees: bool, said: str | None) -> str:
+    """The feedback of a forward and backward graded together, where at least one differs.
+
+    `forward`, `backward`: the comparison's difference of each half (None where it matched); `what`:
+    "forward" or "loss"; `agrees`: whether the backward agrees with finite differences of the code's own
+    `what`; `said`: that agreement as the scenario put it, None where it was not measured.
+    """
+    if said is None:
+        return f"the {what} is wrong: {forward}" if forward else f"the backward is wrong: {backward}"
+    if forward is not None and agrees:
+        return (f"the {what} is wrong: {forward}\nYour backward does agree with finite differences of your own "
+                f"{what}: fix the {what} first.")
+    if forward is None:
+        hint = (f"\nIt does not agree with finite differences of your own {what} either ({said})." if not agrees
+                else f"\nIt agrees with finite differences of your own {what}, which is right: look at what "
+                     "backward assumes that forward does not do (a cache, a default).")
+        return f"the backward is wrong: {backward}{hint}"
+    return (f"the {what} is wrong: {forward}\nThe backward is wrong too, and does not agree with finite "
+            f"differences of your own {what} ({said}).")

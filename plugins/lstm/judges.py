@@ -14,7 +14,7 @@ from __future__ import annotations
 from autograder import CaseVerdict
 from autograder.checks import PROPERTY
 from autograder.compare import compare
-from autograder.gradcheck import AGREE
+from autograder.gradcheck import AGREE, which_half
 
 CONSISTENCY = ("backward against finite differences of forward", "backward against finite differences of loss")
 BACKWARD_PREFIXES = ("dx", "grad", "layers[", "rnn.layers[", "fwd.grads", "bwd.grads", "backward")
@@ -46,19 +46,8 @@ def judge_gradients(check, case, expected, got, *, reveal: bool) -> CaseVerdict:
     if forward is None and backward is None:
         return CaseVerdict(True)
     what = "loss" if consistency and consistency.endswith("loss") else "forward"
-    if consistency is None:
-        return CaseVerdict(False, f"the {what} is wrong: {forward}" if forward else f"the backward is wrong: {backward}")
-    if forward is not None and agrees:
-        return CaseVerdict(False, f"the {what} is wrong: {forward}\nYour backward does agree with finite "
-                                  f"differences of your own {what}: fix the {what} first.")
-    if forward is None:
-        hint = (f"\nIt does not agree with finite differences of your own {what} either "
-                f"({got.get(consistency)})." if not agrees else
-                f"\nIt agrees with finite differences of your own {what}, which is right: "
-                "look at what backward assumes that forward does not do (a cache, a default).")
-        return CaseVerdict(False, f"the backward is wrong: {backward}{hint}")
-    return CaseVerdict(False, f"the {what} is wrong: {forward}\nThe backward is wrong too, and does not agree "
-                              f"with finite differences of your own {what} ({got.get(consistency)}).")
+    said = f"{got.get(consistency)}" if consistency else None  # None: not measured
+    return CaseVerdict(False, which_half(forward, backward, what, agrees, said))
 
 
 def _pattern_words(net: str, t: int, s: int, half: int, changed: bool) -> str:

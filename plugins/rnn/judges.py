@@ -16,7 +16,7 @@ from collections import Counter
 
 from autograder import CaseVerdict
 from autograder.compare import compare
-from autograder.gradcheck import AGREE
+from autograder.gradcheck import AGREE, which_half
 from autograder.stats import fit_problem, seeding_problem
 
 CONSISTENCY = ("backward against finite differences of forward", "backward against finite differences of loss")
@@ -36,17 +36,7 @@ def judge_gradients(check, case, expected, got, *, reveal: bool) -> CaseVerdict:
     if forward is None and backward is None:
         return CaseVerdict(True)
     what = "loss" if consistency.endswith("loss") else "forward"
-    if forward is not None and agrees:
-        return CaseVerdict(False, f"the {what} is wrong: {forward}\nYour backward does agree with finite "
-                                  f"differences of your own {what}: fix the {what} first.")
-    if forward is None:
-        hint = (f"\nIt does not agree with finite differences of your own {what} either "
-                f"({got[consistency]})." if not agrees else
-                f"\nIt agrees with finite differences of your own {what}, which is right: "
-                "look at what backward assumes that forward does not do (a cache, a default).")
-        return CaseVerdict(False, f"the backward is wrong: {backward}{hint}")
-    return CaseVerdict(False, f"the {what} is wrong: {forward}\nThe backward is wrong too, and does not agree "
-                              f"with finite differences of your own {what} ({got[consistency]}).")
+    return CaseVerdict(False, which_half(forward, backward, what, agrees, got[consistency]))
 
 
 def _valid(draw: list, max_len: int, end: int | None, V: int) -> str | None:
