@@ -24,6 +24,7 @@ from .device import CHOICES as DEVICE_CHOICES, DeviceError
 from .errors import HarnessFault
 from .feedback import human_bytes, outcome_verdict
 from .flawed import write_flawed
+from .expected_store import default_store
 from .grading import Grader, GradingRun, grade_submission
 from .oracle import LiveReference
 from .sandbox.pool import CaseOutcome
@@ -402,7 +403,7 @@ def demo(out_dir: Path, only: tuple[str, ...]) -> None:
         flawed = write_flawed(spec.reference_folder(), spec.files, out_dir / name / "submissions" / "flawed", shown)
         # One grader for the three: the expected values are computed once, the sandbox started once.
         with Grader(bound, variant, LiveReference(spec), secret=course_secret(), jobs=default_jobs(),
-                    protected=[(out_dir / name / "results").resolve()]) as grader:
+                    protected=[(out_dir / name / "results").resolve()], store=default_store()) as grader:
             for label, folder in (("starter", starter), ("reference", reference), ("flawed", flawed)):
                 console.rule(f"{name}: grade the {label} submission")
                 results = out_dir / name / "results" / f"{label}.json"

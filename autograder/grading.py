@@ -18,6 +18,7 @@ import ast
 import random
 import re
 import shutil
+import sys
 import tempfile
 import threading
 import time
@@ -30,6 +31,7 @@ from typing import Any, Callable
 from .assignment import Assignment
 from .checks import ANSWER, PROPERTY, Case, CaseContext, CaseVerdict, Check, Mistake, explains
 from .errors import HarnessFault
+from .expected_store import ExpectedStore, code_digest, default_store, entry_key
 from . import composition, forbidden, liveness, loader, speed, templates, wire
 from .sandbox.limits import Limits
 from .feedback import describe_output, forbidden_message, outcome_verdict, summarize
@@ -109,15 +111,20 @@ class Grader:
     """Grades submissions of one assignment; owns the sandbox pool."""
 
     def __init__(self, assignment: Assignment, variant: dict, oracle, *, secret: str, jobs: int = 1,
-                 protected: list[Path] = (), landlock: bool = True):
+                 protected: list[Path] = (), landlock: bool = True, store: ExpectedStore | None = None):
         self.assignment, self.variant, self.oracle = assignment, variant, oracle
         self.secret, self.jobs = secret, max(1, jobs)
         self.protected = [Path(p).resolve() for p in protected]
+        # Expected values on disk: only a live reference's, which the store's key describes.
+        self.store = store if getattr(oracle, "folder", None) is not None else None
+        if self.store is not None:
+            self.protected.append(self.store.folder.resolve())
+        self._code: str | None = None
         spec = assignment.spec
         preload = ["numpy", *spec.preload,
                    *sorted({c.scenario.__module__ for c in assignment.checks})]
         self.pool = SandboxPool(preload=preload, forbidden_modules=[spec.reference_package],
-                                protected=[*oracle.protected_paths(), spec.root, *protected,
+                                protected=[*oracle.protected_paths(), spec.root, *self.protected,
                                            *self._plugin_paths()],
                                 jobs=self.jobs, landlock=landlock,
                                 forbidden_apis={"apis": list(spec.forbidden),
@@ -171,17 +178,39 @@ class Grader:
                 self._cases[check.name] = draw_cases(check, self.assignment.name, self.variant, self.secret)
             return self._cases[check.name]
 
+    def _stored_key(self, check: Check, cases: list[Case], what: str = "expected") -> str | None:
+        """The store's key of the check's expected values on `cases` (or a mistake's answers); None without one."""
+        if self.store is None:
+            return None
+        if self._code is None:
+            modules = [check.scenario, check.make_cases, check.judge,
+                       *(m.patch for c in self.assignment.checks for m in c.mistakes)]
+            folders = [Path(f).parent for f in self.assignment.check_module_files().values()]
+            folders += [Path(sys.modules[f.__module__].__file__).parent for f in modules
+                        if f is not None and getattr(sys.modules.get(f.__module__), "__file__", None)]
+            self._code = code_digest(self.oracle.folder, self.assignment.spec.files, folders)
+        return entry_key(self._code, check, self.variant, cases, what)
+
     def cases_and_expected(self, check: Check) -> tuple[list[Case], list[Any]]:
-        """Computed once per check and reused for every submission (regrades)."""
+        """Computed once per check and reused for every submission (regrades), and by later gradings
+        through the store."""
         cases = self.cases(check)
         with self._lock:
             if check.name not in self._expected:
-                # A timing check's reference runs beside the submission instead.
-                started = time.perf_counter()
-                expected = [None] * len(cases) if check.timing else self.oracle.expected(check, cases)
-                if not check.timing and getattr(self.oracle, "folder", None) is not None:
-                    # The live reference's own time on these cases, on this machine now: the limits follow it.
-                    self._reference_s[check.name] = time.perf_counter() - started
+                key = None if check.timing else self._stored_key(check, cases)
+                stored = self.store.get(key) if key is not None else None
+                if isinstance(stored, dict) and len(stored.get("expected", ())) == len(cases):
+                    expected = stored["expected"]
+                    self._reference_s[check.name] = float(stored["seconds"])
+                else:
+                    # A timing check's reference runs beside the submission instead.
+                    started = time.perf_counter()
+                    expected = [None] * len(cases) if check.timing else self.oracle.expected(check, cases)
+                    if not check.timing and getattr(self.oracle, "folder", None) is not None:
+                        # The live reference's own time on these cases, on this machine: the limits follow it.
+                        self._reference_s[check.name] = time.perf_counter() - started
+                    if key is not None:
+                        self.store.put(key, {"expected": expected, "seconds": self._reference_s[check.name]})
                 if check.property_check and not all(isinstance(e, dict) and set(e) == {ANSWER, PROPERTY}
                                                     for e in expected):
                     raise HarnessFault(f"{check.name} is a property check: its scenario must return "
@@ -205,7 +234,16 @@ class Grader:
         key = (check.name, mistake)
         with self._lock:
             if key not in self._mistaken:
-                self._mistaken[key] = [self._mistaken_answer(check, case, mistake) for case in cases]
+                stored_key = self._stored_key(check, cases, f"mistake {mistake.name} {mistake.edits!r}")
+                stored = self.store.get(stored_key) if stored_key is not None else None
+                if isinstance(stored, list) and len(stored) == len(cases):
+                    answers = [CRASHES if a.get("crashed") else a.get("answer") for a in stored]
+                else:
+                    answers = [self._mistaken_answer(check, case, mistake) for case in cases]
+                    if stored_key is not None:
+                        self.store.put(stored_key, [{"crashed": True} if a is CRASHES else {"answer": a}
+                                                    for a in answers])
+                self._mistaken[key] = answers
             return self._mistaken[key]
 
     def _mistaken_answer(self, check: Check, case: Case, mistake: Mistake) -> Any:
@@ -603,7 +641,7 @@ def _grade_submission(assignment, variant, submission: Path, scratch: Path, *, r
             protected = [Path(results).resolve()] if results else []
             with Grader(assignment, variant, LiveReference(assignment.spec),
                         secret=course_secret() if secret is None else secret, jobs=jobs,
-                        protected=protected) as own:
+                        protected=protected, store=default_store()) as own:
                 own.grade(submission, on_verdict=record, only=set(position), on_import_failure=import_failed,
                           on_check_start=on_check_start)
         else:

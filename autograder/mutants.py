@@ -40,6 +40,7 @@ else:  # pragma: no cover - Python 3.10
 
 from . import catalog
 from .assignment import Assignment, AssignmentError
+from .expected_store import default_store
 from .grading import Grader, grade_submission
 from .mutation import Mutant, make_mutants
 from .oracle import LiveReference
@@ -204,7 +205,7 @@ def run_mutants(assignment: Assignment, variant: dict, *, jobs: int = 1, max_mut
     with tempfile.TemporaryDirectory(prefix="lmgrade-mutants-") as tmp, ExitStack() as stack:
         reference = LiveReference(assignment.spec)
         graders = [(bound, chosen_variant, stack.enter_context(
-                    Grader(bound, chosen_variant, reference, secret=secret, jobs=jobs)))
+                    Grader(bound, chosen_variant, reference, secret=secret, jobs=jobs, store=default_store())))
                    for bound, chosen_variant in [(assignment, variant)]]
 
         def grade(index: int) -> None:

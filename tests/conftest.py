@@ -15,6 +15,16 @@ ROOT = Path(__file__).resolve().parents[1]
 TEST_SECRET = "test-secret"
 
 
+@pytest.fixture(scope="session", autouse=True)
+def expected_store(tmp_path_factory):
+    """The expected-value store of every grading the suite starts, its commands included: the session's own
+    folder, shared by the whole run and never the user's cache."""
+    folder = tmp_path_factory.mktemp("expected_store")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("LMGRADE_CACHE", str(folder))
+        yield folder
+
+
 def shortened(assignment, cpu_s: float = 4, wall_s: float = 6):
     """The assignment with limits short enough for a hanging submission in a test."""
     checks = [dataclasses.replace(c, limits=Limits(**{**c.limits.as_dict(), "cpu_s": min(c.limits.cpu_s, cpu_s),

@@ -23,6 +23,7 @@ from typing import Iterable, Iterator
 
 from .. import catalog
 from ..assignment import Assignment
+from ..expected_store import default_store
 from ..grading import Grader
 from ..oracle import LiveReference
 from ..seeds import course_secret
@@ -79,7 +80,7 @@ def worker_grader(name: str, settings: dict[str, str], device: str) -> tuple[Gra
             assignment, variant = catalog.load(name, settings, device=device)
             secret = course_secret()
             grader = Grader(assignment, variant, LiveReference(assignment.spec), secret=secret,
-                            jobs=_worker_threads())
+                            jobs=_worker_threads(), store=default_store())
             _graders[key] = (grader, assignment, variant, grading_fingerprint(assignment, variant, secret))
         return _graders[key]
 

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Iterable, Iterator
 
 from ..assignment import Assignment
+from ..expected_store import default_store
 from ..grading import Grader
 from ..oracle import LiveReference
 from .graded import Graded, grade_folder
@@ -59,7 +60,7 @@ class LocalExecutor(Executor):
         self.assignment, self.variant = assignment, variant
         self.capacity = max(1, jobs)
         self.grader = Grader(assignment, variant, LiveReference(assignment.spec), secret=secret,
-                             jobs=self.capacity, protected=list(protected))
+                             jobs=self.capacity, protected=list(protected), store=default_store())
 
     def grade(self, submissions: Iterable[SubmissionFolder]) -> Iterator[tuple[SubmissionFolder, Graded]]:
         with ThreadPoolExecutor(max_workers=self.capacity, thread_name_prefix="regrade") as pool:

@@ -1,0 +1,120 @@
+"""Expected values kept on disk, addressed by what computed them.
+
+The reference's answers to a check's cases depend on the reference's files,
+the graders' code, the harness, the numeric libraries, the variant and the
+cases' arguments, and on nothing else: a key made of exactly those finds a
+second grading's expected values on disk instead of recomputing them (a
+regrade after a fix to one check recomputes that check only). Nothing is
+keyed by the course secret: the cases' arguments are, so a changed secret
+or a changed check simply misses.
+
+The store lives in the user's cache folder (``LMGRADE_CACHE`` names another,
+``LMGRADE_CACHE=off`` turns it off), readable by its owner only and never by
+the sandbox (it holds hidden checks' answers). Entries are `wire` data,
+written to a temporary file and renamed, so two gradings sharing the store
+at once never read half an entry; a damaged entry is a miss.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+import tempfile
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from . import __version__, wire
+from .checks import Case, Check
+
+OFF = "off"
+
+
+def default_folder() -> Path | None:
+    """Where the store lives: LMGRADE_CACHE, else the user's cache folder; None when turned off."""
+    chosen = os.environ.get("LMGRADE_CACHE")
+    if chosen == OFF:
+        return None
+    if chosen:
+        return Path(chosen).expanduser()
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base) / "lmgrade" / "expected"
+
+
+@lru_cache(maxsize=None)
+def _tree_digest(folder: Path) -> str:
+    """SHA-256 of the names and bytes of the Python files under `folder`."""
+    digest = hashlib.sha256()
+    for path in sorted(folder.rglob("*.py")):
+        if "__pycache__" in path.parts:
+            continue
+        relative = path.relative_to(folder).as_posix()
+        data = path.read_bytes()
+        digest.update(f"{len(relative)}:{relative}:{len(data)}:".encode() + data)
+    return digest.hexdigest()
+
+
+def code_digest(reference: Path, files: tuple[str, ...], code_folders: list[Path]) -> str:
+    """What the expected values' code is made of: the reference's files, the graders' and harness's code,
+    and the versions of the libraries that compute them."""
+    digest = hashlib.sha256(f"lmgrade {__version__}\0".encode())
+    for name in ("numpy", "torch"):
+        module = sys.modules.get(name)
+        digest.update(f"{name} {getattr(module, '__version__', '-')}\0".encode())
+    for filename in files:
+        data = (reference / filename).read_bytes()
+        digest.update(f"{len(filename)}:{filename}:{len(data)}:".encode() + data)
+    harness = Path(__file__).resolve().parent
+    for folder in sorted({harness, *(Path(f).resolve() for f in code_folders)}):
+        digest.update(f"{folder.name}:{_tree_digest(folder)}\0".encode())
+    return digest.hexdigest()
+
+
+def entry_key(code: str, check: Check, variant: dict, cases: list[Case], what: str = "expected") -> str:
+    """The key of one check's expected values (or of what a mistake answers, `what`) on `cases`."""
+    digest = hashlib.sha256(f"{code}\0{what}\0{check.name}\0{check.device}\0".encode())
+    digest.update(json.dumps(variant, sort_keys=True, default=str).encode())
+    digest.update(wire.encode([[c.label, c.args] for c in cases]))
+    return digest.hexdigest()
+
+
+class ExpectedStore:
+    """A folder of wire-encoded entries, one file per key."""
+
+    def __init__(self, folder: Path):
+        self.folder = Path(folder)
+
+    def _path(self, key: str) -> Path:
+        return self.folder / key[:2] / f"{key}.wire"
+
+    def get(self, key: str) -> Any | None:
+        """The entry stored under `key`, or None (never stored, or unreadable)."""
+        try:
+            return wire.decode(self._path(key).read_bytes())
+        except (OSError, wire.WireError):
+            return None
+
+    def put(self, key: str, value: Any) -> None:
+        """Store `value` under `key`; a store that cannot be written is left alone (grading goes on)."""
+        path = self._path(key)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            os.chmod(self.folder, 0o700)
+            fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=".entry-")
+            try:
+                with os.fdopen(fd, "wb") as f:
+                    f.write(wire.encode(value))
+                os.replace(temporary, path)
+            except BaseException:
+                os.unlink(temporary)
+                raise
+        except (OSError, wire.WireError):
+            pass
+
+
+def default_store() -> ExpectedStore | None:
+    """The store `grade`, `check` and `regrade` keep (see `default_folder`)."""
+    folder = default_folder()
+    return ExpectedStore(folder) if folder is not None else None

@@ -1,0 +1,94 @@
+"""The expected-value store: a second grading reuses what the first computed, and nothing else."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+from autograder import catalog
+from autograder.expected_store import ExpectedStore, default_folder
+from autograder.grading import Grader
+from autograder.oracle import LiveReference
+from conftest import TEST_SECRET
+
+
+class CountingReference(LiveReference):
+    """The live reference, counting the cases it computes (from its own copy of the reference's files)."""
+
+    def __init__(self, spec, folder):
+        self.computed = 0
+        super().__init__(spec)
+        self.folder = folder
+
+    def expected(self, check, cases):
+        self.computed += len(cases)
+        return super().expected(check, cases)
+
+    def mistaken(self, check, case, mistake):
+        self.computed += 1
+        return super().mistaken(check, case, mistake)
+
+
+@pytest.fixture
+def ngram_copy(tmp_path):
+    assignment, variant = catalog.load("ngram")
+    only = type(assignment)(assignment.spec, [c for c in assignment.checks if c.name in ("pad", "count_ngrams")])
+    folder = tmp_path / "reference"
+    shutil.copytree(assignment.spec.reference_folder(), folder, ignore=shutil.ignore_patterns("__pycache__"))
+    return only, variant, folder
+
+
+def _expected(assignment, variant, folder, store, secret=TEST_SECRET):
+    oracle = CountingReference(assignment.spec, folder)
+    with Grader(assignment, variant, oracle, secret=secret, store=store) as grader:
+        values = [grader.cases_and_expected(c)[1] for c in assignment.checks]
+        mistakes = [grader._mistake_answers(c, grader.cases(c), m) for c in assignment.checks for m in c.mistakes]
+    return values, mistakes, oracle.computed
+
+
+def test_a_second_grading_computes_nothing_and_gets_the_same_values(ngram_copy, tmp_path):
+    assignment, variant, folder = ngram_copy
+    store = ExpectedStore(tmp_path / "store")
+    first, first_mistakes, computed = _expected(assignment, variant, folder, store)
+    assert computed > 0 and first_mistakes  # the checks have known mistakes, and they were stored too
+    again, again_mistakes, computed_again = _expected(assignment, variant, folder, store)
+    assert computed_again == 0
+    assert again == first and again_mistakes == first_mistakes
+
+
+def test_a_changed_reference_or_other_cases_miss(ngram_copy, tmp_path):
+    assignment, variant, folder = ngram_copy
+    store = ExpectedStore(tmp_path / "store")
+    _expected(assignment, variant, folder, store)
+    assert _expected(assignment, variant, folder, store, secret="another secret")[2] > 0
+    (folder / "ngram.py").write_text((folder / "ngram.py").read_text() + "\n# changed\n")
+    assert _expected(assignment, variant, folder, store)[2] > 0
+
+
+def test_a_damaged_entry_is_computed_again(ngram_copy, tmp_path):
+    assignment, variant, folder = ngram_copy
+    store = ExpectedStore(tmp_path / "store")
+    first, _, _ = _expected(assignment, variant, folder, store)
+    entries = sorted((tmp_path / "store").rglob("*.wire"))
+    assert entries
+    for entry in entries:
+        entry.write_bytes(entry.read_bytes()[:7])
+    again, _, computed = _expected(assignment, variant, folder, store)
+    assert computed > 0 and again == first
+
+
+def test_the_store_is_its_owners_only_and_hidden_from_the_sandbox(ngram_copy, tmp_path):
+    assignment, variant, folder = ngram_copy
+    store = ExpectedStore(tmp_path / "store")
+    _expected(assignment, variant, folder, store)
+    assert (tmp_path / "store").stat().st_mode & 0o077 == 0
+    with Grader(assignment, variant, LiveReference(assignment.spec), secret=TEST_SECRET, store=store) as grader:
+        assert str((tmp_path / "store").resolve()) in grader.pool.init["protected"]
+
+
+def test_the_store_can_be_turned_off_or_moved(monkeypatch, tmp_path):
+    monkeypatch.setenv("LMGRADE_CACHE", "off")
+    assert default_folder() is None
+    monkeypatch.setenv("LMGRADE_CACHE", str(tmp_path))
+    assert default_folder() == tmp_path
