@@ -60,9 +60,12 @@ def code_digest(reference: Path, files: tuple[str, ...], code_folders: list[Path
     """What the expected values' code is made of: the reference's files, the graders' and harness's code,
     and the versions of the libraries that compute them."""
     digest = hashlib.sha256(f"lmgrade {__version__}\0".encode())
-    for name in ("numpy", "torch"):
-        module = sys.modules.get(name)
-        digest.update(f"{name} {getattr(module, '__version__', '-')}\0".encode())
+    # torch by its version (a zip pins the one it was built with); numpy by its major version, as a
+    # Gradescope image may hold another minor one: within one, answers differ by rounding, as they do
+    # between two processors, and every check compares within its tolerance.
+    for name, parts in (("numpy", 1), ("torch", 3)):
+        version = getattr(sys.modules.get(name), "__version__", "-")
+        digest.update(f"{name} {'.'.join(version.split('+')[0].split('.')[:parts])}\0".encode())
     for filename in files:
         data = (reference / filename).read_bytes()
         digest.update(f"{len(filename)}:{filename}:{len(data)}:".encode() + data)

@@ -218,6 +218,14 @@ class Grader:
                 self._expected[check.name] = (cases, expected)
             return self._expected[check.name]
 
+    def record_expected(self) -> None:
+        """Compute, and so store, every check's expected values and its known mistakes' answers."""
+        for check in self.assignment.checks:
+            if check.timing is None and not check.unavailable:
+                cases, _ = self.cases_and_expected(check)
+                for mistake in check.mistakes:
+                    self._mistake_answers(check, cases, mistake)
+
     def expected_known(self, check: Check) -> bool:
         """Whether this grader has computed the check's expected values (and so the reference's time)."""
         with self._lock:
@@ -578,24 +586,26 @@ def _not_run(check: Check, number: int, cases: list[Case], reason: str) -> Verdi
 def grade_submission(assignment: Assignment, variant: dict, submission: Path, *,
                      results: Path | None = None, jobs: int = 1, visible_only: bool = False,
                      grader: Grader | None = None, secret: str | None = None,
+                     store: ExpectedStore | None = None,
                      on_start: Callable[[int], None] | None = None,
                      on_verdict: Callable[[Verdict], None] | None = None,
                      on_check_start: Callable[[Check], None] | None = None) -> GradingRun:
     """Grade one submission folder; keep `results` (if given) a valid results.json throughout.
 
     `grader` lets many submissions share one sandbox pool and one set of
-    expected values; without it, one is made (with the live reference) and
-    closed. Raises `HarnessFault` when grading cannot be trusted, after
+    expected values; without it, one is made (with the live reference and
+    `store`, by default the user's) and closed. Raises `HarnessFault` when grading cannot be trusted, after
     writing a results.json that says so.
     """
     with tempfile.TemporaryDirectory(prefix="lmgrade-upload-") as scratch:
         return _grade_submission(assignment, variant, Path(submission), Path(scratch), results=results, jobs=jobs,
-                                 visible_only=visible_only, grader=grader, secret=secret, on_start=on_start,
+                                 visible_only=visible_only, grader=grader, secret=secret, store=store,
+                                 on_start=on_start,
                                  on_verdict=on_verdict, on_check_start=on_check_start)
 
 
 def _grade_submission(assignment, variant, submission: Path, scratch: Path, *, results, jobs, visible_only, grader,
-                      secret, on_start, on_verdict, on_check_start) -> GradingRun:
+                      secret, store, on_start, on_verdict, on_check_start) -> GradingRun:
     checks = [c for c in assignment.checks if c.visibility == "visible" or not visible_only]
     position = {c.name: i for i, c in enumerate(checks, start=1)}
     said = []
@@ -641,7 +651,7 @@ def _grade_submission(assignment, variant, submission: Path, scratch: Path, *, r
             protected = [Path(results).resolve()] if results else []
             with Grader(assignment, variant, LiveReference(assignment.spec),
                         secret=course_secret() if secret is None else secret, jobs=jobs,
-                        protected=protected, store=default_store()) as own:
+                        protected=protected, store=store or default_store()) as own:
                 own.grade(submission, on_verdict=record, only=set(position), on_import_failure=import_failed,
                           on_check_start=on_check_start)
         else:

@@ -92,3 +92,17 @@ def test_the_store_can_be_turned_off_or_moved(monkeypatch, tmp_path):
     assert default_folder() is None
     monkeypatch.setenv("LMGRADE_CACHE", str(tmp_path))
     assert default_folder() == tmp_path
+
+
+def test_the_zips_recorded_values_leave_nothing_to_compute(tmp_path):
+    """What run_autograder grades with: every check's expected values and mistakes' answers, recorded."""
+    from autograder.gradescope.build import record_expected
+
+    assignment, variant = catalog.load("ngram")
+    entries = record_expected(assignment, variant, "course secret", tmp_path / "expected")
+    assert entries and all(name.endswith(".wire") for name, _ in entries)
+    oracle = CountingReference(assignment.spec, assignment.spec.reference_folder())
+    with Grader(assignment, variant, oracle, secret="course secret",
+                store=ExpectedStore(tmp_path / "expected")) as grader:
+        grader.record_expected()
+    assert oracle.computed == 0

@@ -26,7 +26,7 @@ import pytest
 
 from autograder import catalog
 from autograder.flawed import write_flawed
-from autograder.gradescope.layout import CONFIG_NAME, Layout
+from autograder.gradescope.layout import CONFIG_NAME, EXPECTED_FOLDER, Layout
 from autograder.gradescope.local import LocalInstall, clean_env, install
 from autograder.reports.gradescope import NOT_GRADED
 from test_reports import validate
@@ -302,7 +302,8 @@ def test_a_broken_image_still_leaves_valid_results(installed, tmp_path):
 
 def zip_texts(path: Path) -> dict[str, str]:
     with zipfile.ZipFile(path) as zf:
-        return {n: zf.read(n).decode() for n in zf.namelist() if not n.endswith(".whl")}
+        return {n: zf.read(n).decode() for n in zf.namelist()
+                if not n.endswith(".whl") and not n.startswith(f"{EXPECTED_FOLDER}/")}
 
 
 def inspect_zip(path: Path, assignment: str, settings: dict[str, str]) -> dict[str, str]:
@@ -311,8 +312,11 @@ def inspect_zip(path: Path, assignment: str, settings: dict[str, str]) -> dict[s
         names = set(zf.namelist())
         modes = {i.filename: (i.external_attr >> 16) & 0o777 for i in zf.infolist()}
     wheels = {n for n in names if n.endswith(".whl")}
-    assert names == ENTRIES | wheels and len(wheels) == 1
+    # The expected values of every check, recorded: as secret as the config.
+    expected = {n for n in names if n.startswith(f"{EXPECTED_FOLDER}/") and n.endswith(".wire")}
+    assert names == ENTRIES | wheels | expected and len(wheels) == 1 and expected
     assert modes["setup.sh"] == modes["run_autograder"] == 0o755 and modes[CONFIG_NAME] == 0o600
+    assert {modes[n] for n in expected} == {0o600}
     texts = zip_texts(path)
     assert not any("ngram" in text for text in texts.values()), "an ngram-shaped zip"
     config = json.loads(texts[CONFIG_NAME])

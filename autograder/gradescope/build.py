@@ -24,7 +24,10 @@ from ..assignment import Assignment
 from ..sandbox.limits import MAX_DEFAULT_JOBS
 from ..sandbox.privileges import FIRST_SANDBOX_UID
 from .config import ZipConfig, time_budget_s
-from .layout import CONFIG_NAME
+from ..expected_store import ExpectedStore
+from ..grading import Grader
+from ..oracle import LiveReference
+from .layout import CONFIG_NAME, EXPECTED_FOLDER
 from .wheel import (TORCH, build_wheel, check_carried, imported_by, requirement_name, source_root,
                     torch_requirement, wheel_requirements)
 
@@ -59,6 +62,18 @@ def _add(zf: zipfile.ZipFile, name: str, data: bytes, mode: int) -> None:
     zf.writestr(info, data)
 
 
+def record_expected(assignment: Assignment, variant: dict, secret: str, folder: Path) -> list[tuple[str, bytes]]:
+    """Every check's expected values on the course's cases, and its mistakes' answers, as store entries.
+
+    run_autograder then computes only the submission's side; timing checks still
+    run the reference beside the submission, on Gradescope's machine.
+    """
+    with Grader(assignment, variant, LiveReference(assignment.spec), secret=secret,
+                store=ExpectedStore(folder)) as grader:
+        grader.record_expected()
+    return [(path.relative_to(folder).as_posix(), path.read_bytes()) for path in sorted(folder.rglob("*.wire"))]
+
+
 def build_zip(assignment: Assignment, variant: dict, settings: dict[str, str], out: Path, *,
               secret: str, public_secret: bool) -> BuiltZip:
     """Write the zip to `out` (replaced only once complete)."""
@@ -79,11 +94,13 @@ def build_zip(assignment: Assignment, variant: dict, settings: dict[str, str], o
                    "wheel": wheel.name, "config": CONFIG_NAME, "torch": torch,
                    "first_uid": FIRST_SANDBOX_UID, "users": MAX_DEFAULT_JOBS}
         kept = [r for r in requirements if requirement_name(r) != TORCH]
+        expected = record_expected(assignment, variant, secret, Path(tmp) / EXPECTED_FOLDER)
         entries = [("setup.sh", _render("setup.sh", context).encode(), 0o755),
                    ("run_autograder", _render("run_autograder", context).encode(), 0o755),
                    ("requirements.txt", "".join(f"{r}\n" for r in kept).encode(), 0o644),
                    (wheel.name, wheel_bytes, 0o644),
-                   (CONFIG_NAME, config.to_json().encode(), 0o600)]
+                   (CONFIG_NAME, config.to_json().encode(), 0o600),
+                   *((f"{EXPECTED_FOLDER}/{name}", data, 0o600) for name, data in expected)]
         fd, partial = tempfile.mkstemp(prefix=".lmgrade-", suffix=".zip", dir=out.parent)
         os.close(fd)
         try:

@@ -20,6 +20,7 @@ from rich.console import Console
 from .. import catalog
 from ..assignment import AssignmentError
 from ..errors import HarnessFault
+from ..expected_store import ExpectedStore
 from ..grading import grade_submission
 from ..oracle import LiveReference
 from ..reports.terminal import describe_defences, print_report
@@ -58,8 +59,9 @@ def main(argv: list[str] | None = None) -> int:
             LiveReference(assignment.spec)
             out.print(f"{config.title}: {len(config.checks)} checks, reference imported")
             return 0
+        # The expected values recorded in the zip: only the submission's side is computed here.
         run = grade_submission(assignment, variant, layout.submission, results=layout.results,
-                               jobs=default_jobs(), secret=config.secret)
+                               jobs=default_jobs(), secret=config.secret, store=ExpectedStore(layout.expected))
     except (HarnessFault, AssignmentError) as exc:
         print(f"lmgrade: harness fault: {exc}", file=sys.stderr)
         return 1

@@ -16,6 +16,7 @@ DEFAULT_ROOT = Path("/autograder")
 # Test-only: a temporary folder laid out like /autograder. Never set on Gradescope.
 ROOT_ENV = "LMGRADE_GRADESCOPE_ROOT"
 CONFIG_NAME = "lmgrade-gradescope.json"
+EXPECTED_FOLDER = "expected"
 
 
 @dataclass(frozen=True)
@@ -34,6 +35,11 @@ class Layout:
     @property
     def config(self) -> Path:
         return self.source / CONFIG_NAME
+
+    @property
+    def expected(self) -> Path:
+        """The expected values recorded when the zip was built (an `ExpectedStore`)."""
+        return self.source / EXPECTED_FOLDER
 
     @property
     def submission(self) -> Path:
