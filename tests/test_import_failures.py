@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder.grading import grade_submission
+from lmgrade.grading import grade_submission
 
 ROOT = Path(__file__).resolve().parents[1]
 PAD = "def pad(sentence: list[str], n: int) -> list[str]:"

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder.mutation import OPERATORS, make_mutants
+from lmgrade.mutation import OPERATORS, make_mutants
 
 NGRAM = (Path(__file__).resolve().parents[1] / "reference" / "ngram.py").read_text()
 

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import torch
 
-from autograder.loader import load_files
+from lmgrade.loader import load_files
 from numeric import numeric_grad, rel_error
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -11,13 +11,13 @@ import pytest
 from conftest import ROOT, SUBMISSIONS, TEST_SECRET
 from test_reports import validate
 
-from autograder import catalog
-from autograder.errors import HarnessFault
-from autograder.flawed import write_flawed
-from autograder.grading import HARNESS_FAULT_NOTE, grade_submission
-from autograder.regrade import discover, regrade
-from autograder.regrade.executor import LocalExecutor
-from autograder.regrade.layout import METADATA
+from lmgrade import catalog
+from lmgrade.errors import HarnessFault
+from lmgrade.flawed import write_flawed
+from lmgrade.grading import HARNESS_FAULT_NOTE, grade_submission
+from lmgrade.regrade import discover, regrade
+from lmgrade.regrade.executor import LocalExecutor
+from lmgrade.regrade.layout import METADATA
 
 METADATA_TEXT = """\
 submission_1:
@@ -209,7 +209,7 @@ def test_the_report_shows_the_distribution_the_checks_and_the_mistakes(regraded)
 
 def test_a_dask_cluster_of_two_worker_processes_gives_the_same_files(regraded, tmp_path, monkeypatch):
     distributed = pytest.importorskip("distributed")
-    from autograder.regrade import ExecutorError, make_executor, parse_executor
+    from lmgrade.regrade import ExecutorError, make_executor, parse_executor
 
     root, out, _, _ = regraded
     assignment, variant = catalog.load("ngram")
@@ -233,7 +233,7 @@ def test_a_dask_cluster_of_two_worker_processes_gives_the_same_files(regraded, t
 
 
 def test_where_the_gpu_checks_run_is_part_of_the_grading_fingerprint():
-    from autograder.regrade.content import grading_fingerprint
+    from lmgrade.regrade.content import grading_fingerprint
 
     on_cpu = catalog.load("transformer", device="cpu")
     # A client without a GPU names the workers' device; it is not checked here.

@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 from conftest import ROOT
 
-from autograder import catalog, templates
-from autograder.regrade.graded import CheckScore, Graded, grade_folder
-from autograder.regrade.insights import components, explained_failures, identical_groups, zero_causes
-from autograder.regrade.layout import Student, SubmissionFolder
+from lmgrade import catalog, templates
+from lmgrade.regrade.graded import CheckScore, Graded, grade_folder
+from lmgrade.regrade.insights import components, explained_failures, identical_groups, zero_causes
+from lmgrade.regrade.layout import Student, SubmissionFolder
 
 
 @pytest.mark.parametrize("make, cause", [

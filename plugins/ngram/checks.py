@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from autograder import Case, CaseContext, Check, Limits, Tolerance
+from lmgrade import Case, CaseContext, Check, Limits, Tolerance
 from .corpus import sentences
 
 from . import mistakes as M

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from autograder import Case, CaseContext, Check, Limits, Tolerance
-from autograder.sequences import markov_sequences
+from lmgrade import Case, CaseContext, Check, Limits, Tolerance
+from lmgrade.sequences import markov_sequences
 
 from . import mistakes as M
 from . import scenarios

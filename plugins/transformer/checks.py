@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from autograder import Case, CaseContext, Check, Limits, Tolerance
+from lmgrade import Case, CaseContext, Check, Limits, Tolerance
 
 from . import mistakes as M
 from . import scenarios, speed, training

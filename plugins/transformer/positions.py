@@ -32,7 +32,7 @@ import functools
 import re
 from dataclasses import replace
 
-from autograder import Case, CaseContext, Check, Limits, Mistake, Tolerance
+from lmgrade import Case, CaseContext, Check, Limits, Mistake, Tolerance
 
 from .position_scenarios import LEARNED, ROPE, SINUSOIDAL, judge_rope_relative, rope_relative, sinusoidal
 
