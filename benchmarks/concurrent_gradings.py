@@ -78,7 +78,7 @@ def main() -> None:
         work = Path(tmp)
         submission = work / "reference"
         submission.mkdir()
-        (submission / "ngram.py").write_bytes((ROOT / "reference" / "ngram.py").read_bytes())
+        (submission / "ngram.py").write_bytes((ROOT / "reference" / "ngram" / "ngram.py").read_bytes())
         print(f"{os.cpu_count()} CPUs; {args.rounds} rounds of {args.at_once} gradings at once, --jobs {args.jobs}")
         timings = {}
         for label, tree in trees.items():

@@ -56,16 +56,17 @@ def main() -> None:
         tmp = Path(tmp)
         submission = tmp / "reference"
         submission.mkdir()
-        (submission / "ngram.py").write_text((ROOT / "reference" / "ngram.py").read_text())
+        (submission / "ngram.py").write_text((ROOT / "reference" / "ngram" / "ngram.py").read_text())
 
         total = median_time(lambda: grade(submission, tmp / "r.json", args.jobs), args.repeat)
         rows.append(("lmgrade grade ngram <reference> (end to end)", total, None))
 
         # The sandbox per run, against a fresh interpreter per check.
-        with SandboxPool(preload=["numpy", "lmgrade.plugins.ngram.scenarios"], forbidden_modules=["lmgrade.reference"],
-                         protected=[ROOT / "reference"], jobs=1) as pool:
+        with SandboxPool(preload=["numpy", "lmgrade.plugins.ngram.public.scenarios"],
+                         forbidden_modules=["lmgrade.reference"], protected=[ROOT / "reference"], jobs=1) as pool:
             def one_run():
-                pool.run(scenario="lmgrade.plugins.ngram.scenarios:pad", submission=submission, files=["ngram.py"],
+                pool.run(scenario="lmgrade.plugins.ngram.public.scenarios:pad", submission=submission,
+                         files=["ngram.py"],
                          cases=[{"sentence": ["a"], "n": 2}], limits=Limits())
             one_run()  # starts the server
             per_run = median_time(one_run, 20)

@@ -42,7 +42,7 @@ def main() -> None:
     parser.add_argument("--quiet", action="store_true", help="no busy process beside the grading")
     args = parser.parse_args()
     assignment, variant = catalog.load("transformer", device=args.device)
-    loop = write_flawed(ROOT / "reference", assignment.spec.files, Path(tempfile.mkdtemp()) / "loop",
+    loop = write_flawed(ROOT / "reference" / "transformer", assignment.spec.files, Path(tempfile.mkdtemp()) / "loop",
                         [BUGS["attention_query_loop"]])
     submissions = {"correct (einsum)": ROOT / "tests/submissions/transformer/einsum", "python loop": loop}
     busy = None if args.quiet else subprocess.Popen([sys.executable, "-c", "while True: pass"])

@@ -99,7 +99,7 @@ def buggy(tmp_path_factory, ngram):
 @pytest.fixture(scope="session")
 def reference_submission(tmp_path_factory, ngram):
     folder = tmp_path_factory.mktemp("reference_submission")
-    (folder / "ngram.py").write_text((ROOT / "reference" / "ngram.py").read_text())
+    (folder / "ngram.py").write_text((ROOT / "reference" / "ngram" / "ngram.py").read_text())
     return folder
 
 

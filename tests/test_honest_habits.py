@@ -8,7 +8,7 @@ from lmgrade.grading import Grader
 from lmgrade.oracle import LiveReference
 from conftest import ROOT, TEST_SECRET
 
-REFERENCE = (ROOT / "reference" / "ngram.py").read_text()
+REFERENCE = (ROOT / "reference" / "ngram" / "ngram.py").read_text()
 
 CHATTY = '''
 import sys

@@ -44,7 +44,7 @@ ATTENTION_CHECKS = {"rope", "rope_relative", "block", "model", "causality", "bad
 def _reference_with(tmp_path, edits) -> str:
     tmp_path.mkdir(parents=True, exist_ok=True)
     for name in ("layers.py", "model.py", "train.py"):
-        source = without_docstring((ROOT / "reference" / name).read_text())
+        source = without_docstring((ROOT / "reference" / "transformer" / name).read_text())
         for old, new in edits if name == "layers.py" else ():
             assert source.count(old) == 1, old
             source = source.replace(old, new)
@@ -105,7 +105,7 @@ def test_the_points_of_each_positions_variant_sum_to_100(pairs):
 def test_a_bundle_of_each_variant_carries_no_reference_code(positions):
     assignment, variant = catalog.load("transformer", {"positions": positions})
     carried = grader_files(describe(assignment, variant), assignment.spec.reference_package)
-    assert "lmgrade/plugins/transformer/position_scenarios.py" in carried
+    assert "lmgrade/plugins/transformer/public/position_scenarios.py" in carried
     assert "lmgrade/plugins/transformer/positions.py" not in carried
     for line in distinctive_reference_lines("transformer"):
         assert not any(line.encode() in source for source in carried.values()), line

@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 @pytest.fixture(scope="module")
 def ref():
-    return load_files(ROOT / "reference", ["bpe.py", "word2vec.py", "ffnn_lm.py"])
+    return load_files(ROOT / "reference" / "embeddings", ["bpe.py", "word2vec.py", "ffnn_lm.py"])
 
 
 # --- bpe.py ---

@@ -20,7 +20,7 @@ GRU_KEYS = ["W_r", "W_u", "W_n", "b_r", "b_u", "b_n"]
 
 @pytest.fixture(scope="module")
 def rec():
-    return load_files(ROOT / "reference", ["recurrent.py"])["recurrent"]
+    return load_files(ROOT / "reference" / "lstm", ["recurrent.py"])["recurrent"]
 
 
 def t64(a, grad=False):

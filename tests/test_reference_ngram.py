@@ -10,7 +10,7 @@ import pytest
 
 from lmgrade.plugins.ngram.corpus import sentences
 from lmgrade.plugins.ngram.checks import COWS
-from lmgrade.reference import ngram as ref
+from lmgrade.reference.ngram import ngram as ref
 
 
 def test_pad_example_from_the_contract():

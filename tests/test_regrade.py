@@ -53,14 +53,14 @@ def make_class(root: Path) -> Path:
     root.mkdir(parents=True)
     (root / METADATA).write_text(METADATA_TEXT)
     (root / "submission_1").mkdir()
-    shutil.copy(ROOT / "reference" / "ngram.py", root / "submission_1")
+    shutil.copy(ROOT / "reference" / "ngram" / "ngram.py", root / "submission_1")
     shutil.copytree(SUBMISSIONS / "ngram" / "dict_of_dicts", root / "submission_2")
     write_flawed(spec.reference_folder(), spec.files, root / "submission_3", [bugs["log_base_2"]])
     write_flawed(spec.reference_folder(), spec.files, root / "submission_10", [bugs["eos_per_order"]])
     (root / "submission_4").mkdir()
     (root / "submission_4" / "ngram.py").write_text("def pad(:\n")
     (root / "late").mkdir()
-    shutil.copy(ROOT / "reference" / "ngram.py", root / "late")
+    shutil.copy(ROOT / "reference" / "ngram" / "ngram.py", root / "late")
     return root
 
 
@@ -166,7 +166,7 @@ def test_a_harness_fault_costs_that_row_only_and_a_changed_submission_is_graded_
     root = tmp_path / "class"
     for name in ("boom", "changed", "same"):
         (root / name).mkdir(parents=True)
-        shutil.copy(ROOT / "reference" / "ngram.py", root / name)
+        shutil.copy(ROOT / "reference" / "ngram" / "ngram.py", root / name)
     summary, _ = run(root, tmp_path / "out", fail_on="boom")
     assert summary.failures == [("boom", "HarnessFault: the sandbox broke on this one")]
     rows = {r["submission"]: r for r in read_csv(tmp_path / "out" / "scores.csv")}

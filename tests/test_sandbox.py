@@ -17,7 +17,7 @@ from lmgrade.sandbox.pool import SandboxPool
 from sandbox_fixtures import sandbox_pool, submission_of
 
 ROOT = Path(__file__).resolve().parents[1]
-SECRET_FILE = ROOT / "reference" / "ngram.py"
+SECRET_FILE = ROOT / "reference" / "ngram" / "ngram.py"
 
 VICTIM = textwrap.dedent('''
     import os, signal, socket, sys, time
@@ -270,9 +270,9 @@ PEEKING = textwrap.dedent('''
 def test_a_graded_submission_cannot_read_reference_plugins_or_assignment(ngram_grader, tmp_path):
     (tmp_path / "ngram.py").write_text(PEEKING)
     # The source checkout is not readable at all: its history holds the reference too.
-    secrets = [ROOT / "reference" / "ngram.py", ROOT / "plugins" / "ngram" / "checks.py",
+    secrets = [ROOT / "reference" / "ngram" / "ngram.py", ROOT / "plugins" / "ngram" / "checks.py",
                ROOT / "assignments" / "ngram" / "assignment.toml", ROOT / "README.md", ROOT / "pyproject.toml"]
-    report = ngram_grader.pool.run(scenario="lmgrade.plugins.ngram.scenarios:pad", submission=tmp_path,
+    report = ngram_grader.pool.run(scenario="lmgrade.plugins.ngram.public.scenarios:pad", submission=tmp_path,
                                    files=["ngram.py"], cases=[{"sentence": [str(p) for p in secrets], "n": 1}],
                                    limits=Limits())
     (out,) = report.outcomes

@@ -195,7 +195,7 @@ def test_bundle_holds_stubs_handout_checker_and_public_fixtures(bundles):
             mentions = fixture_text.count(f'"{check.name}"')
             assert mentions >= 2 if public else mentions == 1, check.name
         plugin_modules = sorted(m for m in members if m.startswith("lmgrade/plugins/"))
-        assert plugin_modules == [f"lmgrade/plugins/{name}/{m}"
+        assert plugin_modules == [f"lmgrade/plugins/{name}/public/{m}"
                                   for m in ("judges.py" if name == "rnn" else "sampling.py", "scenarios.py")]
 
 
@@ -234,7 +234,7 @@ def test_no_reference_code_inside(bundles, name):
 def test_the_embeddings_wheel_would_carry_no_reference_code():
     assignment, variant = catalog.load("embeddings")
     carried = grader_files(describe(assignment, variant), assignment.spec.reference_package)
-    assert sorted(carried) == ["lmgrade/plugins/embeddings/judges.py", "lmgrade/plugins/embeddings/scenarios.py"]
+    assert sorted(carried) == [f"lmgrade/plugins/embeddings/public/{m}.py" for m in ("judges", "scenarios")]
     for line in distinctive_reference_lines("embeddings"):
         assert not any(line.encode() in source for source in carried.values()), line
 
@@ -242,7 +242,7 @@ def test_the_embeddings_wheel_would_carry_no_reference_code():
 def test_the_transformer_wheel_would_carry_no_reference_code():
     assignment, variant = catalog.load("transformer")
     carried = grader_files(describe(assignment, variant), assignment.spec.reference_package)
-    assert sorted(carried) == [f"lmgrade/plugins/transformer/{m}.py"
+    assert sorted(carried) == [f"lmgrade/plugins/transformer/public/{m}.py"
                                for m in ("judges", "position_scenarios", "scenarios", "training")]
     for line in distinctive_reference_lines("transformer"):
         assert not any(line.encode() in source for source in carried.values()), line
@@ -251,7 +251,7 @@ def test_the_transformer_wheel_would_carry_no_reference_code():
 def test_the_lstm_wheel_would_carry_no_reference_code():
     assignment, variant = catalog.load("lstm")
     carried = grader_files(describe(assignment, variant), assignment.spec.reference_package)
-    assert sorted(carried) == ["lmgrade/plugins/lstm/judges.py", "lmgrade/plugins/lstm/scenarios.py"]
+    assert sorted(carried) == [f"lmgrade/plugins/lstm/public/{m}.py" for m in ("judges", "scenarios")]
     lines = distinctive_reference_lines("lstm")
     assert len(lines) >= 40
     for line in lines:

@@ -56,7 +56,7 @@ def test_grade_uses_the_sub_folder_and_says_so(tmp_path, reference_submission):
 
 # --- what a student uploaded instead of the files: hints, a .zip, nothing ---
 
-REFERENCE_NGRAM = Path(__file__).resolve().parents[1] / "reference" / "ngram.py"
+REFERENCE_NGRAM = Path(__file__).resolve().parents[1] / "reference" / "ngram" / "ngram.py"
 
 
 def _results(ngram, ngram_grader, upload, tmp_path):

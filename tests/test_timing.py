@@ -229,8 +229,8 @@ def test_a_check_not_counted_is_listed_in_results_json_with_its_reason(tmp_path)
 
     assignment, variant = catalog.load("ngram")
     first = on_device(replace(assignment.checks[0], device="cuda", when_absent="not_counted"), "cpu")
-    run = grade_submission(Assignment(assignment.spec, [first, assignment.checks[1]]), variant, ROOT / "reference",
-                           results=tmp_path / "results.json", jobs=1)
+    run = grade_submission(Assignment(assignment.spec, [first, assignment.checks[1]]), variant,
+                           ROOT / "reference" / "ngram", results=tmp_path / "results.json", jobs=1)
     tests = json.loads((tmp_path / "results.json").read_text())["tests"]
     assert tests[0]["max_score"] == 0 and tests[0]["score"] == 0 and "needs a CUDA GPU" in tests[0]["output"]
     assert tests[1]["score"] == tests[1]["max_score"] > 0
@@ -252,8 +252,9 @@ def test_on_cuda_the_reference_passes_and_a_query_loop_fails(tmp_path):
     assert all(c.device == "cuda" for c in only)
     from lmgrade.assignment import Assignment
     graded = Assignment(assignment.spec, only)
-    run = grade_submission(graded, variant, ROOT / "reference", jobs=1)
+    run = grade_submission(graded, variant, ROOT / "reference" / "transformer", jobs=1)
     assert run.score == run.max_score, [v.output for v in run.verdicts]
-    slow = write_flawed(ROOT / "reference", assignment.spec.files, tmp_path / "loop", [BUGS["attention_query_loop"]])
+    slow = write_flawed(ROOT / "reference" / "transformer", assignment.spec.files, tmp_path / "loop",
+                        [BUGS["attention_query_loop"]])
     verdicts = {v.check.name: v for v in grade_submission(graded, variant, slow, jobs=1).verdicts}
     assert verdicts["attention_speed"].score == 0 and "slower than the allowed" in verdicts["attention_speed"].output

@@ -14,8 +14,8 @@ import numpy as np
 from lmgrade import Case, CaseContext, Check, Limits, Tolerance
 
 from . import mistakes as M
-from . import scenarios
-from .judges import judge_gradients
+from .public import scenarios
+from .public.judges import judge_gradients
 
 BPE, W2V, FFNN = ("bpe.py",), ("word2vec.py",), ("ffnn_lm.py",)
 END = "</w>"
