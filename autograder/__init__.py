@@ -2,7 +2,7 @@
 
 What a plugin needs is importable from here::
 
-    from autograder import hookimpl, Check, Case, CaseContext, Mistake, Tolerance, Limits
+    from lmgrade import hookimpl, Check, Case, CaseContext, Mistake, Tolerance, Limits
 """
 
 from .checks import Case, CaseContext, CaseVerdict, Check, Mistake, property_result, raised

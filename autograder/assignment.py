@@ -248,7 +248,7 @@ def load_assignment(path: Path) -> AssignmentSpec:
     forbidden, forbidden_also = _forbidden(top.sub("forbidden"))
 
     return AssignmentSpec(name=name, title=meta.get("title", str, name), path=path,
-                          files=tuple(files), reference_package=meta.get("reference", str, "reference"),
+                          files=tuple(files), reference_package=meta.get("reference", str, "lmgrade.reference"),
                           preload=tuple(preload), variants=variants, templates=templates,
                           limits=limits, checks=checks, forbidden=forbidden, forbidden_also=forbidden_also,
                           when_absent=_choice(gpu, "when_absent", WHEN_ABSENT) or "not_counted")

@@ -8,7 +8,7 @@ import pluggy
 
 from .device import resolve as resolve_device
 from .assignment import Assignment, AssignmentError, AssignmentSpec, bind, load_assignment
-from .plugins import get_manager
+from .plugin_manager import get_manager
 
 
 def assignment_folders(pm: pluggy.PluginManager | None = None) -> dict[str, Path]:

@@ -119,7 +119,7 @@ class Check:
     timeout_hint: str = ""
     # A property check: its scenario returns property_result(answer, holds).
     property_check: bool = False
-    # A timing check: how its laps are timed and judged (`autograder.speed`).
+    # A timing check: how its laps are timed and judged (`lmgrade.speed`).
     timing: "Timing | None" = None
     # The checks of the components this check's scenario runs the student's code of
     # (a block runs the student's LayerNorm): where one of them fails in the same

@@ -45,7 +45,7 @@ FORMAT = 1
 DOCUMENT, ARRAYS = "fixtures.json", "arrays.npz"
 # Where the functions and dataclasses a recorded check names may come from:
 # the harness and the graders' modules that travel with the fixtures.
-ALLOWED_MODULES = ("autograder", "plugins")
+ALLOWED_MODULES = ("lmgrade",)
 # Check fields a bundle does not carry: the recorded cases replace make_cases.
 _CHECK_FIELDS_LEFT_OUT = {"make_cases"}
 # AssignmentSpec fields that describe the instructor's folder, not the checks.

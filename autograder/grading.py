@@ -319,7 +319,7 @@ class Grader:
 
     def _probe_imports(self, submission: Path, present: list[str]) -> "Imports":
         limits = Limits(**{**Limits().as_dict(), **self.assignment.spec.limits})
-        outcome = self.pool.run(scenario="autograder.loader:import_probe", submission=submission, files=present,
+        outcome = self.pool.run(scenario="lmgrade.loader:import_probe", submission=submission, files=present,
                                 cases=[None], limits=limits).outcomes[0]
         if outcome.kind != "import_error":
             return Imports(defined=outcome.value if outcome.kind == "ok" and isinstance(outcome.value, dict) else {})

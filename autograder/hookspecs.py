@@ -2,7 +2,7 @@
 
 Built-in graders under ``plugins/`` implement them exactly as a third-party
 package does: declare an entry point in the ``lmgrade`` group whose module
-defines functions decorated with ``@autograder.hookimpl``.
+defines functions decorated with ``@lmgrade.hookimpl``.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ def lmgrade_checks(assignment: str, variant: dict) -> list:
 
     Called for every assignment being graded, listed or bundled, with its name
     and the chosen variant (for example ``{"activation": "tanh"}``). Return a
-    list of `autograder.checks.Check` for the assignments this plugin grades,
+    list of `lmgrade.checks.Check` for the assignments this plugin grades,
     and an empty list (or None) for the others. A check that assignment.toml
     does not name keeps the points, visibility and limits the plugin gave it.
     """
@@ -41,7 +41,7 @@ def lmgrade_checks(assignment: str, variant: dict) -> list:
 def lmgrade_bugs(assignment: str) -> dict:
     """Contribute realistic bugs of an assignment, as edits of its reference.
 
-    Return ``{name: autograder.flawed.Bug}`` for the assignments this plugin
+    Return ``{name: lmgrade.flawed.Bug}`` for the assignments this plugin
     knows, and an empty dict (or None) for the others. The bugs prove the
     plugin's checks in its tests (each must lose points on the checks its
     ``loses`` names), and those marked ``demo`` make the flawed submission

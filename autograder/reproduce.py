@@ -51,8 +51,8 @@ def snippet(check: Check, args_file: Path) -> str:
     files = ", ".join(repr(f) for f in check.files)
     return "\n".join([
         "from pathlib import Path",
-        "from autograder import wire",
-        "from autograder.loader import load_files",
+        "from lmgrade import wire",
+        "from lmgrade.loader import load_files",
         f"from {module} import {function}",
         "",
         f"args = wire.decode(Path({str(args_file)!r}).read_bytes())",

@@ -6,7 +6,7 @@ The input is generated (seeded): words made of random syllables, drawn with
 Zipfian frequencies until the text is --megabytes long. All three learn
 --merges merges from the same word counts:
 
-- the reference (reference/bpe.py): pair counts kept up to date, only the
+- the reference (reference/embeddings/bpe.py): pair counts kept up to date, only the
   words a merge changes recounted;
 - a straightforward loop, written here: every pair of every word recounted
   for every merge, as in Sennrich et al.'s listing;
@@ -29,7 +29,7 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "reference"))
+sys.path.insert(0, str(ROOT / "reference" / "embeddings"))
 
 from bpe import END, encode_word, train_bpe  # noqa: E402
 from timing import median_time  # noqa: E402

@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def command(tree: Path, submission: Path, results: Path, jobs: int) -> list[str]:
-    boot = f"import sys; sys.path.insert(0, {str(tree)!r}); from autograder.cli import main; main()"
+    boot = f"import sys; sys.path.insert(0, {str(tree)!r}); from lmgrade.cli import main; main()"
     return [sys.executable, "-c", boot, "grade", "ngram", str(submission), "--results", str(results),
             "--jobs", str(jobs)]
 
@@ -78,7 +78,7 @@ def main() -> None:
         work = Path(tmp)
         submission = work / "reference"
         submission.mkdir()
-        (submission / "ngram.py").write_bytes((ROOT / "reference" / "ngram.py").read_bytes())
+        (submission / "ngram.py").write_bytes((ROOT / "reference" / "ngram" / "ngram.py").read_bytes())
         print(f"{os.cpu_count()} CPUs; {args.rounds} rounds of {args.at_once} gradings at once, --jobs {args.jobs}")
         timings = {}
         for label, tree in trees.items():

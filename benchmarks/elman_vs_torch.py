@@ -19,7 +19,7 @@ import numpy as np
 import torch
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "reference"))
+sys.path.insert(0, str(ROOT / "reference" / "rnn"))
 
 from elman import ElmanRNN  # noqa: E402
 from timing import median_time  # noqa: E402

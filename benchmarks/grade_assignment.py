@@ -25,10 +25,10 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from autograder import catalog  # noqa: E402
-from autograder.checks import CaseContext  # noqa: E402
-from autograder.loader import load_files  # noqa: E402
-from autograder.oracle import run_scenario  # noqa: E402
+from lmgrade import catalog  # noqa: E402
+from lmgrade.checks import CaseContext  # noqa: E402
+from lmgrade.loader import load_files  # noqa: E402
+from lmgrade.oracle import run_scenario  # noqa: E402
 from timing import median_time  # noqa: E402
 
 
@@ -48,7 +48,7 @@ def main() -> None:
             shutil.copy(spec.reference_folder() / filename, submission / filename)
 
         def grade():
-            subprocess.run([sys.executable, "-m", "autograder.cli", "grade", args.assignment, str(submission),
+            subprocess.run([sys.executable, "-m", "lmgrade.cli", "grade", args.assignment, str(submission),
                             "--results", str(Path(tmp) / "results.json"), "--jobs", str(args.jobs)],
                            check=True, capture_output=True, cwd=ROOT)
 

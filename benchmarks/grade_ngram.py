@@ -27,9 +27,9 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from autograder import catalog, wire  # noqa: E402
-from autograder.sandbox.limits import Limits  # noqa: E402
-from autograder.sandbox.pool import SandboxPool  # noqa: E402
+from lmgrade import catalog, wire  # noqa: E402
+from lmgrade.sandbox.limits import Limits  # noqa: E402
+from lmgrade.sandbox.pool import SandboxPool  # noqa: E402
 from timing import median_time  # noqa: E402
 
 HANGING = textwrap.dedent('''
@@ -42,7 +42,7 @@ HANGING = textwrap.dedent('''
 
 
 def grade(submission: Path, results: Path, jobs: int) -> None:
-    subprocess.run([sys.executable, "-m", "autograder.cli", "grade", "ngram", str(submission),
+    subprocess.run([sys.executable, "-m", "lmgrade.cli", "grade", "ngram", str(submission),
                     "--results", str(results), "--jobs", str(jobs)], check=True, capture_output=True)
 
 
@@ -56,16 +56,17 @@ def main() -> None:
         tmp = Path(tmp)
         submission = tmp / "reference"
         submission.mkdir()
-        (submission / "ngram.py").write_text((ROOT / "reference" / "ngram.py").read_text())
+        (submission / "ngram.py").write_text((ROOT / "reference" / "ngram" / "ngram.py").read_text())
 
         total = median_time(lambda: grade(submission, tmp / "r.json", args.jobs), args.repeat)
         rows.append(("lmgrade grade ngram <reference> (end to end)", total, None))
 
         # The sandbox per run, against a fresh interpreter per check.
-        with SandboxPool(preload=["numpy", "plugins.ngram.scenarios"], forbidden_modules=["reference"],
-                         protected=[ROOT / "reference"], jobs=1) as pool:
+        with SandboxPool(preload=["numpy", "lmgrade.plugins.ngram.public.scenarios"],
+                         forbidden_modules=["lmgrade.reference"], protected=[ROOT / "reference"], jobs=1) as pool:
             def one_run():
-                pool.run(scenario="plugins.ngram.scenarios:pad", submission=submission, files=["ngram.py"],
+                pool.run(scenario="lmgrade.plugins.ngram.public.scenarios:pad", submission=submission,
+                         files=["ngram.py"],
                          cases=[{"sentence": ["a"], "n": 2}], limits=Limits())
             one_run()  # starts the server
             per_run = median_time(one_run, 20)
@@ -77,8 +78,8 @@ def main() -> None:
 
         assignment, variant = catalog.load("ngram")
         checks = {c.name: c for c in assignment.checks}
-        from autograder.checks import CaseContext
-        from autograder.oracle import LiveReference
+        from lmgrade.checks import CaseContext
+        from lmgrade.oracle import LiveReference
         sample = checks["sample"]
         case = sample.make_cases(CaseContext(np.random.default_rng(0), variant))[0]
         result = LiveReference(assignment.spec).expected(sample, [case])[0]

@@ -23,8 +23,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from autograder import catalog  # noqa: E402
-from autograder.gradescope.local import clean_env, install  # noqa: E402
+from lmgrade import catalog  # noqa: E402
+from lmgrade.gradescope.local import clean_env, install  # noqa: E402
 from timing import median_time  # noqa: E402
 
 SECRET = "benchmark-secret"
@@ -43,7 +43,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="lmgrade-bench-") as tmp:
         tmp = Path(tmp)
         zip_path = tmp / "autograder.zip"
-        subprocess.run([sys.executable, "-m", "autograder.cli", "gradescope", args.assignment, "-o", str(zip_path),
+        subprocess.run([sys.executable, "-m", "lmgrade.cli", "gradescope", args.assignment, "-o", str(zip_path),
                         *settings], check=True, env=env, capture_output=True)
         print(f"zip: {zip_path.stat().st_size / 1024:.0f} KiB")
         installed = install(zip_path, tmp, tmp / "venv")
@@ -65,7 +65,7 @@ def main() -> None:
             (submission / name).write_text(text)
 
         def lmgrade_grade() -> None:
-            subprocess.run([sys.executable, "-m", "autograder.cli", "grade", args.assignment, str(submission),
+            subprocess.run([sys.executable, "-m", "lmgrade.cli", "grade", args.assignment, str(submission),
                             "--results", str(tmp / "results.json"), *settings], check=True, env=env,
                            capture_output=True)
 

@@ -22,7 +22,7 @@ import numpy as np
 import torch
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "reference"))
+sys.path.insert(0, str(ROOT / "reference" / "lstm"))
 
 from recurrent import LSTM  # noqa: E402
 from timing import median_time  # noqa: E402

@@ -25,7 +25,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from autograder import catalog  # noqa: E402
+from lmgrade import catalog  # noqa: E402
 
 
 def make_class(assignment: str, copies: int, root: Path) -> Path:
@@ -41,7 +41,7 @@ def make_class(assignment: str, copies: int, root: Path) -> Path:
 def regrade(assignment: str, root: Path, csv: Path, *options: str) -> float:
     """Seconds of one `lmgrade regrade`, end to end."""
     start = time.perf_counter()
-    out = subprocess.run([sys.executable, "-m", "autograder.cli", "regrade", assignment, str(root), "-o", str(csv),
+    out = subprocess.run([sys.executable, "-m", "lmgrade.cli", "regrade", assignment, str(root), "-o", str(csv),
                           *options], capture_output=True, text=True)
     elapsed = time.perf_counter() - start
     if out.returncode != 0:

@@ -32,7 +32,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from autograder import catalog  # noqa: E402
+from lmgrade import catalog  # noqa: E402
 from timing import median_time  # noqa: E402
 
 
@@ -57,7 +57,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--jobs", type=int, default=2)
     args = parser.parse_args()
-    lmgrade = [sys.executable, "-m", "autograder.cli"]
+    lmgrade = [sys.executable, "-m", "lmgrade.cli"]
     for name in args.assignments:
         spec = catalog.load_spec(name)
         with tempfile.TemporaryDirectory(prefix="lmgrade-bench-") as tmp:

@@ -25,11 +25,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from autograder import catalog  # noqa: E402
-from autograder.flawed import write_flawed  # noqa: E402
-from autograder.grading import Grader  # noqa: E402
-from autograder.oracle import LiveReference  # noqa: E402
-from plugins.transformer.bugs import BUGS  # noqa: E402
+from lmgrade import catalog  # noqa: E402
+from lmgrade.flawed import write_flawed  # noqa: E402
+from lmgrade.grading import Grader  # noqa: E402
+from lmgrade.oracle import LiveReference  # noqa: E402
+from lmgrade.plugins.transformer.bugs import BUGS  # noqa: E402
 
 CHECKS = ("attention_speed", "train_step_speed")
 
@@ -42,7 +42,7 @@ def main() -> None:
     parser.add_argument("--quiet", action="store_true", help="no busy process beside the grading")
     args = parser.parse_args()
     assignment, variant = catalog.load("transformer", device=args.device)
-    loop = write_flawed(ROOT / "reference", assignment.spec.files, Path(tempfile.mkdtemp()) / "loop",
+    loop = write_flawed(ROOT / "reference" / "transformer", assignment.spec.files, Path(tempfile.mkdtemp()) / "loop",
                         [BUGS["attention_query_loop"]])
     submissions = {"correct (einsum)": ROOT / "tests/submissions/transformer/einsum", "python loop": loop}
     busy = None if args.quiet else subprocess.Popen([sys.executable, "-c", "while True: pass"])

@@ -20,7 +20,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "reference"))
+sys.path.insert(0, str(ROOT / "reference" / "transformer"))
 
 from model import TransformerLM, cross_entropy  # noqa: E402
 from timing import median_time  # noqa: E402

@@ -4,7 +4,7 @@ Runs the training check's scenario (in this process, not the sandbox) on
 several corpus seeds for the reference, the correct submissions of
 tests/submissions/transformer, and two mistakes (gradients never zeroed, a
 mask that shows the next token); prints each one's distance from the
-reference's run on the same seed. The margins in plugins/transformer/training.py
+reference's run on the same seed. The margins in plugins/transformer/public/training.py
 come from this table.
 
     python benchmarks/training_margin.py [SEEDS]
@@ -22,12 +22,12 @@ import torch
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from autograder.checks import CaseContext  # noqa: E402
-from autograder.flawed import write_flawed  # noqa: E402
-from autograder.loader import load_files  # noqa: E402
-from plugins.transformer.bugs import BUGS  # noqa: E402
-from plugins.transformer.checks import training_cases  # noqa: E402
-from plugins.transformer.training import training  # noqa: E402
+from lmgrade.checks import CaseContext  # noqa: E402
+from lmgrade.flawed import write_flawed  # noqa: E402
+from lmgrade.loader import load_files  # noqa: E402
+from lmgrade.plugins.transformer.bugs import BUGS  # noqa: E402
+from lmgrade.plugins.transformer.checks import training_cases  # noqa: E402
+from lmgrade.plugins.transformer.public.training import training  # noqa: E402
 
 FILES = ("layers.py", "model.py", "train.py")
 
@@ -37,10 +37,10 @@ def main() -> None:
     torch.set_num_threads(1)
     scratch = tempfile.TemporaryDirectory(prefix="lmgrade-margin-")
     tmp = Path(scratch.name)
-    folders = {"reference": ROOT / "reference"}
+    folders = {"reference": ROOT / "reference" / "transformer"}
     folders.update({f"contract/{p.name}": p for p in sorted((ROOT / "tests/submissions/transformer").iterdir())})
     for bug in ("train_no_zero_grad", "mask_off_by_one"):
-        folders[f"bug/{bug}"] = write_flawed(ROOT / "reference", FILES, tmp / bug, [BUGS[bug]])
+        folders[f"bug/{bug}"] = write_flawed(ROOT / "reference" / "transformer", FILES, tmp / bug, [BUGS[bug]])
     modules = {name: load_files(folder, FILES) for name, folder in folders.items()}
     print(f"{'seed':>4} {'H':>6} {'submission':<32} {'last 20':>8} {'d last':>8} {'held-out':>8} {'d held':>8}")
     worst = {"last": 0.0, "held": 0.0}

@@ -5,11 +5,11 @@ from pathlib import Path
 
 import pytest
 
-from autograder import catalog
-from autograder.flawed import write_flawed
-from autograder.grading import Grader
-from autograder.oracle import LiveReference
-from autograder.sandbox.limits import Limits
+from lmgrade import catalog
+from lmgrade.flawed import write_flawed
+from lmgrade.grading import Grader
+from lmgrade.oracle import LiveReference
+from lmgrade.sandbox.limits import Limits
 
 ROOT = Path(__file__).resolve().parents[1]
 TEST_SECRET = "test-secret"
@@ -109,7 +109,7 @@ def buggy(tmp_path_factory, ngram):
 @pytest.fixture(scope="session")
 def reference_submission(tmp_path_factory, ngram):
     folder = tmp_path_factory.mktemp("reference_submission")
-    (folder / "ngram.py").write_text((ROOT / "reference" / "ngram.py").read_text())
+    (folder / "ngram.py").write_text((ROOT / "reference" / "ngram" / "ngram.py").read_text())
     return folder
 
 

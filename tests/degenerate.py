@@ -12,7 +12,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from autograder import templates
+from lmgrade import templates
 
 CONSTANTS = ("None", "0", "1.0", "[]", "{}")
 RAISES = "raise ValueError('no')"

@@ -6,8 +6,8 @@ import textwrap
 
 import pytest
 
-from autograder import catalog, templates
-from autograder.assignment import AssignmentError, load_assignment
+from lmgrade import catalog, templates
+from lmgrade.assignment import AssignmentError, load_assignment
 
 GOOD = textwrap.dedent('''
     [assignment]
@@ -76,7 +76,7 @@ def test_unknown_variant_and_bad_choice(tmp_path):
 
 
 def test_a_broken_template_names_the_file_and_line(tmp_path):
-    from autograder.assignment import Assignment
+    from lmgrade.assignment import Assignment
 
     spec = load_assignment(write(tmp_path, GOOD, template="line one\n{% if %}\n"))
     with pytest.raises(AssignmentError, match=r"toy.py.j2:2: template syntax error"):

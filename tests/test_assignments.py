@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from autograder import catalog, composition, liveness, templates
+from lmgrade import catalog, composition, liveness, templates
 from conftest import ASSIGNMENTS, contract_submissions, variant_params, write_bugs
 from degenerate import CONSTANTS, RAISES, write_degenerate
 

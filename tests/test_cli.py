@@ -14,7 +14,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def lmgrade(*args, cwd=None, timeout=300):
-    return subprocess.run([sys.executable, "-m", "autograder.cli", *map(str, args)], cwd=cwd,
+    return subprocess.run([sys.executable, "-m", "lmgrade.cli", *map(str, args)], cwd=cwd,
                           capture_output=True, text=True, timeout=timeout)
 
 
@@ -128,7 +128,7 @@ def test_demo(tmp_path, name):
 
 
 def test_check_case_shows_a_public_case_in_full_and_how_to_rerun_it(tmp_path):
-    source = (ROOT / "reference" / "ngram.py").read_text()
+    source = (ROOT / "reference" / "ngram" / "ngram.py").read_text()
     wrong = source.replace("return [BOS] * (n - 1) + list(sentence) + [EOS]", "return [BOS] * n + list(sentence) + [EOS]")
     assert wrong != source
     (tmp_path / "ngram.py").write_text(wrong)
@@ -142,7 +142,8 @@ def test_check_case_shows_a_public_case_in_full_and_how_to_rerun_it(tmp_path):
     assert out.returncode == 0, out.stderr
     said = out.stdout
     assert (tmp_path / "case.wire").is_file()
-    assert "pad, case 3 of" in said and "arguments" in said and "from plugins.ngram.scenarios import pad" in said
+    assert "pad, case 3 of" in said and "arguments" in said
+    assert "from lmgrade.plugins.ngram.public.scenarios import pad" in said
     assert "this case fails" in said and "expected" in said
     # The snippet runs as printed, in the submission's folder, and calls the student's code.
     code = said[said.index("from pathlib import Path"):said.index("expected:")]
@@ -152,8 +153,8 @@ def test_check_case_shows_a_public_case_in_full_and_how_to_rerun_it(tmp_path):
 
 
 def test_check_case_fits_a_screen_or_two_unless_asked_for_everything(tmp_path):
-    from autograder import catalog
-    from autograder.flawed import write_flawed
+    from lmgrade import catalog
+    from lmgrade.flawed import write_flawed
 
     spec = catalog.load_spec("rnn")
     folder = write_flawed(spec.reference_folder(), spec.files, tmp_path / "flawed",
@@ -169,7 +170,7 @@ def test_check_case_fits_a_screen_or_two_unless_asked_for_everything(tmp_path):
 
 
 def test_check_case_shows_an_lstm_case_that_runs_as_printed(tmp_path):
-    source = (ROOT / "reference" / "recurrent.py").read_text()
+    source = (ROOT / "reference" / "lstm" / "recurrent.py").read_text()
     # Each array clipped by its own norm: wrong wherever the total is above max_norm (case 3).
     wrong = source.replace("return {k: g * scale for k, g in grads.items()}, total",
                            "return {k: g * min(1.0, max_norm / np.sqrt(np.sum(g ** 2))) for k, g in grads.items()}, total")
@@ -179,7 +180,7 @@ def test_check_case_shows_an_lstm_case_that_runs_as_printed(tmp_path):
                   cwd=tmp_path)
     assert out.returncode == 0, out.stderr
     said = out.stdout
-    assert "clip_grad_norm, case 3 of" in said and "from plugins.lstm.scenarios import clip" in said
+    assert "clip_grad_norm, case 3 of" in said and "from lmgrade.plugins.lstm.public.scenarios import clip" in said
     assert "this case fails" in said and "['clipped']" in said
     code = said[said.index("from pathlib import Path"):said.index("expected:")]
     run = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True,
@@ -188,7 +189,7 @@ def test_check_case_shows_an_lstm_case_that_runs_as_printed(tmp_path):
 
 
 def test_check_case_never_shows_a_hidden_check():
-    out = lmgrade("check", "ngram", ROOT / "reference", "--case", "perplexity_hidden:1")
+    out = lmgrade("check", "ngram", ROOT / "reference" / "ngram", "--case", "perplexity_hidden:1")
     assert out.returncode == 2 and "not a public check" in out.stderr and "arguments" not in out.stdout
 
 

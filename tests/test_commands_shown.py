@@ -16,9 +16,9 @@ import pytest
 from click.testing import CliRunner
 from conftest import ROOT, variant_params
 
-from autograder import catalog, templates
-from autograder.bundle import texts
-from autograder.cli import main
+from lmgrade import catalog, templates
+from lmgrade.bundle import texts
+from lmgrade.cli import main
 
 _SHOWN = re.compile(r"^\s*(?:\$\s+)?(lmgrade\s.*?)\s*(?:#.*)?$")
 _QUOTED = re.compile(r"`(lmgrade [^`]+)`")

@@ -11,8 +11,8 @@ import time
 
 import pytest
 
-from autograder.sandbox import lease
-from autograder.sandbox.privileges import sandbox_user
+from lmgrade.sandbox import lease
+from lmgrade.sandbox.privileges import sandbox_user
 
 SLOW = '''
 import time
@@ -24,7 +24,7 @@ def pad(sentence, n):
 
 
 def grade_command(submission, results, *extra):
-    return [sys.executable, "-m", "autograder.cli", "grade", "ngram", str(submission), "--results", str(results),
+    return [sys.executable, "-m", "lmgrade.cli", "grade", "ngram", str(submission), "--results", str(results),
             *extra]
 
 

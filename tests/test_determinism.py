@@ -5,8 +5,8 @@ from __future__ import annotations
 import textwrap
 import time
 
-from autograder.grading import Grader
-from autograder.oracle import LiveReference
+from lmgrade.grading import Grader
+from lmgrade.oracle import LiveReference
 from conftest import shortened
 
 

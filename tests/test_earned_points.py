@@ -6,13 +6,13 @@ import itertools
 
 import pytest
 
-from autograder import catalog
-from autograder.checks import Case, CaseContext, Check, Mistake, explains
-from autograder.compare import Tolerance
-from autograder.grading import Grader
-from autograder.oracle import LiveReference
-from autograder.sandbox.pool import CaseOutcome
-from autograder.seeds import PUBLIC_SECRET, check_rng
+from lmgrade import catalog
+from lmgrade.checks import Case, CaseContext, Check, Mistake, explains
+from lmgrade.compare import Tolerance
+from lmgrade.grading import Grader
+from lmgrade.oracle import LiveReference
+from lmgrade.sandbox.pool import CaseOutcome
+from lmgrade.seeds import PUBLIC_SECRET, check_rng
 from conftest import TEST_SECRET
 from degenerate import write_degenerate
 
@@ -93,7 +93,7 @@ def test_each_check_tells_its_known_mistakes_apart(name, secret):
 def test_a_property_that_holds_is_paid_beside_a_wrong_but_live_answer(graders, tmp_path):
     """A BPTT bug makes backward's answer wrong, yet backward twice gives the same answer: the property
     holds on answers that show work, and is paid; its own check (elman_backward) pays for the bug."""
-    from autograder.flawed import write_flawed
+    from lmgrade.flawed import write_flawed
 
     grader = graders("rnn")
     spec = grader.assignment.spec

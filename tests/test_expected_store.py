@@ -6,10 +6,10 @@ import shutil
 
 import pytest
 
-from autograder import catalog
-from autograder.expected_store import ExpectedStore, default_folder
-from autograder.grading import Grader
-from autograder.oracle import LiveReference
+from lmgrade import catalog
+from lmgrade.expected_store import ExpectedStore, default_folder
+from lmgrade.grading import Grader
+from lmgrade.oracle import LiveReference
 from conftest import TEST_SECRET
 
 
@@ -96,7 +96,7 @@ def test_the_store_can_be_turned_off_or_moved(monkeypatch, tmp_path):
 
 def test_the_zips_recorded_values_leave_nothing_to_compute(tmp_path):
     """What run_autograder grades with: every check's expected values and mistakes' answers, recorded."""
-    from autograder.gradescope.build import record_expected
+    from lmgrade.gradescope.build import record_expected
 
     assignment, variant = catalog.load("ngram")
     entries = record_expected(assignment, variant, "course secret", tmp_path / "expected")

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from autograder.checks import Case, CaseVerdict
-from autograder.feedback import MAX_FEEDBACK_CHARS, summarize
+from lmgrade.checks import Case, CaseVerdict
+from lmgrade.feedback import MAX_FEEDBACK_CHARS, summarize
 
 
 def test_feedback_of_one_check_stays_short():
@@ -28,7 +28,7 @@ def test_hidden_cases_are_not_labelled_with_their_inputs():
 
 
 def test_the_defences_line_says_what_was_in_force():
-    from autograder.reports.terminal import describe_defences
+    from lmgrade.reports.terminal import describe_defences
 
     root = {"rlimits": ["cpu", "memory"], "landlock": {"abi": 4, "network": True, "signals": False},
             "network_namespace": True, "user_namespace": False, "uid": 61000, "read_search_capability": False}

@@ -8,11 +8,11 @@ import sys
 
 import pytest
 
-from autograder import catalog, wire
-from autograder.fixtures import ARRAYS, DOCUMENT, Fixtures, describe, record, visible_checks
-from autograder.grading import draw_cases
-from autograder.oracle import FixtureError, LiveReference, RecordedMistakeRaised, RecordedReference
-from autograder.seeds import PUBLIC_SECRET
+from lmgrade import catalog, wire
+from lmgrade.fixtures import ARRAYS, DOCUMENT, Fixtures, describe, record, visible_checks
+from lmgrade.grading import draw_cases
+from lmgrade.oracle import FixtureError, LiveReference, RecordedMistakeRaised, RecordedReference
+from lmgrade.seeds import PUBLIC_SECRET
 from conftest import TEST_SECRET
 
 
@@ -106,14 +106,14 @@ def test_only_module_level_functions_can_be_recorded():
 def test_check_imports_and_explains_itself_without_fork_rlimits_or_flock(reference_submission):
     """As on Windows: the harness imports, and `check` says in one line why it cannot run there."""
     program = ("import os, sys; sys.modules['fcntl'] = None; sys.modules['resource'] = None; del os.fork; "
-               "from autograder.cli import main; main()")
+               "from lmgrade.cli import main; main()")
     out = subprocess.run([sys.executable, "-c", program, "check", "ngram", str(reference_submission)],
                          capture_output=True, text=True, timeout=120)
     assert out.returncode == 1 and "needs fork()" in out.stderr and "Traceback" not in out.stderr, out.stderr
 
 
 def test_public_checks_leave_out_timing_and_hidden_checks_and_say_why():
-    from autograder.bundle.public import public_checks
+    from lmgrade.bundle.public import public_checks
 
     public = public_checks("transformer", {})
     assignment, _ = catalog.load("transformer")

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from autograder import catalog
-from autograder.flawed import apply
+from lmgrade import catalog
+from lmgrade.flawed import apply
 
 ATTENTION_CHECKS = {"attention", "attention_rows", "block", "model", "model_hidden", "causality", "train",
                     "evaluate_perplexity", "generate", "bad_arguments", "training", "attention_speed",

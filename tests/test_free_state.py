@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from autograder.flawed import write_flawed
+from lmgrade.flawed import write_flawed
 from conftest import variant_params
 from free_state import FREE
 

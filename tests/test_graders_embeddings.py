@@ -12,8 +12,8 @@ import re
 
 import pytest
 
-from autograder import catalog
-from autograder.flawed import write_flawed
+from lmgrade import catalog
+from lmgrade.flawed import write_flawed
 
 NAMED = re.compile(r"see (?:the check )?(\w+)(?:\)|: fix that first)")
 # Bugs whose feedback names other checks: in a function a method builds on, or beside a property.

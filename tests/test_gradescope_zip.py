@@ -2,7 +2,7 @@
 
 The zip is built by `lmgrade gradescope`, installed by its own setup.sh into
 a throwaway virtual environment and run in temporary folders laid out like
-/autograder (`autograder.gradescope.local`, with the scripts' test-only
+/autograder (`lmgrade.gradescope.local`, with the scripts' test-only
 settings). Every results.json must be valid Gradescope JSON with the scores
 `lmgrade grade` gives the same submission. The throwaway environment gets
 what requirements.txt names from pip's own configuration, and no torch: the
@@ -24,11 +24,11 @@ from pathlib import Path
 
 import pytest
 
-from autograder import catalog
-from autograder.flawed import write_flawed
-from autograder.gradescope.layout import CONFIG_NAME, EXPECTED_FOLDER, Layout
-from autograder.gradescope.local import LocalInstall, clean_env, install
-from autograder.reports.gradescope import NOT_GRADED
+from lmgrade import catalog
+from lmgrade.flawed import write_flawed
+from lmgrade.gradescope.layout import CONFIG_NAME, EXPECTED_FOLDER, Layout
+from lmgrade.gradescope.local import LocalInstall, clean_env, install
+from lmgrade.reports.gradescope import NOT_GRADED
 from test_reports import validate
 
 SECRET = "zip-test-secret-3f9a"
@@ -40,7 +40,7 @@ def build(tmp: Path, assignment: str, *settings: str,
     out = tmp / f"{assignment}-autograder.zip"
     env = clean_env(**({"LMGRADE_SECRET": secret} if secret else {}))
     args = [a for s in settings for a in ("--set", s)]
-    proc = subprocess.run([sys.executable, "-m", "autograder.cli", "gradescope", assignment, "-o", str(out), *args],
+    proc = subprocess.run([sys.executable, "-m", "lmgrade.cli", "gradescope", assignment, "-o", str(out), *args],
                           capture_output=True, text=True, env=env, timeout=300)
     assert proc.returncode == 0, proc.stderr
     return out, proc
@@ -110,7 +110,7 @@ def lmgrade_grade(files: dict[str, str], tmp: Path, assignment: str, settings: t
     for name, text in files.items():
         (folder / name).write_text(text)
     args = [a for s in settings for a in ("--set", s)]
-    proc = subprocess.Popen([sys.executable, "-m", "autograder.cli", "grade", assignment, str(folder), "--results",
+    proc = subprocess.Popen([sys.executable, "-m", "lmgrade.cli", "grade", assignment, str(folder), "--results",
                              str(folder / "results.json"), *args],
                             env=clean_env(**({"LMGRADE_SECRET": secret} if secret else {})),
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
@@ -260,7 +260,7 @@ def wait_until_some_check_is_graded(layout: Layout, timeout_s: float = 60) -> No
 def test_a_stopped_run_leaves_valid_results_with_what_finished(installed, sig):
     layout = installed.new_root(looping_submission())
     # The supervisor itself, as a timeout's signal would find it.
-    proc = subprocess.Popen([str(installed.venv / "bin" / "python"), "-I", "-m", "autograder.gradescope.supervise"],
+    proc = subprocess.Popen([str(installed.venv / "bin" / "python"), "-I", "-m", "lmgrade.gradescope.supervise"],
                             cwd=layout.root, env=installed.env(layout), stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True)
     wait_until_some_check_is_graded(layout)
@@ -370,7 +370,7 @@ def test_the_lstm_zip_grades_the_lstm_reference(installed, tmp_path):
 
 def test_usage_errors_exit_2_without_a_traceback(tmp_path):
     def gradescope(*args, **env):
-        return subprocess.run([sys.executable, "-m", "autograder.cli", "gradescope", *args], capture_output=True,
+        return subprocess.run([sys.executable, "-m", "lmgrade.cli", "gradescope", *args], capture_output=True,
                               text=True, env=clean_env(**env), timeout=120)
 
     assert gradescope("nosuch", "-o", str(tmp_path / "a.zip")).returncode == 2

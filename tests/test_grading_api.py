@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from autograder.errors import HarnessFault
-from autograder.grading import HARNESS_FAULT_NOTE, grade_submission
+from lmgrade.errors import HarnessFault
+from lmgrade.grading import HARNESS_FAULT_NOTE, grade_submission
 
 
 def test_one_call_grades_and_keeps_results(ngram, reference_submission, tmp_path):
@@ -52,9 +52,9 @@ def test_a_reference_that_cannot_be_imported_is_a_harness_fault(ngram, reference
 
 def test_an_untouched_stub_costs_no_expected_values_no_training_and_no_timing(tmp_path):
     """Where no case answered, nothing is compared: the reference never runs, for answers, training or laps."""
-    from autograder import catalog, templates
-    from autograder.grading import Grader
-    from autograder.oracle import LiveReference
+    from lmgrade import catalog, templates
+    from lmgrade.grading import Grader
+    from lmgrade.oracle import LiveReference
     from conftest import TEST_SECRET
 
     assignment, variant = catalog.load("transformer", device="cpu")

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from markdown_it import MarkdownIt
 
-from autograder import catalog, templates
-from autograder.handout import cell
+from lmgrade import catalog, templates
+from lmgrade.handout import cell
 
 from conftest import variant_params
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import dataclasses
 
-from autograder.grading import Grader
-from autograder.oracle import LiveReference
+from lmgrade.grading import Grader
+from lmgrade.oracle import LiveReference
 from conftest import ROOT, TEST_SECRET
 
-REFERENCE = (ROOT / "reference" / "ngram.py").read_text()
+REFERENCE = (ROOT / "reference" / "ngram" / "ngram.py").read_text()
 
 CHATTY = '''
 import sys
@@ -113,7 +113,7 @@ def pad(sentence, n):
 
 def test_results_written_into_the_graded_folder_are_not_part_of_the_submission(ngram, tmp_path):
     """`lmgrade grade . --results results.json`: checks copy the folder while its results are rewritten."""
-    from autograder.grading import grade_submission
+    from lmgrade.grading import grade_submission
 
     assignment, variant = ngram
     folder = _submission(tmp_path, LISTS_ITS_FOLDER)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder.grading import grade_submission
+from lmgrade.grading import grade_submission
 
 ROOT = Path(__file__).resolve().parents[1]
 PAD = "def pad(sentence: list[str], n: int) -> list[str]:"
@@ -39,7 +39,7 @@ def _said_once(document: dict, *words: str) -> None:
 
 
 def test_a_syntax_error_shows_the_file_line_and_caret_once(ngram, ngram_grader, tmp_path):
-    source = (ROOT / "reference" / "ngram.py").read_text().replace(PAD, PAD.replace("],", "]"))
+    source = (ROOT / "reference" / "ngram" / "ngram.py").read_text().replace(PAD, PAD.replace("],", "]"))
     run, document = _grade(ngram, ngram_grader, _submission(tmp_path / "s", source), tmp_path)
     line = source.splitlines().index(PAD.replace("],", "]")) + 1
     _said_once(document, 'File "ngram.py", line %d' % line, "def pad(sentence: list[str] n: int)", "^",
@@ -48,7 +48,7 @@ def test_a_syntax_error_shows_the_file_line_and_caret_once(ngram, ngram_grader, 
 
 
 def test_an_exception_in_a_helper_module_shows_only_the_students_frames(ngram, ngram_grader, tmp_path):
-    source = (ROOT / "reference/ngram.py").read_text()
+    source = (ROOT / "reference/ngram/ngram.py").read_text()
     folder = _submission(tmp_path / "s", source + "from helpers import table\n",
                          helpers="def build():\n    return {}['missing']\n\ntable = build()\n")
     _, document = _grade(ngram, ngram_grader, folder, tmp_path)
@@ -66,7 +66,7 @@ def test_an_empty_file_is_an_import_that_defines_nothing(ngram, ngram_grader, tm
 
 
 def test_a_missing_name_says_what_the_file_defines_and_the_contract_wants(ngram, ngram_grader, tmp_path):
-    source = (ROOT / "reference" / "ngram.py").read_text().replace("def pad(", "def padding(")
+    source = (ROOT / "reference" / "ngram" / "ngram.py").read_text().replace("def pad(", "def padding(")
     run, document = _grade(ngram, ngram_grader, _submission(tmp_path / "s", source), tmp_path)
     pad = document["tests"][0]["output"]
     assert "has no attribute 'pad'" in pad and "padding" in pad.split("it defines:")[1]
@@ -78,12 +78,13 @@ def test_the_files_are_imported_once_per_version_when_checks_are_asked_one_at_a_
     probed = []
     probe = ngram_grader._probe_imports
     monkeypatch.setattr(ngram_grader, "_probe_imports", lambda *args: probed.append(args) or probe(*args))
-    folder = _submission(tmp_path / "s", (ROOT / "reference" / "ngram.py").read_text() + "\nraise ValueError('x')\n")
+    source = (ROOT / "reference" / "ngram" / "ngram.py").read_text()
+    folder = _submission(tmp_path / "s", source + "\nraise ValueError('x')\n")
     for name in ("pad", "fit"):
         (verdict,) = ngram_grader.grade(folder, only={name})
         assert not verdict.passed and "could not be imported" in verdict.output
     assert len(probed) == 1
-    (folder / "ngram.py").write_text((ROOT / "reference" / "ngram.py").read_text())
+    (folder / "ngram.py").write_text((ROOT / "reference" / "ngram" / "ngram.py").read_text())
     (verdict,) = ngram_grader.grade(folder, only={"pad"})
     assert verdict.passed, verdict.output
     assert len(probed) == 2

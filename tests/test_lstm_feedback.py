@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from autograder import catalog
+from lmgrade import catalog
 from conftest import write_bugs
 
 NAMED = re.compile(r"differs, see (\w+): fix that first")

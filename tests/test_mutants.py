@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from autograder import catalog, mutants
-from autograder.mutants import all_mutants, label, load_equivalents, run_mutants
+from lmgrade import catalog, mutants
+from lmgrade.mutants import all_mutants, label, load_equivalents, run_mutants
 from conftest import TEST_SECRET
 from test_cli import lmgrade
 

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from autograder.mutation import OPERATORS, make_mutants
+from lmgrade.mutation import OPERATORS, make_mutants
 
-NGRAM = (Path(__file__).resolve().parents[1] / "reference" / "ngram.py").read_text()
+NGRAM = (Path(__file__).resolve().parents[1] / "reference" / "ngram" / "ngram.py").read_text()
 
 
 def mutants(source: str, operator: str | None = None):

@@ -8,15 +8,15 @@ import textwrap
 
 import pytest
 
-from autograder import catalog
-from autograder.grading import Grader
-from autograder.oracle import LiveReference
-from autograder.plugins import DEFAULT_PLUGINS, make_manager
+from lmgrade import catalog
+from lmgrade.grading import Grader
+from lmgrade.oracle import LiveReference
+from lmgrade.plugin_manager import DEFAULT_PLUGINS, make_manager
 
 PLUGIN = textwrap.dedent('''
-    from autograder import hookimpl
-    from autograder.checks import Case, Check
-    from autograder.sandbox.limits import Limits
+    from lmgrade import hookimpl
+    from lmgrade.checks import Case, Check
+    from lmgrade.sandbox.limits import Limits
 
 
     def scenario(modules, args):
@@ -62,7 +62,7 @@ def test_builtin_plugins_are_registered_like_external_ones():
 
 
 def test_hooks_have_docstrings():
-    from autograder import hookspecs
+    from lmgrade import hookspecs
 
     for name in ("lmgrade_assignments", "lmgrade_checks"):
         assert getattr(hookspecs, name).__doc__.strip()
@@ -80,7 +80,7 @@ def test_an_entry_point_plugin_adds_a_check_that_runs(installed_plugin, referenc
 
 
 def test_a_check_named_in_the_toml_but_provided_by_no_plugin_is_an_error(tmp_path):
-    from autograder.assignment import AssignmentError, bind, load_assignment
+    from lmgrade.assignment import AssignmentError, bind, load_assignment
 
     spec = load_assignment(catalog.assignment_folders()["ngram"] / "assignment.toml")
     with pytest.raises(AssignmentError, match=r"\[checks.pad\]: no plugin provides"):
@@ -88,8 +88,8 @@ def test_a_check_named_in_the_toml_but_provided_by_no_plugin_is_an_error(tmp_pat
 
 
 BROKEN = textwrap.dedent('''
-    from autograder import hookimpl
-    from autograder.checks import Case, Check
+    from lmgrade import hookimpl
+    from lmgrade.checks import Case, Check
 
 
     def scenario(modules, args):
@@ -113,7 +113,7 @@ def test_a_harness_fault_exits_non_zero_and_leaves_valid_results(tmp_path, refer
 
     install_plugin(tmp_path, "broken", BROKEN)
     results = tmp_path / "results.json"
-    out = subprocess.run([sys.executable, "-m", "autograder.cli", "grade", "ngram", str(reference_submission),
+    out = subprocess.run([sys.executable, "-m", "lmgrade.cli", "grade", "ngram", str(reference_submission),
                           "--results", str(results), "--jobs", "1"], capture_output=True, text=True,
                          env={**os.environ, "PYTHONPATH": str(tmp_path)})
     assert out.returncode == 1 and "harness fault" in out.stderr and "no_such_function" in out.stderr

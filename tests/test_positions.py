@@ -14,20 +14,20 @@ import textwrap
 
 import pytest
 
-from autograder import catalog
-from autograder.assignment import Assignment, AssignmentError, bind, load_assignment
-from autograder.bundle.sources import grader_files
-from autograder.fixtures import describe
-from autograder.fixtures import Fixtures, record
-from autograder.flawed import without_docstring
-from autograder.grading import Grader
-from autograder.oracle import RecordedReference
-from autograder.regrade import discover, regrade
-from autograder.regrade.executor import LocalExecutor
-from autograder.seeds import PUBLIC_SECRET
+from lmgrade import catalog
+from lmgrade.assignment import Assignment, AssignmentError, bind, load_assignment
+from lmgrade.bundle.sources import grader_files
+from lmgrade.fixtures import describe
+from lmgrade.fixtures import Fixtures, record
+from lmgrade.flawed import without_docstring
+from lmgrade.grading import Grader
+from lmgrade.oracle import RecordedReference
+from lmgrade.regrade import discover, regrade
+from lmgrade.regrade.executor import LocalExecutor
+from lmgrade.seeds import PUBLIC_SECRET
 from conftest import ROOT, TEST_SECRET, shortened
 from degenerate import RAISES, write_degenerate
-from plugins.transformer.positions import ROPE_ANGLE_D_MODEL
+from lmgrade.plugins.transformer.positions import ROPE_ANGLE_D_MODEL
 from test_student_bundle import distinctive_reference_lines
 
 ROPE = ("positions=rope",)
@@ -44,7 +44,7 @@ ATTENTION_CHECKS = {"rope", "rope_relative", "block", "model", "causality", "bad
 def _reference_with(tmp_path, edits) -> str:
     tmp_path.mkdir(parents=True, exist_ok=True)
     for name in ("layers.py", "model.py", "train.py"):
-        source = without_docstring((ROOT / "reference" / name).read_text())
+        source = without_docstring((ROOT / "reference" / "transformer" / name).read_text())
         for old, new in edits if name == "layers.py" else ():
             assert source.count(old) == 1, old
             source = source.replace(old, new)
@@ -105,7 +105,8 @@ def test_the_points_of_each_positions_variant_sum_to_100(pairs):
 def test_a_bundle_of_each_variant_carries_no_reference_code(positions):
     assignment, variant = catalog.load("transformer", {"positions": positions})
     carried = grader_files(describe(assignment, variant), assignment.spec.reference_package)
-    assert "plugins/transformer/position_scenarios.py" in carried and "plugins/transformer/positions.py" not in carried
+    assert "lmgrade/plugins/transformer/public/position_scenarios.py" in carried
+    assert "lmgrade/plugins/transformer/positions.py" not in carried
     for line in distinctive_reference_lines("transformer"):
         assert not any(line.encode() in source for source in carried.values()), line
 
@@ -127,7 +128,7 @@ def test_the_recorded_public_checks_of_each_variant_grade_the_reference(tmp_path
 
 
 def test_a_regrade_in_the_rope_variant(tmp_path):
-    from autograder.regrade.content import grading_fingerprint
+    from lmgrade.regrade.content import grading_fingerprint
 
     fingerprints = {positions: grading_fingerprint(*catalog.load("transformer", {"positions": positions},
                                                                  device="cpu"), TEST_SECRET)
@@ -177,7 +178,7 @@ def _toy(tmp_path, text=TOY):
 
 
 def test_only_and_points_when_choose_checks_and_points_by_variant(tmp_path):
-    from autograder import Case, Check
+    from lmgrade import Case, Check
 
     spec = _toy(tmp_path)
     provided = [Check(name, name, print, lambda ctx: [Case("x", 1)]) for name in ("one", "two")]

@@ -13,15 +13,15 @@ import numpy as np
 import pytest
 import torch
 
-from autograder.loader import load_files
-from plugins.transformer.corpus import sparse_markov
+from lmgrade.loader import load_files
+from lmgrade.plugins.transformer.corpus import sparse_markov
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="module")
 def ref():
-    return load_files(ROOT / "reference", ["bpe.py", "word2vec.py", "ffnn_lm.py"])
+    return load_files(ROOT / "reference" / "embeddings", ["bpe.py", "word2vec.py", "ffnn_lm.py"])
 
 
 # --- bpe.py ---

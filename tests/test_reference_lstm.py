@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import torch
 
-from autograder.loader import load_files
+from lmgrade.loader import load_files
 from numeric import numeric_grad, rel_error
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -20,7 +20,7 @@ GRU_KEYS = ["W_r", "W_u", "W_n", "b_r", "b_u", "b_n"]
 
 @pytest.fixture(scope="module")
 def rec():
-    return load_files(ROOT / "reference", ["recurrent.py"])["recurrent"]
+    return load_files(ROOT / "reference" / "lstm", ["recurrent.py"])["recurrent"]
 
 
 def t64(a, grad=False):

@@ -8,9 +8,9 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from plugins.ngram.corpus import sentences
-from plugins.ngram.checks import COWS
-from reference import ngram as ref
+from lmgrade.plugins.ngram.corpus import sentences
+from lmgrade.plugins.ngram.checks import COWS
+from lmgrade.reference.ngram import ngram as ref
 
 
 def test_pad_example_from_the_contract():

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import torch
 
-from autograder.loader import load_files
+from lmgrade.loader import load_files
 from numeric import numeric_grad, rel_error
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -20,7 +20,7 @@ RNN_KEYS = ["W_ah", "W_ax", "b_a", "W_yh", "b_y"]
 
 @pytest.fixture(scope="module")
 def ref():
-    return load_files(ROOT / "reference", ["modules.py", "elman.py"])
+    return load_files(ROOT / "reference" / "rnn", ["modules.py", "elman.py"])
 
 
 @pytest.fixture(scope="module")

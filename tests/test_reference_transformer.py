@@ -17,11 +17,11 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from autograder.loader import load_files
+from lmgrade.loader import load_files
 
 ROOT = Path(__file__).resolve().parents[1]
 FILES = ["layers.py", "model.py", "train.py"]
-ref = load_files(ROOT / "reference", FILES)
+ref = load_files(ROOT / "reference" / "transformer", FILES)
 layers, model_mod, train_mod = ref["layers"], ref["model"], ref["train"]
 
 NO_CUDA = "CUDA is not available (torch.cuda.is_available() is False)"
@@ -107,7 +107,7 @@ def torch_encoder_layer(block, d_model, n_heads, d_ff, pre_ln, dtype, device):
 
 def test_reference_files_use_no_forbidden_api():
     for name in FILES:
-        text = (ROOT / "reference" / name).read_text()
+        text = (ROOT / "reference" / "transformer" / name).read_text()
         for word in FORBIDDEN:
             assert word not in text, f"{name} mentions {word}"
 

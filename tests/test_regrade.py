@@ -11,13 +11,13 @@ import pytest
 from conftest import ROOT, SUBMISSIONS, TEST_SECRET
 from test_reports import validate
 
-from autograder import catalog
-from autograder.errors import HarnessFault
-from autograder.flawed import write_flawed
-from autograder.grading import HARNESS_FAULT_NOTE, grade_submission
-from autograder.regrade import discover, regrade
-from autograder.regrade.executor import LocalExecutor
-from autograder.regrade.layout import METADATA
+from lmgrade import catalog
+from lmgrade.errors import HarnessFault
+from lmgrade.flawed import write_flawed
+from lmgrade.grading import HARNESS_FAULT_NOTE, grade_submission
+from lmgrade.regrade import discover, regrade
+from lmgrade.regrade.executor import LocalExecutor
+from lmgrade.regrade.layout import METADATA
 
 METADATA_TEXT = """\
 submission_1:
@@ -53,14 +53,14 @@ def make_class(root: Path) -> Path:
     root.mkdir(parents=True)
     (root / METADATA).write_text(METADATA_TEXT)
     (root / "submission_1").mkdir()
-    shutil.copy(ROOT / "reference" / "ngram.py", root / "submission_1")
+    shutil.copy(ROOT / "reference" / "ngram" / "ngram.py", root / "submission_1")
     shutil.copytree(SUBMISSIONS / "ngram" / "dict_of_dicts", root / "submission_2")
     write_flawed(spec.reference_folder(), spec.files, root / "submission_3", [bugs["log_base_2"]])
     write_flawed(spec.reference_folder(), spec.files, root / "submission_10", [bugs["eos_per_order"]])
     (root / "submission_4").mkdir()
     (root / "submission_4" / "ngram.py").write_text("def pad(:\n")
     (root / "late").mkdir()
-    shutil.copy(ROOT / "reference" / "ngram.py", root / "late")
+    shutil.copy(ROOT / "reference" / "ngram" / "ngram.py", root / "late")
     return root
 
 
@@ -166,7 +166,7 @@ def test_a_harness_fault_costs_that_row_only_and_a_changed_submission_is_graded_
     root = tmp_path / "class"
     for name in ("boom", "changed", "same"):
         (root / name).mkdir(parents=True)
-        shutil.copy(ROOT / "reference" / "ngram.py", root / name)
+        shutil.copy(ROOT / "reference" / "ngram" / "ngram.py", root / name)
     summary, _ = run(root, tmp_path / "out", fail_on="boom")
     assert summary.failures == [("boom", "HarnessFault: the sandbox broke on this one")]
     rows = {r["submission"]: r for r in read_csv(tmp_path / "out" / "scores.csv")}
@@ -209,7 +209,7 @@ def test_the_report_shows_the_distribution_the_checks_and_the_mistakes(regraded)
 
 def test_a_dask_cluster_of_two_worker_processes_gives_the_same_files(regraded, tmp_path, monkeypatch):
     distributed = pytest.importorskip("distributed")
-    from autograder.regrade import ExecutorError, make_executor, parse_executor
+    from lmgrade.regrade import ExecutorError, make_executor, parse_executor
 
     root, out, _, _ = regraded
     assignment, variant = catalog.load("ngram")
@@ -233,7 +233,7 @@ def test_a_dask_cluster_of_two_worker_processes_gives_the_same_files(regraded, t
 
 
 def test_where_the_gpu_checks_run_is_part_of_the_grading_fingerprint():
-    from autograder.regrade.content import grading_fingerprint
+    from lmgrade.regrade.content import grading_fingerprint
 
     on_cpu = catalog.load("transformer", device="cpu")
     # A client without a GPU names the workers' device; it is not checked here.

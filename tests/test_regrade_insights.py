@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 from conftest import ROOT
 
-from autograder import catalog, templates
-from autograder.regrade.graded import CheckScore, Graded, grade_folder
-from autograder.regrade.insights import components, explained_failures, identical_groups, zero_causes
-from autograder.regrade.layout import Student, SubmissionFolder
+from lmgrade import catalog, templates
+from lmgrade.regrade.graded import CheckScore, Graded, grade_folder
+from lmgrade.regrade.insights import components, explained_failures, identical_groups, zero_causes
+from lmgrade.regrade.layout import Student, SubmissionFolder
 
 
 @pytest.mark.parametrize("make, cause", [
@@ -25,7 +25,7 @@ def test_a_zero_is_put_down_to_its_cause(ngram, ngram_grader, tmp_path, make, ca
     elif make == "syntax":
         (folder / "ngram.py").write_text("def pad(:\n")
     elif make == "misnamed":
-        shutil.copyfile(ROOT / "reference" / "ngram.py", folder / "ngram_final.py")
+        shutil.copyfile(ROOT / "reference" / "ngram" / "ngram.py", folder / "ngram_final.py")
     elif make == "constants":
         stub = templates.render(assignment, variant)["ngram.py"]
         (folder / "ngram.py").write_text(stub.replace("raise NotImplementedError", "return None"))
@@ -36,7 +36,7 @@ def test_a_zero_is_put_down_to_its_cause(ngram, ngram_grader, tmp_path, make, ca
 def test_a_score_above_zero_has_no_cause_and_the_same_files_hash_the_same(ngram, ngram_grader, tmp_path):
     for name, extra in (("a", "notes"), ("b", "other notes")):
         (tmp_path / name).mkdir()
-        shutil.copyfile(ROOT / "reference" / "ngram.py", tmp_path / name / "ngram.py")
+        shutil.copyfile(ROOT / "reference" / "ngram" / "ngram.py", tmp_path / name / "ngram.py")
         (tmp_path / name / "README.md").write_text(extra)  # not graded: not part of the hash
     a, b = (Graded.from_dict(grade_folder(ngram_grader, *ngram, tmp_path / n)) for n in "ab")
     assert a.score == 100 and a.zero_cause == "" and a.files_hash and a.files_hash == b.files_hash

@@ -6,13 +6,13 @@ from pathlib import Path
 
 import pytest
 
-from autograder import catalog
-from autograder.regrade.content import grading_fingerprint, read_files, write_files
-from autograder.submission import content_hash
-from autograder.regrade.graded import CheckScore, Graded
-from autograder.regrade.layout import METADATA, LayoutError, Student, SubmissionFolder, discover, read_metadata
-from autograder.regrade.report import histogram, mistake_counts
-from autograder.regrade.scores_csv import points, scores_table
+from lmgrade import catalog
+from lmgrade.regrade.content import grading_fingerprint, read_files, write_files
+from lmgrade.submission import content_hash
+from lmgrade.regrade.graded import CheckScore, Graded
+from lmgrade.regrade.layout import METADATA, LayoutError, Student, SubmissionFolder, discover, read_metadata
+from lmgrade.regrade.report import histogram, mistake_counts
+from lmgrade.regrade.scores_csv import points, scores_table
 
 EXPORT = """\
 submission_101:

@@ -7,7 +7,7 @@ import json
 import jsonschema
 import pytest
 
-from autograder.reports.gradescope import NOT_GRADED, ResultsFile, results_json
+from lmgrade.reports.gradescope import NOT_GRADED, ResultsFile, results_json
 
 # Gradescope's results.json format (its autograder specification), as a JSON schema.
 GRADESCOPE_SCHEMA = {

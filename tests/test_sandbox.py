@@ -11,13 +11,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from autograder.sandbox import landlock
-from autograder.sandbox.limits import Limits
-from autograder.sandbox.pool import SandboxPool
+from lmgrade.sandbox import landlock
+from lmgrade.sandbox.limits import Limits
+from lmgrade.sandbox.pool import SandboxPool
 from sandbox_fixtures import sandbox_pool, submission_of
 
 ROOT = Path(__file__).resolve().parents[1]
-SECRET_FILE = ROOT / "reference" / "ngram.py"
+SECRET_FILE = ROOT / "reference" / "ngram" / "ngram.py"
 
 VICTIM = textwrap.dedent('''
     import os, signal, socket, sys, time
@@ -98,7 +98,7 @@ VICTIM = textwrap.dedent('''
         return object()
 
     def reference_loaded():
-        return [m for m in sys.modules if m == "reference" or m.startswith("reference.")]
+        return [m for m in sys.modules if m == "lmgrade.reference" or m.startswith("lmgrade.reference.")]
 ''')
 
 
@@ -234,7 +234,8 @@ def test_values_that_are_not_plain_data_are_refused(pool, victim):
 
 
 def test_preloading_the_reference_is_refused():
-    with SandboxPool(preload=["reference.ngram"], forbidden_modules=["reference"], protected=[], jobs=1) as p:
+    with SandboxPool(preload=["lmgrade.reference.ngram"], forbidden_modules=["lmgrade.reference"], protected=[],
+                     jobs=1) as p:
         with pytest.raises(Exception, match="must not see"):
             p.run(scenario="x:y", submission=ROOT, files=[], cases=[{}], limits=Limits())
 
@@ -269,9 +270,9 @@ PEEKING = textwrap.dedent('''
 def test_a_graded_submission_cannot_read_reference_plugins_or_assignment(ngram_grader, tmp_path):
     (tmp_path / "ngram.py").write_text(PEEKING)
     # The source checkout is not readable at all: its history holds the reference too.
-    secrets = [ROOT / "reference" / "ngram.py", ROOT / "plugins" / "ngram" / "checks.py",
+    secrets = [ROOT / "reference" / "ngram" / "ngram.py", ROOT / "plugins" / "ngram" / "checks.py",
                ROOT / "assignments" / "ngram" / "assignment.toml", ROOT / "README.md", ROOT / "pyproject.toml"]
-    report = ngram_grader.pool.run(scenario="plugins.ngram.scenarios:pad", submission=tmp_path,
+    report = ngram_grader.pool.run(scenario="lmgrade.plugins.ngram.public.scenarios:pad", submission=tmp_path,
                                    files=["ngram.py"], cases=[{"sentence": [str(p) for p in secrets], "n": 1}],
                                    limits=Limits())
     (out,) = report.outcomes
@@ -293,7 +294,7 @@ def test_readable_except_hides_protected_paths_inside_allowed_trees(tmp_path):
     ({}, None),
 ])
 def test_available_cpus_follows_the_cgroup_quota(tmp_path, files, expected):
-    from autograder.sandbox.limits import available_cpus
+    from lmgrade.sandbox.limits import available_cpus
 
     for name, text in files.items():
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
@@ -303,7 +304,7 @@ def test_available_cpus_follows_the_cgroup_quota(tmp_path, files, expected):
 
 
 def test_an_oversized_submission_fails_its_cases_not_the_harness(pool, tmp_path):
-    from autograder.submission import MAX_SUBMISSION_BYTES
+    from lmgrade.submission import MAX_SUBMISSION_BYTES
 
     (tmp_path / "victim.py").write_text(VICTIM)
     with open(tmp_path / "data.bin", "wb") as f:
@@ -318,7 +319,7 @@ def test_a_running_child_dies_with_its_fork_server(victim):
     """An interrupted grader leaves nothing behind: the child goes with the server."""
     import threading
 
-    with SandboxPool(preload=["numpy", "sandbox_fixtures.scenarios"], forbidden_modules=["reference"],
+    with SandboxPool(preload=["numpy", "sandbox_fixtures.scenarios"], forbidden_modules=["lmgrade.reference"],
                      protected=[ROOT / "reference"], jobs=1) as doomed:
         worker = threading.Thread(target=lambda: pytest.raises(Exception, run, doomed, victim, ("sleep",),
                                                                 wall_s=30), daemon=True)

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from autograder import catalog, templates
-from autograder.loader import load_files
+from lmgrade import catalog, templates
+from lmgrade.loader import load_files
 from conftest import ASSIGNMENTS, variant_params
 
 

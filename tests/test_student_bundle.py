@@ -30,13 +30,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from autograder import catalog, templates, wire
-from autograder.bundle.sources import FIXTURES_PACKAGE, grader_files
-from autograder.fixtures import describe
-from autograder.flawed import write_flawed
-from autograder.grading import draw_cases
-from autograder.oracle import LiveReference
-from autograder.seeds import PUBLIC_SECRET
+from lmgrade import catalog, templates, wire
+from lmgrade.bundle.sources import FIXTURES_PACKAGE, grader_files
+from lmgrade.fixtures import describe
+from lmgrade.flawed import write_flawed
+from lmgrade.grading import draw_cases
+from lmgrade.oracle import LiveReference
+from lmgrade.seeds import PUBLIC_SECRET
 from conftest import TEST_SECRET
 
 COLUMNS = "1000"  # no line of a report is wrapped, so reports compare line by line
@@ -54,7 +54,7 @@ def run(args, *, cwd=None, env=None, timeout=300) -> subprocess.CompletedProcess
 
 def lmgrade(*args, **kwargs) -> subprocess.CompletedProcess:
     """The instructor's lmgrade (this checkout), with the public default secret."""
-    return run([sys.executable, "-m", "autograder.cli", *args], **kwargs)
+    return run([sys.executable, "-m", "lmgrade.cli", *args], **kwargs)
 
 
 def report(output: str) -> tuple[dict[str, tuple[float, float, str]], dict[str, str]]:
@@ -145,13 +145,13 @@ def student_venv(root: Path, bundle_folders: list[Path]) -> Path:
     purelib = run([python, "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"], cwd=root).stdout.strip()
     (Path(purelib) / "project_libraries.pth").write_text(sysconfig.get_path("purelib") + "\n")
     assert run([python, "-c", "import numpy, rich"], cwd=root).returncode == 0
-    assert run([python, "-c", "import autograder"], cwd=root).returncode != 0, "the instructor's lmgrade leaked in"
+    assert run([python, "-c", "import lmgrade"], cwd=root).returncode != 0, "the instructor's lmgrade leaked in"
     for folder in bundle_folders:
         (wheel,) = (folder / "wheels").glob("*.whl")
         installed = run([python, "-m", "pip", "install", "--no-index", "--disable-pip-version-check", wheel],
                         cwd=root)
         assert installed.returncode == 0, installed.stdout + installed.stderr
-    where = run([python, "-c", "import autograder; print(autograder.__file__)"], cwd=root).stdout
+    where = run([python, "-c", "import lmgrade; print(lmgrade.__file__)"], cwd=root).stdout
     assert where.startswith(str(root)), where
     assert "No module named 'reference'" in run([python, "-c", "import reference"], cwd=root).stderr
     return python
@@ -185,7 +185,7 @@ def test_bundle_holds_stubs_handout_checker_and_public_fixtures(bundles):
             assert (folder / filename).is_file()
         (wheel,) = (folder / "wheels").glob("*.whl")
         members = zipfile.ZipFile(wheel).namelist()
-        assert f"{FIXTURES_PACKAGE}/{name}/fixtures.json" in members and "autograder/cli.py" in members
+        assert f"{FIXTURES_PACKAGE}/{name}/fixtures.json" in members and "lmgrade/cli.py" in members
         fixture_text = contents(wheel)[f"{wheel}!{FIXTURES_PACKAGE}/{name}/fixtures.json"].decode()
         # A check not run by the bundle is only named (with its points and why), as the handout names it.
         left_out = {c["name"] for c in json.loads(fixture_text)["left_out"]}
@@ -194,9 +194,9 @@ def test_bundle_holds_stubs_handout_checker_and_public_fixtures(bundles):
             assert (check.name in left_out) != public, check.name
             mentions = fixture_text.count(f'"{check.name}"')
             assert mentions >= 2 if public else mentions == 1, check.name
-        plugin_modules = sorted(m for m in members if m.startswith("plugins/"))
-        assert plugin_modules == [f"plugins/{name}/{m}" for m in ("judges.py" if name == "rnn" else "sampling.py",
-                                                                  "scenarios.py")]
+        plugin_modules = sorted(m for m in members if m.startswith("lmgrade/plugins/"))
+        assert plugin_modules == [f"lmgrade/plugins/{name}/public/{m}"
+                                  for m in ("judges.py" if name == "rnn" else "sampling.py", "scenarios.py")]
 
 
 def code_lines(source: str) -> list[str]:
@@ -225,7 +225,7 @@ def test_no_reference_code_inside(bundles, name):
     lines = distinctive_reference_lines(name)
     assert len(lines) >= 40  # enough to notice any file of the reference
     files = contents(bundles[name])
-    assert any(path.endswith(".whl!autograder/oracle.py") for path in files)  # wheels were unpacked
+    assert any(path.endswith(".whl!lmgrade/oracle.py") for path in files)  # wheels were unpacked
     for line in lines:
         found = [path for path, data in files.items() if line.encode() in data]
         assert not found, f"{line!r} of the reference is in {found}"
@@ -234,7 +234,7 @@ def test_no_reference_code_inside(bundles, name):
 def test_the_embeddings_wheel_would_carry_no_reference_code():
     assignment, variant = catalog.load("embeddings")
     carried = grader_files(describe(assignment, variant), assignment.spec.reference_package)
-    assert sorted(carried) == ["plugins/embeddings/judges.py", "plugins/embeddings/scenarios.py"]
+    assert sorted(carried) == [f"lmgrade/plugins/embeddings/public/{m}.py" for m in ("judges", "scenarios")]
     for line in distinctive_reference_lines("embeddings"):
         assert not any(line.encode() in source for source in carried.values()), line
 
@@ -242,8 +242,8 @@ def test_the_embeddings_wheel_would_carry_no_reference_code():
 def test_the_transformer_wheel_would_carry_no_reference_code():
     assignment, variant = catalog.load("transformer")
     carried = grader_files(describe(assignment, variant), assignment.spec.reference_package)
-    assert sorted(carried) == ["plugins/transformer/judges.py", "plugins/transformer/position_scenarios.py",
-                              "plugins/transformer/scenarios.py", "plugins/transformer/training.py"]
+    assert sorted(carried) == [f"lmgrade/plugins/transformer/public/{m}.py"
+                               for m in ("judges", "position_scenarios", "scenarios", "training")]
     for line in distinctive_reference_lines("transformer"):
         assert not any(line.encode() in source for source in carried.values()), line
 
@@ -251,7 +251,7 @@ def test_the_transformer_wheel_would_carry_no_reference_code():
 def test_the_lstm_wheel_would_carry_no_reference_code():
     assignment, variant = catalog.load("lstm")
     carried = grader_files(describe(assignment, variant), assignment.spec.reference_package)
-    assert sorted(carried) == ["plugins/lstm/judges.py", "plugins/lstm/scenarios.py"]
+    assert sorted(carried) == [f"lmgrade/plugins/lstm/public/{m}.py" for m in ("judges", "scenarios")]
     lines = distinctive_reference_lines("lstm")
     assert len(lines) >= 40
     for line in lines:
@@ -404,8 +404,8 @@ def test_student_bundle_refuses_to_overwrite(tmp_path):
 def test_a_torch_bundle_requires_the_supported_range_and_says_how_to_install_a_cpu_build():
     from importlib.metadata import version
 
-    from autograder.bundle import texts
-    from autograder.bundle.build import torch_support
+    from lmgrade.bundle import texts
+    from lmgrade.bundle.build import torch_support
 
     graded = version("torch").partition("+")[0]
     major, minor = map(int, graded.split(".")[:2])

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from autograder.grading import grade_submission
-from autograder.submission import locate, missing_hint
+from lmgrade.grading import grade_submission
+from lmgrade.submission import locate, missing_hint
 
 
 def touch(path):
@@ -47,7 +47,7 @@ def test_grade_uses_the_sub_folder_and_says_so(tmp_path, reference_submission):
     nested.mkdir(parents=True)
     (nested / "ngram.py").write_text((reference_submission / "ngram.py").read_text())
     results = tmp_path / "results.json"
-    out = subprocess.run([sys.executable, "-m", "autograder.cli", "grade", "ngram", str(tmp_path / "upload"),
+    out = subprocess.run([sys.executable, "-m", "lmgrade.cli", "grade", "ngram", str(tmp_path / "upload"),
                           "--results", str(results)], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     document = json.loads(results.read_text())
@@ -56,7 +56,7 @@ def test_grade_uses_the_sub_folder_and_says_so(tmp_path, reference_submission):
 
 # --- what a student uploaded instead of the files: hints, a .zip, nothing ---
 
-REFERENCE_NGRAM = Path(__file__).resolve().parents[1] / "reference" / "ngram.py"
+REFERENCE_NGRAM = Path(__file__).resolve().parents[1] / "reference" / "ngram" / "ngram.py"
 
 
 def _results(ngram, ngram_grader, upload, tmp_path):
@@ -130,7 +130,7 @@ def test_a_missing_or_empty_folder_is_graded_zero_with_the_reason(ngram, ngram_g
 
 
 def test_a_file_that_goes_away_while_it_is_copied_is_left_out(tmp_path, monkeypatch):
-    from autograder import submission
+    from lmgrade import submission
 
     (tmp_path / "src").mkdir()
     (tmp_path / "src" / "ngram.py").write_text("x = 1\n")
@@ -146,7 +146,7 @@ def test_a_file_that_goes_away_while_it_is_copied_is_left_out(tmp_path, monkeypa
 
 
 def test_a_copy_stops_at_the_size_limit_and_leaves_out_what_it_is_told(tmp_path, monkeypatch):
-    from autograder import submission
+    from lmgrade import submission
 
     (tmp_path / "src").mkdir()
     (tmp_path / "src" / "ngram.py").write_text("x = 1\n")

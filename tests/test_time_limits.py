@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import time
 
-from autograder.checks import Case, Check
-from autograder.grading import Grader
-from autograder.handout import limits_in_words
-from autograder.sandbox.limits import Limits
+from lmgrade.checks import Case, Check
+from lmgrade.grading import Grader
+from lmgrade.handout import limits_in_words
+from lmgrade.sandbox.limits import Limits
 
 
 def test_limits_scale_with_the_reference_and_keep_their_floors():

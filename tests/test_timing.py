@@ -10,20 +10,20 @@ from pathlib import Path
 
 import pytest
 
-from autograder import Case, CaseContext, Check, Tolerance
-from autograder.assignment import AssignmentError, bind, load_assignment, on_device
-from autograder.device import DeviceError, cuda_available, resolve
-from autograder.sandbox.limits import Limits
+from lmgrade import Case, CaseContext, Check, Tolerance
+from lmgrade.assignment import AssignmentError, bind, load_assignment, on_device
+from lmgrade.device import DeviceError, cuda_available, resolve
+from lmgrade.sandbox.limits import Limits
 from sandbox_fixtures import sandbox_pool, submission_of
-from autograder.sandbox.protocol import NONCE, TICK_END, TICK_READY, pack_tick
-from autograder.sandbox.stopwatch import Timekeeper
-from autograder.speed import Laps, Timing, judge_case
+from lmgrade.sandbox.protocol import NONCE, TICK_END, TICK_READY, pack_tick
+from lmgrade.sandbox.stopwatch import Timekeeper
+from lmgrade.speed import Laps, Timing, judge_case
 
 ROOT = Path(__file__).resolve().parents[1]
 
 TIMED = textwrap.dedent('''
     import time
-    from autograder.sandbox import stopwatch
+    from lmgrade.sandbox import stopwatch
 
     # A submission that freezes every timer it can reach.
     time.perf_counter = time.monotonic = time.time = lambda: 0.0
@@ -180,7 +180,7 @@ def test_the_transformer_policy_comes_from_its_assignment_toml(tmp_path):
     for name in ("templates",):
         (changed / name).symlink_to(ROOT / "assignments/transformer" / name)
     spec = load_assignment(changed / "assignment.toml")
-    from plugins.transformer.checks import transformer_checks
+    from lmgrade.plugins.transformer.checks import transformer_checks
 
     checks = {c.name: c for c in bind(spec, transformer_checks(), device="cpu").checks}
     assert checks["attention_speed"].points == 0 and checks["attention_speed"].unavailable
@@ -213,7 +213,7 @@ def test_device_cuda_without_cuda_is_a_usage_error():
 
 
 def test_case_context_carries_the_device():
-    from plugins.transformer.checks import attention_speed_cases
+    from lmgrade.plugins.transformer.checks import attention_speed_cases
 
     import numpy as np
     (case,) = attention_speed_cases(CaseContext(rng=np.random.default_rng(0), variant={}, device="cpu"))
@@ -223,14 +223,14 @@ def test_case_context_carries_the_device():
 def test_a_check_not_counted_is_listed_in_results_json_with_its_reason(tmp_path):
     import json
 
-    from autograder import catalog
-    from autograder.assignment import Assignment
-    from autograder.grading import grade_submission
+    from lmgrade import catalog
+    from lmgrade.assignment import Assignment
+    from lmgrade.grading import grade_submission
 
     assignment, variant = catalog.load("ngram")
     first = on_device(replace(assignment.checks[0], device="cuda", when_absent="not_counted"), "cpu")
-    run = grade_submission(Assignment(assignment.spec, [first, assignment.checks[1]]), variant, ROOT / "reference",
-                           results=tmp_path / "results.json", jobs=1)
+    run = grade_submission(Assignment(assignment.spec, [first, assignment.checks[1]]), variant,
+                           ROOT / "reference" / "ngram", results=tmp_path / "results.json", jobs=1)
     tests = json.loads((tmp_path / "results.json").read_text())["tests"]
     assert tests[0]["max_score"] == 0 and tests[0]["score"] == 0 and "needs a CUDA GPU" in tests[0]["output"]
     assert tests[1]["score"] == tests[1]["max_score"] > 0
@@ -242,18 +242,19 @@ needs_cuda = pytest.mark.skipif(not cuda_available(), reason="needs a CUDA GPU (
 
 @needs_cuda
 def test_on_cuda_the_reference_passes_and_a_query_loop_fails(tmp_path):
-    from autograder import catalog
-    from autograder.flawed import write_flawed
-    from autograder.grading import grade_submission
-    from plugins.transformer.bugs import BUGS
+    from lmgrade import catalog
+    from lmgrade.flawed import write_flawed
+    from lmgrade.grading import grade_submission
+    from lmgrade.plugins.transformer.bugs import BUGS
 
     assignment, variant = catalog.load("transformer", device="cuda")
     only = [c for c in assignment.checks if c.name in ("training", "attention_speed", "train_step_speed")]
     assert all(c.device == "cuda" for c in only)
-    from autograder.assignment import Assignment
+    from lmgrade.assignment import Assignment
     graded = Assignment(assignment.spec, only)
-    run = grade_submission(graded, variant, ROOT / "reference", jobs=1)
+    run = grade_submission(graded, variant, ROOT / "reference" / "transformer", jobs=1)
     assert run.score == run.max_score, [v.output for v in run.verdicts]
-    slow = write_flawed(ROOT / "reference", assignment.spec.files, tmp_path / "loop", [BUGS["attention_query_loop"]])
+    slow = write_flawed(ROOT / "reference" / "transformer", assignment.spec.files, tmp_path / "loop",
+                        [BUGS["attention_query_loop"]])
     verdicts = {v.check.name: v for v in grade_submission(graded, variant, slow, jobs=1).verdicts}
     assert verdicts["attention_speed"].score == 0 and "slower than the allowed" in verdicts["attention_speed"].output

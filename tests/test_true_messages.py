@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import random
 
-from autograder.checks import Case, Check
-from autograder.compare import Tolerance
-from autograder.speed import Laps, Timing, judge_case
+from lmgrade.checks import Case, Check
+from lmgrade.compare import Tolerance
+from lmgrade.speed import Laps, Timing, judge_case
 
 
 def _timed_check():

@@ -8,9 +8,9 @@ import pickle
 import numpy as np
 import pytest
 
-from autograder import wire
-from autograder.sandbox import protocol
-from autograder.compare import Tolerance, compare
+from lmgrade import wire
+from lmgrade.sandbox import protocol
+from lmgrade.compare import Tolerance, compare
 
 
 @pytest.mark.parametrize("value", [
@@ -97,7 +97,7 @@ def test_numbers_read_as_numbers_with_the_digits_the_tolerance_needs():
     # Arrays as arrays, long ones shortened.
     msg = compare([1.0], [np.linspace(0, 1, 100)], TOL)
     assert "array of shape (100,)" in msg
-    from autograder.compare import number, plain
+    from lmgrade.compare import number, plain
     assert number(np.float32(0.1), Tolerance(rtol=2e-4)) == "0.1" and number(np.int64(3)) == "3"
     assert number(2.0, TOL) == "2.0" and number(float("inf"), TOL) == "inf"
     assert plain([np.float64(0.1), (np.int64(3),)]) == "[0.1, (3,)]"

@@ -58,7 +58,7 @@ def build_bundle(assignment: Assignment, variant: dict, output: Path) -> Bundle:
                             version=__version__, files=files,
                             summary=f"The public checks of the {assignment.name} assignment, to run locally",
                             requires=requires,
-                            requires_python=">=3.10", console_scripts={"lmgrade": "autograder.cli:main"})
+                            requires_python=">=3.10", console_scripts={"lmgrade": "lmgrade.cli:main"})
         contents = {name: text.encode() for name, text in templates.render(assignment, variant).items()}
         written = {
             texts.GUIDE_FILE: texts.guide(assignment, variant, wheel.name, torch).encode(),

@@ -1,6 +1,6 @@
 """pytest runs a student bundle's public checks, one test per check.
 
-Loaded by the bundle's ``pytest.ini`` (``-p autograder.bundle.pytest_plugin``),
+Loaded by the bundle's ``pytest.ini`` (``-p lmgrade.bundle.pytest_plugin``),
 which also names the assignment. The first test grades every public check on
 the files of the folder with the grader `lmgrade check` uses (the same
 sandbox, the same recorded expected values, checks that compose others

@@ -1,15 +1,17 @@
 """Which files a student bundle's wheel carries, and the rule that keeps the reference out.
 
-- Every file of the `autograder` package: the harness students run is the
+- Every file of the harness (`lmgrade`, less the built-in plugins, the
+  references and the assignment folders): the harness students run is the
   one that grades on Gradescope.
-- From `plugins`, only the modules the recorded checks name (scenarios,
-  judges) and what they import from `plugins`, followed transitively. Never
-  a plugin's checks (how hidden cases are made), mistakes or bugs (edits of
-  the reference): nothing names them, so nothing takes them in. A module
-  that imports the reference package is refused outright.
+- From `lmgrade.plugins`, only the modules the recorded checks name
+  (scenarios, judges) and what they import from there, followed
+  transitively. Never a plugin's checks (how hidden cases are made),
+  mistakes or bugs (edits of the reference): nothing names them, so nothing
+  takes them in. A module that imports the reference package is refused
+  outright.
 - The fixtures, under ``lmgrade_fixtures/<assignment>/``.
 
-`plugins` and `lmgrade_fixtures` go in as namespace packages (no
+`lmgrade.plugins` and `lmgrade_fixtures` go in as namespace packages (no
 ``__init__.py``), so the bundles of several assignments install side by
 side without sharing a file of theirs.
 """
@@ -20,13 +22,15 @@ import ast
 import importlib.util
 from pathlib import Path
 
-import autograder
+import lmgrade
 
 from ..errors import HarnessFault
 from ..fixtures import ARRAYS, DOCUMENT, Fixtures
 
 FIXTURES_PACKAGE = "lmgrade_fixtures"
-GRADERS_PACKAGE = "plugins"
+GRADERS_PACKAGE = "lmgrade.plugins"
+# Folders of the installed `lmgrade` that are not the harness (package-dir in pyproject.toml).
+NOT_HARNESS = ("plugins", "reference", "assignments")
 
 
 class BundleError(HarnessFault):
@@ -34,33 +38,38 @@ class BundleError(HarnessFault):
 
 
 def harness_files() -> dict[str, bytes]:
-    """Every file of the installed `autograder` package, by its path in the wheel."""
-    root = Path(autograder.__file__).resolve().parent
-    return {f"autograder/{path.relative_to(root).as_posix()}": path.read_bytes()
+    """Every file of the installed harness (`lmgrade`, less what `NOT_HARNESS` names), by its path in the wheel."""
+    root = Path(lmgrade.__file__).resolve().parent
+    return {f"lmgrade/{path.relative_to(root).as_posix()}": path.read_bytes()
             for path in sorted(root.rglob("*"))
-            if path.is_file() and "__pycache__" not in path.parts and path.suffix != ".pyc"}
+            if path.is_file() and "__pycache__" not in path.parts and path.suffix != ".pyc"
+            and path.relative_to(root).parts[0] not in NOT_HARNESS}
 
 
 def grader_files(fixtures: Fixtures, reference_package: str) -> dict[str, bytes]:
-    """The graders' modules the recorded checks need, and nothing else of `plugins`."""
-    wanted = sorted(m for m in fixtures.named_modules() if m.split(".")[0] == GRADERS_PACKAGE)
+    """The graders' modules the recorded checks need, and nothing else of `lmgrade.plugins`."""
+    wanted = sorted(m for m in fixtures.named_modules() if _is_grader(m))
     seen: dict[str, Path] = {}
     while wanted:
         module = wanted.pop()
         if module in seen:
             continue
         path = _source(module)
-        if path.name == "__init__.py" and module.count(".") <= 1:
-            continue  # `plugins` or a plugin's hook module: it reaches checks, mistakes and bugs
+        if path.name == "__init__.py" and module.count(".") <= GRADERS_PACKAGE.count(".") + 1:
+            continue  # `lmgrade.plugins` or a plugin's hook module: it reaches checks, mistakes and bugs
         tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
         imported = _imports(tree, module, is_package=path.name == "__init__.py")
         if any(name == reference_package or name.startswith(reference_package + ".") for name in imported):
             raise BundleError(f"{module} imports the reference ({reference_package}): a student bundle "
                               "cannot carry it. Scenarios and judges must not import the reference.")
         seen[module] = path
-        wanted += [name for name in imported if name.split(".")[0] == GRADERS_PACKAGE and _exists(name)]
+        wanted += [name for name in imported if _is_grader(name) and _exists(name)]
     return {f"{module.replace('.', '/')}{'/__init__' if path.name == '__init__.py' else ''}.py":
             path.read_bytes() for module, path in sorted(seen.items())}
+
+
+def _is_grader(module: str) -> bool:
+    return module.startswith(GRADERS_PACKAGE + ".")
 
 
 def fixture_files(folder: Path, assignment: str) -> dict[str, bytes]:

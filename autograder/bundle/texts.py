@@ -45,7 +45,7 @@ def pytest_ini(name: str) -> str:
     # are imported only in the sandbox; no cache folder in the student's folder.
     return (f"# `pytest` in this folder runs the public checks of {name} on the files here (see {GUIDE_FILE}).\n"
             "[pytest]\n"
-            "addopts = -p autograder.bundle.pytest_plugin -p no:cacheprovider --import-mode=importlib -v\n"
+            "addopts = -p lmgrade.bundle.pytest_plugin -p no:cacheprovider --import-mode=importlib -v\n"
             f"testpaths = {TEST_FILE}\n"
             f"lmgrade_assignment = {name}\n")
 
@@ -54,7 +54,7 @@ def test_file(name: str) -> str:
     return (f'"""The public checks of {name}, one test each: run `pytest` in this folder.\n\n'
             f"Each test grades one check on the files here exactly as `lmgrade check {name}` does\n"
             'and fails with the same feedback.\n"""\n\n'
-            "from autograder.bundle.pytest_plugin import require_pass\n\n\n"
+            "from lmgrade.bundle.pytest_plugin import require_pass\n\n\n"
             "def test_public_check(public_check):\n"
             "    require_pass(public_check)\n")
 

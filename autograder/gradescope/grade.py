@@ -41,7 +41,7 @@ def load(config: ZipConfig):
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m autograder.gradescope.grade")
+    parser = argparse.ArgumentParser(prog="python -m lmgrade.gradescope.grade")
     parser.add_argument("--config", type=Path, help="the zip's config (default: the one in the Gradescope layout)")
     parser.add_argument("--check-install", action="store_true",
                         help="load the assignment and its reference, grade nothing")

@@ -71,7 +71,7 @@ def describe_exit(status: int) -> str:
 
 def grade_in_child(time_budget_s: float) -> tuple[str, str] | None:
     """Run grade.py; None when it finished, else (why not, the note for the student)."""
-    child = subprocess.Popen([sys.executable, "-I", "-m", "autograder.gradescope.grade", "--parent", str(os.getpid())],
+    child = subprocess.Popen([sys.executable, "-I", "-m", "lmgrade.gradescope.grade", "--parent", str(os.getpid())],
                              start_new_session=True)
 
     def stop(signum, _frame):

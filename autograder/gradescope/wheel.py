@@ -20,7 +20,6 @@ import subprocess
 import sys
 import tempfile
 import zipfile
-from fnmatch import fnmatch
 from pathlib import Path
 
 from ..assignment import Assignment, tomllib
@@ -66,10 +65,9 @@ def _stage(root: Path, into: Path) -> None:
     readme = project["project"].get("readme")
     if isinstance(readme, str):
         shutil.copy2(root / readme, into / readme)
-    patterns = project.get("tool", {}).get("setuptools", {}).get("packages", {}).get("find", {}).get("include", ["*"])
-    for entry in sorted(root.iterdir()):
-        if entry.is_dir() and (entry / "__init__.py").is_file() and any(fnmatch(entry.name, p) for p in patterns):
-            shutil.copytree(entry, into / entry.name, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    # The folders `package-dir` maps into the `lmgrade` namespace (autograder/, plugins/, ...).
+    for folder in sorted(set(project["tool"]["setuptools"]["package-dir"].values())):
+        shutil.copytree(root / folder, into / folder, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
 
 
 def build_wheel(root: Path, out_dir: Path) -> Path:
@@ -103,8 +101,8 @@ def wheel_requirements(wheel: Path) -> list[str]:
 
 _PROBE = """
 import importlib, json, sys
-from autograder import catalog
-from autograder.oracle import LiveReference
+from lmgrade import catalog
+from lmgrade.oracle import LiveReference
 assignment, _ = catalog.load(sys.argv[1], json.loads(sys.argv[2]))
 LiveReference(assignment.spec)
 for name in sorted({c.scenario.__module__ for c in assignment.checks}):

@@ -104,7 +104,7 @@ def render_report(assignment: Assignment, variant: dict, rows: list[tuple[Submis
     graded = [g for _, g in rows if not g.error]
     maximum = sum(c.points for c in assignment.checks)
     scores = [g.score for g in graded]
-    env = jinja2.Environment(loader=jinja2.PackageLoader("autograder.regrade", "templates"),
+    env = jinja2.Environment(loader=jinja2.PackageLoader("lmgrade.regrade", "templates"),
                              autoescape=True, undefined=jinja2.StrictUndefined,
                              trim_blocks=True, lstrip_blocks=True)
     env.filters["points"] = points

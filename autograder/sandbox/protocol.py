@@ -18,9 +18,9 @@
   which the child draws the lap's inputs; the child ends the lap (END) with
   a fingerprint of the outputs, and the server notes the time again. The
   child cannot start work before its inputs exist, nor end a lap without
-  numbers only the finished work gives (see `autograder.speed`).
+  numbers only the finished work gives (see `lmgrade.speed`).
 
-Nothing here is pickle: payloads are `autograder.wire` data.
+Nothing here is pickle: payloads are `lmgrade.wire` data.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The fork server: imports the heavy libraries once, forks one child per run.
 
-Started by `autograder.sandbox.pool` with a scrubbed environment. It imports
+Started by `lmgrade.sandbox.pool` with a scrubbed environment. It imports
 numpy (torch where the assignment needs it) and the plugins' scenario modules,
 never student code and never the reference, then serves run requests one at
 a time: copy the submission into a fresh folder, fork, let the child lock

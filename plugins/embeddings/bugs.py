@@ -9,8 +9,8 @@ are known mistakes make the very edits of `mistakes.py`.
 
 from __future__ import annotations
 
-from autograder import Mistake
-from autograder.flawed import Bug
+from lmgrade import Mistake
+from lmgrade.flawed import Bug
 
 from . import mistakes as M
 

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from autograder import Case, CaseContext, Check, Limits, Tolerance
+from lmgrade import Case, CaseContext, Check, Limits, Tolerance
 
 from . import mistakes as M
-from . import scenarios
-from .judges import judge_gradients
+from .public import scenarios
+from .public.judges import judge_gradients
 
 BPE, W2V, FFNN = ("bpe.py",), ("word2vec.py",), ("ffnn_lm.py",)
 END = "</w>"

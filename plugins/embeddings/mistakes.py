@@ -8,7 +8,7 @@ are kept as constants: the catalogue of bugs makes the same edits.
 
 from __future__ import annotations
 
-from autograder import Mistake
+from lmgrade import Mistake
 
 B, W, F = "bpe.py", "word2vec.py", "ffnn_lm.py"
 

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from autograder import Case, CaseContext, Check, Limits, Tolerance
-from autograder.sequences import markov_sequences
+from lmgrade import Case, CaseContext, Check, Limits, Tolerance
+from lmgrade.sequences import markov_sequences
 
 from . import mistakes as M
-from . import scenarios
-from .judges import judge_dependence, judge_gradients
+from .public import scenarios
+from .public.judges import judge_dependence, judge_gradients
 
 # Float64 throughout: any correct order of operations agrees far inside
 # these, and a detour through float32 (relative error near 6e-8) does not.

@@ -8,7 +8,7 @@ comes with the backward that goes with it, so both halves agree).
 
 from __future__ import annotations
 
-from autograder import Mistake
+from lmgrade import Mistake
 
 R = "recurrent.py"
 

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from autograder import Case, CaseContext, Check, Limits, Tolerance
+from lmgrade import Case, CaseContext, Check, Limits, Tolerance
 from .corpus import sentences
 
 from . import mistakes as M
-from . import scenarios
-from .sampling import judge_sample
+from .public import scenarios
+from .public.sampling import judge_sample
 
 BOS, EOS, UNK = "<s>", "</s>", "<unk>"
 

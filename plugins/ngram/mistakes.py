@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 import types
 
-from autograder import Mistake
+from lmgrade import Mistake
 
 
 def _set_pad(body):

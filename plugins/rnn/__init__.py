@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from autograder import hookimpl
+from lmgrade import hookimpl
 
 HERE = Path(__file__).resolve().parent
 ASSIGNMENT = HERE.parents[1] / "assignments" / "rnn"

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from autograder import Case, CaseContext, Check, Limits, Tolerance
-from autograder.sequences import markov_sequences
+from lmgrade import Case, CaseContext, Check, Limits, Tolerance
+from lmgrade.sequences import markov_sequences
 
 from . import mistakes as M
-from . import scenarios
-from .judges import judge_gradients, judge_sample
+from .public import scenarios
+from .public.judges import judge_gradients, judge_sample
 
 # The modules checks import modules.py alone: a broken elman.py costs them nothing.
 MODULES = ("modules.py",)

@@ -7,7 +7,7 @@ student would have written in the reference's place.
 
 from __future__ import annotations
 
-from autograder import Mistake
+from lmgrade import Mistake
 
 M, E = "modules.py", "elman.py"
 

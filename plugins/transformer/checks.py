@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from autograder import Case, CaseContext, Check, Limits, Tolerance
+from lmgrade import Case, CaseContext, Check, Limits, Tolerance
 
 from . import mistakes as M
-from . import scenarios, speed, training
+from .public import scenarios, speed, training
 from .corpus import sparse_markov
-from .judges import judge_causality, judge_generate
+from .public.judges import judge_causality, judge_generate
 
 # Any correct order of operations agrees far inside these; float32 keeps
 # about 7 digits, and LayerNorm's gradient divides by a standard deviation.

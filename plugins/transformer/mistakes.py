@@ -8,7 +8,7 @@ are kept as constants: the catalogue of bugs makes the same edits.
 
 from __future__ import annotations
 
-from autograder import Mistake
+from lmgrade import Mistake
 
 L, M, T = "layers.py", "model.py", "train.py"
 

@@ -32,9 +32,9 @@ import functools
 import re
 from dataclasses import replace
 
-from autograder import Case, CaseContext, Check, Limits, Mistake, Tolerance
+from lmgrade import Case, CaseContext, Check, Limits, Mistake, Tolerance
 
-from .position_scenarios import LEARNED, ROPE, SINUSOIDAL, judge_rope_relative, rope_relative, sinusoidal
+from .public.position_scenarios import LEARNED, ROPE, SINUSOIDAL, judge_rope_relative, rope_relative, sinusoidal
 
 L, M = "layers.py", "model.py"
 
@@ -243,7 +243,7 @@ def odd_size_cases(ctx: CaseContext) -> list[Case]:
 # --- the variant's own checks ---
 
 def position_checks(variant: dict) -> list[Check]:
-    from . import scenarios
+    from .public import scenarios
     from .checks import ATTENTION_MISTAKES, FLOAT64
 
     quick = Limits(cpu_s=20, wall_s=40)

@@ -11,8 +11,8 @@ def sandbox_pool():
     """A pool that runs this package's scenarios and hides the reference."""
     from pathlib import Path
 
-    from autograder.sandbox.pool import SandboxPool
+    from lmgrade.sandbox.pool import SandboxPool
 
     root = Path(__file__).resolve().parents[2]
-    return SandboxPool(preload=["numpy", "sandbox_fixtures.scenarios"], forbidden_modules=["reference"],
+    return SandboxPool(preload=["numpy", "sandbox_fixtures.scenarios"], forbidden_modules=["lmgrade.reference"],
                        protected=[root / "reference"], jobs=1)

@@ -7,7 +7,7 @@ def call(modules, case):
 
 def timed(modules, case):
     """Laps on the fork server's clock: each calls the named function with the lap's nonce."""
-    from autograder.sandbox import stopwatch
+    from lmgrade.sandbox import stopwatch
 
     fn = getattr(modules["victim"], case["fn"])
     for _ in range(case["laps"]):

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from autograder import Case, CaseVerdict, liveness, property_result
+from lmgrade import Case, CaseVerdict, liveness, property_result
 
 LEARNED, SINUSOIDAL, ROPE = "learned", "sinusoidal", "rope"
 

@@ -10,8 +10,8 @@ import pluggy
 from . import hookspecs
 
 # Registered exactly as external plugins are, only found by name, not entry point.
-DEFAULT_PLUGINS = ("plugins.ngram", "plugins.rnn", "plugins.lstm", "plugins.embeddings",
-                   "plugins.transformer")
+DEFAULT_PLUGINS = ("lmgrade.plugins.ngram", "lmgrade.plugins.rnn", "lmgrade.plugins.lstm", "lmgrade.plugins.embeddings",
+                   "lmgrade.plugins.transformer")
 
 
 def make_manager(load_entry_points: bool = True) -> pluggy.PluginManager:

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from autograder import property_result
-from autograder.gradcheck import agreement, finite_differences, warnings_of
+from lmgrade import property_result
+from lmgrade.gradcheck import agreement, finite_differences, warnings_of
 
 CONSISTENCY = "backward against finite differences of forward"
 

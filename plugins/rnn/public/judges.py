@@ -7,17 +7,17 @@ backward that are wrong together, but consistent, get a different sentence
 from a right forward with a wrong backward.
 
 `judge_sample` tests the draws of `RNNLM.sample` against the exact
-probability of every possible sample, by chi-square (`autograder.stats`).
+probability of every possible sample, by chi-square (`lmgrade.stats`).
 """
 
 from __future__ import annotations
 
 from collections import Counter
 
-from autograder import CaseVerdict
-from autograder.compare import compare
-from autograder.gradcheck import AGREE, which_half
-from autograder.stats import fit_problem, seeding_problem
+from lmgrade import CaseVerdict
+from lmgrade.compare import compare
+from lmgrade.gradcheck import AGREE, which_half
+from lmgrade.stats import fit_problem, seeding_problem
 
 CONSISTENCY = ("backward against finite differences of forward", "backward against finite differences of loss")
 

@@ -1,6 +1,6 @@
 """The timing checks of the transformer: what one timed call is, and its fingerprint.
 
-Two calls are timed (see `autograder.speed` for how): causal self-attention
+Two calls are timed (see `lmgrade.speed` for how): causal self-attention
 forward and backward, and one training step of a small TransformerLM
 (forward, the submission's cross_entropy, backward, an AdamW step). Each
 lap draws new inputs from its nonce and returns a fingerprint that needs
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import torch
 
-from autograder.speed import Timing, run_laps
+from lmgrade.speed import Timing, run_laps
 
 from .scenarios import _attention, _lm
 

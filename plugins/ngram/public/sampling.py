@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from collections import Counter
 
-from autograder.checks import CaseVerdict
-from autograder.stats import fit_problem, seeding_problem
+from lmgrade.checks import CaseVerdict
+from lmgrade.stats import fit_problem, seeding_problem
 
 BOS, EOS = "<s>", "</s>"
 DEFAULT_MAX_LEN = 100  # sample's default in the contract

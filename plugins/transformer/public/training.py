@@ -16,7 +16,7 @@ import math
 import numpy as np
 import torch
 
-from autograder import Case, CaseVerdict, Tolerance
+from lmgrade import Case, CaseVerdict, Tolerance
 
 from .scenarios import _array, _generator, _lm
 

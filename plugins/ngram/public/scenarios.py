@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from autograder import property_result
+from lmgrade import property_result
 
 
 def pad(modules, args):

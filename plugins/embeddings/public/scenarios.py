@@ -19,8 +19,8 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from autograder import property_result, raised
-from autograder.gradcheck import warnings_of
+from lmgrade import property_result, raised
+from lmgrade.gradcheck import warnings_of
 
 EPS = 1e-6
 AGREE = "agree"

@@ -19,7 +19,7 @@ import math
 import numpy as np
 import torch
 
-from autograder import property_result
+from lmgrade import property_result
 
 from .position_scenarios import build_options, odd_size, supply_table
 
