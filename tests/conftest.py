@@ -1,18 +1,10 @@
 from __future__ import annotations
 
-import dataclasses
-from pathlib import Path
-
 import pytest
-
+from helpers import ROOT, TEST_SECRET, shortened, write_bugs
 from lmgrade import catalog
-from lmgrade.flawed import write_flawed
 from lmgrade.grading import Grader
 from lmgrade.oracle import LiveReference
-from lmgrade.sandbox.limits import Limits
-
-ROOT = Path(__file__).resolve().parents[1]
-TEST_SECRET = "test-secret"
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -23,35 +15,6 @@ def expected_store(tmp_path_factory):
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("LMGRADE_CACHE", str(folder))
         yield folder
-
-
-def shortened(assignment, cpu_s: float = 4, wall_s: float = 6):
-    """The assignment with limits short enough for a hanging submission in a test."""
-    checks = [dataclasses.replace(c, limits=Limits(**{**c.limits.as_dict(), "cpu_s": min(c.limits.cpu_s, cpu_s),
-                                                      "wall_s": min(c.limits.wall_s, wall_s)}))
-              for c in assignment.checks]
-    return type(assignment)(assignment.spec, checks)
-
-
-ASSIGNMENTS = list(catalog.assignment_folders())
-SUBMISSIONS = ROOT / "tests" / "submissions"
-
-
-def variants_of(name: str) -> list[tuple[str, ...]]:
-    """The default variant, then each other choice of each variant, as --set pairs."""
-    return [tuple(f"{k}={v}" for k, v in settings.items()) for settings in catalog.variant_settings(name)]
-
-
-def variant_params():
-    """(assignment, --set pairs) for every assignment and variant, as pytest ids."""
-    return [pytest.param(name, pairs, id="-".join([name, *pairs]))
-            for name in ASSIGNMENTS for pairs in variants_of(name)]
-
-
-def contract_submissions(name: str) -> list[Path]:
-    """Correct submissions written from the contract alone, in other styles than the reference's."""
-    folder = SUBMISSIONS / name
-    return sorted(p for p in folder.iterdir() if p.is_dir()) if folder.is_dir() else []
 
 
 class Graders:
@@ -94,13 +57,6 @@ def ngram_grader(graders):
     return graders("ngram")
 
 
-def write_bugs(assignment, root: Path) -> dict[str, Path]:
-    """Folder of each buggy submission of the assignment's catalogue, by name."""
-    spec = assignment.spec
-    return {name: write_flawed(spec.reference_folder(), spec.files, root / name, [bug])
-            for name, bug in catalog.bugs(spec.name).items()}
-
-
 @pytest.fixture(scope="session")
 def buggy(tmp_path_factory, ngram):
     return write_bugs(ngram[0], tmp_path_factory.mktemp("buggy_ngram"))
@@ -113,5 +69,3 @@ def reference_submission(tmp_path_factory, ngram):
     return folder
 
 
-def by_name(verdicts):
-    return {v.check.name: v for v in verdicts}

@@ -5,7 +5,6 @@ from __future__ import annotations
 import textwrap
 
 import pytest
-
 from lmgrade import catalog, templates
 from lmgrade.assignment import AssignmentError, load_assignment
 

@@ -6,10 +6,14 @@ check, with the right words, for every bug of the catalogue."""
 from __future__ import annotations
 
 import pytest
-
-from lmgrade import catalog, composition, liveness, templates
-from conftest import ASSIGNMENTS, contract_submissions, variant_params, write_bugs
 from degenerate import CONSTANTS, RAISES, write_degenerate
+from helpers import (
+    ASSIGNMENTS,
+    contract_submissions,
+    variant_params,
+    write_bugs,
+)
+from lmgrade import catalog, composition, liveness, templates
 
 
 def _grader_and_assignment(graders, name, pairs):

@@ -3,19 +3,14 @@
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from helpers import invoke, lmgrade
 
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def lmgrade(*args, cwd=None, timeout=300):
-    return subprocess.run([sys.executable, "-m", "lmgrade.cli", *map(str, args)], cwd=cwd,
-                          capture_output=True, text=True, timeout=timeout)
 
 
 def test_list():
@@ -60,38 +55,40 @@ def test_a_broken_submission_still_gets_valid_results(tmp_path, source, words):
     assert words in document["output"] or all(words in t["output"] for t in document["tests"]), document
 
 
-def test_usage_errors_exit_non_zero(tmp_path):
+def test_usage_errors_exit_non_zero(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
     # A path that does not exist is a typo: one line, nothing graded, no results.json.
     for command in (("grade", "ngram", tmp_path / "nowhere", "--results", tmp_path / "r.json"),
                     ("check", "ngram", tmp_path / "nowhere"), ("check", "ngram", tmp_path / "nowhere", "--case", "pad:1"),
                     ("regrade", "ngram", tmp_path / "nowhere", "-o", tmp_path / "out" / "scores.csv")):
-        _one_line_error(lmgrade(*command, cwd=tmp_path), str(tmp_path / "nowhere"), "does not exist")
+        _one_line_error(invoke(*command), str(tmp_path / "nowhere"), "does not exist")
     assert sorted(p.name for p in tmp_path.iterdir()) == []
     # An empty folder is a submission: graded 0, and results.json says why.
     (tmp_path / "empty").mkdir()
     empty = lmgrade("grade", "ngram", tmp_path / "empty", "--results", tmp_path / "r.json")
     assert empty.returncode == 0 and "The submission is empty" in json.loads((tmp_path / "r.json").read_text())["output"]
-    bad_variant = lmgrade("grade", "ngram", tmp_path, "--set", "activation=relu")
-    assert bad_variant.returncode == 2 and "no variant 'activation'" in bad_variant.stderr
-    unknown = lmgrade("generate", "nosuch", "-o", tmp_path)
-    assert unknown.returncode == 2 and "unknown assignment 'nosuch'" in unknown.stderr
+    bad_variant = invoke("grade", "ngram", tmp_path, "--set", "activation=relu")
+    assert bad_variant.exit_code == 2 and "no variant 'activation'" in bad_variant.stderr
+    unknown = invoke("generate", "nosuch", "-o", tmp_path)
+    assert unknown.exit_code == 2 and "unknown assignment 'nosuch'" in unknown.stderr
 
 
 def _one_line_error(out, *words):
-    assert out.returncode == 2, out.stderr
+    """`out`: a finished process, or click's result of an in-process run."""
+    assert getattr(out, "returncode", getattr(out, "exit_code", None)) == 2, out.stderr
     lines = out.stderr.strip().splitlines()
     assert len(lines) == 1 and "Traceback" not in out.stderr, out.stderr
     assert all(word in lines[0] for word in words), lines[0]
 
 
 def test_a_users_mistake_is_one_line_and_exit_2(tmp_path, reference_submission):
-    _one_line_error(lmgrade("generate", "ngram", "-o", "/proc/lmgrade-starter"), "/proc/lmgrade-starter")
-    _one_line_error(lmgrade("grade", "ngram", reference_submission, "--results", "/proc/r.json"), "--results",
+    _one_line_error(invoke("generate", "ngram", "-o", "/proc/lmgrade-starter"), "/proc/lmgrade-starter")
+    _one_line_error(invoke("grade", "ngram", reference_submission, "--results", "/proc/r.json"), "--results",
                     "/proc")
-    _one_line_error(lmgrade("grade", "ngram", reference_submission, "--results", tmp_path / "missing" / "r.json"),
+    _one_line_error(invoke("grade", "ngram", reference_submission, "--results", tmp_path / "missing" / "r.json"),
                     "does not exist", "missing")
-    _one_line_error(lmgrade("generate", "nosuch", "-o", tmp_path), "unknown assignment 'nosuch'")
-    _one_line_error(lmgrade("generate", "rnn", "-o", tmp_path, "--set", "activation=relu"), "sigmoid, tanh")
+    _one_line_error(invoke("generate", "nosuch", "-o", tmp_path), "unknown assignment 'nosuch'")
+    _one_line_error(invoke("generate", "rnn", "-o", tmp_path, "--set", "activation=relu"), "sigmoid, tanh")
     assert not (tmp_path / "missing").exists()
 
 
@@ -221,6 +218,6 @@ def test_regrade_usage_errors_are_one_line(tmp_path):
                         ((tmp_path / "class", "-o", scores, "--executor", "nowhere.json"),
                          "expected local, dask://HOST:PORT"),
                         ((tmp_path / "class", "-o", tmp_path / "a_file" / "scores.csv"), "cannot make its folder")]:
-        out = lmgrade("regrade", "ngram", *args)
-        assert out.returncode == 2 and words in out.stderr and "Traceback" not in out.stderr, out.stderr
+        out = invoke("regrade", "ngram", *args)
+        assert out.exit_code == 2 and words in out.stderr and "Traceback" not in out.stderr, out.stderr
     assert not scores.exists()

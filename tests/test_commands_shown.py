@@ -14,8 +14,7 @@ import shlex
 import click
 import pytest
 from click.testing import CliRunner
-from conftest import ROOT, variant_params
-
+from helpers import ROOT, variant_params
 from lmgrade import catalog, templates
 from lmgrade.bundle import texts
 from lmgrade.cli import main

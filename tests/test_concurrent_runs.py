@@ -10,7 +10,6 @@ import sys
 import time
 
 import pytest
-
 from lmgrade.sandbox import lease
 from lmgrade.sandbox.privileges import sandbox_user
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import textwrap
 import time
 
+from helpers import shortened
 from lmgrade.grading import Grader
 from lmgrade.oracle import LiveReference
-from conftest import shortened
 
 
 def test_grading_twice_gives_the_same_result(ngram_grader, buggy):

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import pytest
-
-from conftest import ROOT
+from helpers import ROOT
 
 SHARED = ROOT.parent / "shared" / "spec"
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import itertools
 
 import pytest
-
+from degenerate import write_degenerate
+from helpers import TEST_SECRET
 from lmgrade import catalog
 from lmgrade.checks import Case, CaseContext, Check, Mistake, explains
 from lmgrade.compare import Tolerance
@@ -13,8 +14,6 @@ from lmgrade.grading import Grader
 from lmgrade.oracle import LiveReference
 from lmgrade.sandbox.pool import CaseOutcome
 from lmgrade.seeds import PUBLIC_SECRET, check_rng
-from conftest import TEST_SECRET
-from degenerate import write_degenerate
 
 
 def test_a_property_is_paid_only_beside_answers_that_show_work(ngram, ngram_grader, tmp_path):

@@ -5,12 +5,11 @@ from __future__ import annotations
 import shutil
 
 import pytest
-
+from helpers import TEST_SECRET
 from lmgrade import catalog
 from lmgrade.expected_store import ExpectedStore, default_folder
 from lmgrade.grading import Grader
 from lmgrade.oracle import LiveReference
-from conftest import TEST_SECRET
 
 
 class CountingReference(LiveReference):

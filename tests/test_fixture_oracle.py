@@ -7,13 +7,24 @@ import subprocess
 import sys
 
 import pytest
-
+from helpers import TEST_SECRET
 from lmgrade import catalog, wire
-from lmgrade.fixtures import ARRAYS, DOCUMENT, Fixtures, describe, record, visible_checks
+from lmgrade.fixtures import (
+    ARRAYS,
+    DOCUMENT,
+    Fixtures,
+    describe,
+    record,
+    visible_checks,
+)
 from lmgrade.grading import draw_cases
-from lmgrade.oracle import FixtureError, LiveReference, RecordedMistakeRaised, RecordedReference
+from lmgrade.oracle import (
+    FixtureError,
+    LiveReference,
+    RecordedMistakeRaised,
+    RecordedReference,
+)
 from lmgrade.seeds import PUBLIC_SECRET
-from conftest import TEST_SECRET
 
 
 @pytest.fixture(scope="module")

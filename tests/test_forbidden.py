@@ -15,7 +15,6 @@ from pathlib import Path
 
 import pytest
 import torch  # noqa: F401 - imported so that paths can also be matched by identity, as in the grader
-
 from lmgrade.forbidden import Finding, reached, relevant, scan
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -4,7 +4,6 @@ source before the run, or stopped when called where the source hides them."""
 from __future__ import annotations
 
 import pytest
-
 from lmgrade import catalog
 from lmgrade.flawed import apply
 

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import pytest
-
-from lmgrade.flawed import write_flawed
-from conftest import variant_params
 from free_state import FREE
+from helpers import variant_params
+from lmgrade.flawed import write_flawed
 
 
 @pytest.mark.parametrize("name,pairs", [p for p in variant_params() if p.values[0] in FREE])

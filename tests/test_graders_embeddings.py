@@ -11,7 +11,6 @@ from __future__ import annotations
 import re
 
 import pytest
-
 from lmgrade import catalog
 from lmgrade.flawed import write_flawed
 

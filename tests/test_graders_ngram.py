@@ -1,8 +1,7 @@
 """What only the ngram graders promise (the proofs every assignment shares are in test_assignments.py)."""
-
 from __future__ import annotations
 
-from conftest import by_name
+from helpers import by_name
 
 
 def test_a_bug_elsewhere_does_not_cost_the_sample_check(ngram_grader, buggy):

@@ -23,13 +23,12 @@ import zipfile
 from pathlib import Path
 
 import pytest
-
+from helpers import validate
 from lmgrade import catalog
 from lmgrade.flawed import write_flawed
 from lmgrade.gradescope.layout import CONFIG_NAME, EXPECTED_FOLDER, Layout
 from lmgrade.gradescope.local import LocalInstall, clean_env, install
 from lmgrade.reports.gradescope import NOT_GRADED
-from test_reports import validate
 
 SECRET = "zip-test-secret-3f9a"
 ENTRIES = {"setup.sh", "run_autograder", "requirements.txt", CONFIG_NAME}

@@ -7,7 +7,6 @@ import json
 from pathlib import Path
 
 import pytest
-
 from lmgrade.errors import HarnessFault
 from lmgrade.grading import HARNESS_FAULT_NOTE, grade_submission
 
@@ -52,10 +51,10 @@ def test_a_reference_that_cannot_be_imported_is_a_harness_fault(ngram, reference
 
 def test_an_untouched_stub_costs_no_expected_values_no_training_and_no_timing(tmp_path):
     """Where no case answered, nothing is compared: the reference never runs, for answers, training or laps."""
+    from conftest import TEST_SECRET
     from lmgrade import catalog, templates
     from lmgrade.grading import Grader
     from lmgrade.oracle import LiveReference
-    from conftest import TEST_SECRET
 
     assignment, variant = catalog.load("transformer", device="cpu")
     templates.generate(assignment, variant, tmp_path / "stub")

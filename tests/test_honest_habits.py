@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import dataclasses
 
+from helpers import ROOT, TEST_SECRET
 from lmgrade.grading import Grader
 from lmgrade.oracle import LiveReference
-from conftest import ROOT, TEST_SECRET
 
 REFERENCE = (ROOT / "reference" / "ngram" / "ngram.py").read_text()
 

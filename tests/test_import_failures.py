@@ -5,8 +5,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
-
 from lmgrade.grading import grade_submission
 
 ROOT = Path(__file__).resolve().parents[1]

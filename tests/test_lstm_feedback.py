@@ -6,9 +6,8 @@ from __future__ import annotations
 import re
 
 import pytest
-
+from helpers import write_bugs
 from lmgrade import catalog
-from conftest import write_bugs
 
 NAMED = re.compile(r"differs, see (\w+): fix that first")
 # Checks that grade one component on data the grader gives, and the bugs of that component.

@@ -5,11 +5,9 @@ from __future__ import annotations
 import json
 
 import pytest
-
+from helpers import TEST_SECRET, lmgrade
 from lmgrade import catalog, mutants
 from lmgrade.mutants import all_mutants, label, load_equivalents, run_mutants
-from conftest import TEST_SECRET
-from test_cli import lmgrade
 
 
 @pytest.mark.parametrize("name", list(catalog.assignment_folders()))

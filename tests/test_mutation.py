@@ -7,7 +7,6 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-
 from lmgrade.mutation import OPERATORS, make_mutants
 
 NGRAM = (Path(__file__).resolve().parents[1] / "reference" / "ngram" / "ngram.py").read_text()

@@ -7,7 +7,6 @@ import sys
 import textwrap
 
 import pytest
-
 from lmgrade import catalog
 from lmgrade.grading import Grader
 from lmgrade.oracle import LiveReference

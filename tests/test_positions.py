@@ -13,22 +13,19 @@ import csv
 import textwrap
 
 import pytest
-
+from degenerate import RAISES, write_degenerate
+from helpers import ROOT, TEST_SECRET, distinctive_reference_lines, shortened
 from lmgrade import catalog
 from lmgrade.assignment import Assignment, AssignmentError, bind, load_assignment
 from lmgrade.bundle.sources import grader_files
-from lmgrade.fixtures import describe
-from lmgrade.fixtures import Fixtures, record
+from lmgrade.fixtures import Fixtures, describe, record
 from lmgrade.flawed import without_docstring
 from lmgrade.grading import Grader
 from lmgrade.oracle import RecordedReference
+from lmgrade.plugins.transformer.positions import ROPE_ANGLE_D_MODEL
 from lmgrade.regrade import discover, regrade
 from lmgrade.regrade.executor import LocalExecutor
 from lmgrade.seeds import PUBLIC_SECRET
-from conftest import ROOT, TEST_SECRET, shortened
-from degenerate import RAISES, write_degenerate
-from lmgrade.plugins.transformer.positions import ROPE_ANGLE_D_MODEL
-from test_student_bundle import distinctive_reference_lines
 
 ROPE = ("positions=rope",)
 ROTATE = "            q, k = rotate(torch.stack((q, k))).unbind(0)  # both at once: (2, B, n_heads, T, d_head)\n"

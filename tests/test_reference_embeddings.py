@@ -12,7 +12,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-
 from lmgrade.loader import load_files
 from lmgrade.plugins.transformer.corpus import sparse_markov
 

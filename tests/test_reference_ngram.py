@@ -7,9 +7,8 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
-
-from lmgrade.plugins.ngram.corpus import sentences
 from lmgrade.plugins.ngram.checks import COWS
+from lmgrade.plugins.ngram.corpus import sentences
 from lmgrade.reference.ngram import ngram as ref
 
 

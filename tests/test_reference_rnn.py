@@ -9,9 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-
+from helpers import numeric_grad, rel_error
 from lmgrade.loader import load_files
-from numeric import numeric_grad, rel_error
 
 ROOT = Path(__file__).resolve().parents[1]
 ACTIVATIONS = ["sigmoid", "tanh"]

@@ -16,7 +16,6 @@ import pytest
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
-
 from lmgrade.loader import load_files
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -8,9 +8,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, SUBMISSIONS, TEST_SECRET
-from test_reports import validate
-
+from helpers import ROOT, SUBMISSIONS, TEST_SECRET, validate
 from lmgrade import catalog
 from lmgrade.errors import HarnessFault
 from lmgrade.flawed import write_flawed

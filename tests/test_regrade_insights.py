@@ -6,11 +6,15 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import ROOT
-
+from helpers import ROOT
 from lmgrade import catalog, templates
 from lmgrade.regrade.graded import CheckScore, Graded, grade_folder
-from lmgrade.regrade.insights import components, explained_failures, identical_groups, zero_causes
+from lmgrade.regrade.insights import (
+    components,
+    explained_failures,
+    identical_groups,
+    zero_causes,
+)
 from lmgrade.regrade.layout import Student, SubmissionFolder
 
 

@@ -5,14 +5,20 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from lmgrade import catalog
 from lmgrade.regrade.content import grading_fingerprint, read_files, write_files
-from lmgrade.submission import content_hash
 from lmgrade.regrade.graded import CheckScore, Graded
-from lmgrade.regrade.layout import METADATA, LayoutError, Student, SubmissionFolder, discover, read_metadata
+from lmgrade.regrade.layout import (
+    METADATA,
+    LayoutError,
+    Student,
+    SubmissionFolder,
+    discover,
+    read_metadata,
+)
 from lmgrade.regrade.report import histogram, mistake_counts
 from lmgrade.regrade.scores_csv import points, scores_table
+from lmgrade.submission import content_hash
 
 EXPORT = """\
 submission_101:

@@ -4,49 +4,10 @@ from __future__ import annotations
 
 import json
 
-import jsonschema
-import pytest
-
+from helpers import validate
 from lmgrade.reports.gradescope import NOT_GRADED, ResultsFile, results_json
 
 # Gradescope's results.json format (its autograder specification), as a JSON schema.
-GRADESCOPE_SCHEMA = {
-    "type": "object",
-    "properties": {
-        "score": {"type": "number"},
-        "execution_time": {"type": "number"},
-        "output": {"type": "string"},
-        "output_format": {"enum": ["text", "html", "simple_format", "md", "ansi"]},
-        "visibility": {"enum": ["hidden", "after_due_date", "after_published", "visible"]},
-        "stdout_visibility": {"enum": ["hidden", "after_due_date", "after_published", "visible"]},
-        "extra_data": {"type": "object"},
-        "leaderboard": {"type": "array", "items": {
-            "type": "object", "required": ["name", "value"],
-            "properties": {"name": {"type": "string"}, "order": {"enum": ["asc", "desc"]}}}},
-        "tests": {"type": "array", "items": {
-            "type": "object",
-            "required": ["name", "score", "max_score", "output", "visibility"],
-            "properties": {
-                "score": {"type": "number"},
-                "max_score": {"type": "number"},
-                "status": {"enum": ["passed", "failed"]},
-                "name": {"type": "string"},
-                "number": {"type": "string"},
-                "output": {"type": "string"},
-                "tags": {"type": "array", "items": {"type": "string"}},
-                "visibility": {"enum": ["hidden", "after_due_date", "after_published", "visible"]},
-            },
-            "additionalProperties": False,
-        }},
-    },
-    "required": ["tests"],
-    "additionalProperties": False,
-}
-
-
-def validate(document: dict) -> None:
-    jsonschema.validate(document, GRADESCOPE_SCHEMA)
-    assert document["score"] == pytest.approx(sum(t["score"] for t in document["tests"]))
 
 
 def test_provisional_file_lists_every_check_at_zero(ngram, tmp_path):

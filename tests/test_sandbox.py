@@ -3,14 +3,11 @@
 from __future__ import annotations
 
 import os
-import subprocess
 import textwrap
 import time
 from pathlib import Path
 
-import numpy as np
 import pytest
-
 from lmgrade.sandbox import landlock
 from lmgrade.sandbox.limits import Limits
 from lmgrade.sandbox.pool import SandboxPool

@@ -7,10 +7,9 @@ import inspect
 from pathlib import Path
 
 import pytest
-
+from helpers import variant_params
 from lmgrade import catalog, templates
 from lmgrade.loader import load_files
-from conftest import ASSIGNMENTS, variant_params
 
 
 def public_api(module) -> dict[str, str]:

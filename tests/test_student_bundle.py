@@ -12,7 +12,6 @@ is inspected.
 
 from __future__ import annotations
 
-import ast
 import io
 import json
 import math
@@ -29,7 +28,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
+from helpers import TEST_SECRET, distinctive_reference_lines
 from lmgrade import catalog, templates, wire
 from lmgrade.bundle.sources import FIXTURES_PACKAGE, grader_files
 from lmgrade.fixtures import describe
@@ -37,7 +36,6 @@ from lmgrade.flawed import write_flawed
 from lmgrade.grading import draw_cases
 from lmgrade.oracle import LiveReference
 from lmgrade.seeds import PUBLIC_SECRET
-from conftest import TEST_SECRET
 
 COLUMNS = "1000"  # no line of a report is wrapped, so reports compare line by line
 BUILT = ("ngram", "rnn")
@@ -197,27 +195,6 @@ def test_bundle_holds_stubs_handout_checker_and_public_fixtures(bundles):
         plugin_modules = sorted(m for m in members if m.startswith("lmgrade/plugins/"))
         assert plugin_modules == [f"lmgrade/plugins/{name}/public/{m}"
                                   for m in ("judges.py" if name == "rnn" else "sampling.py", "scenarios.py")]
-
-
-def code_lines(source: str) -> list[str]:
-    """The lines of a module that are code: docstrings left out (they may say what the handout says)."""
-    docstrings = set()
-    for node in ast.walk(ast.parse(source)):
-        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
-            docstrings.update(range(node.lineno, node.end_lineno + 1))
-    return [line for number, line in enumerate(source.splitlines(), start=1) if number not in docstrings]
-
-
-def distinctive_reference_lines(name: str) -> list[str]:
-    """Code lines of the reference that nothing else has: not the stubs' signatures, not short ones."""
-    assignment, variant = catalog.load(name)
-    stub_lines = {line.strip() for text in templates.render(assignment, variant).values()
-                  for line in text.splitlines()}
-    folder = assignment.spec.reference_folder()
-    lines = [line.strip() for filename in assignment.spec.files
-             for line in code_lines((folder / filename).read_text(encoding="utf-8"))]
-    return sorted({line for line in lines if len(line) >= 20 and not line.startswith("#")
-                   and not any(line in stub for stub in stub_lines)})
 
 
 @pytest.mark.parametrize("name", BUILT)

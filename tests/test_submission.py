@@ -9,7 +9,6 @@ import zipfile
 from pathlib import Path
 
 import pytest
-
 from lmgrade.grading import grade_submission
 from lmgrade.submission import locate, missing_hint
 

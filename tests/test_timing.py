@@ -9,15 +9,14 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-
 from lmgrade import Case, CaseContext, Check, Tolerance
 from lmgrade.assignment import AssignmentError, bind, load_assignment, on_device
 from lmgrade.device import DeviceError, cuda_available, resolve
 from lmgrade.sandbox.limits import Limits
-from sandbox_fixtures import sandbox_pool, submission_of
 from lmgrade.sandbox.protocol import NONCE, TICK_END, TICK_READY, pack_tick
 from lmgrade.sandbox.stopwatch import Timekeeper
 from lmgrade.speed import Laps, Timing, judge_case
+from sandbox_fixtures import sandbox_pool, submission_of
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -213,9 +212,8 @@ def test_device_cuda_without_cuda_is_a_usage_error():
 
 
 def test_case_context_carries_the_device():
-    from lmgrade.plugins.transformer.checks import attention_speed_cases
-
     import numpy as np
+    from lmgrade.plugins.transformer.checks import attention_speed_cases
     (case,) = attention_speed_cases(CaseContext(rng=np.random.default_rng(0), variant={}, device="cpu"))
     assert case.args["device"] == "cpu" and "cpu" in case.label
 

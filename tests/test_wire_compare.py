@@ -7,10 +7,9 @@ import pickle
 
 import numpy as np
 import pytest
-
 from lmgrade import wire
-from lmgrade.sandbox import protocol
 from lmgrade.compare import Tolerance, compare
+from lmgrade.sandbox import protocol
 
 
 @pytest.mark.parametrize("value", [

@@ -5,7 +5,6 @@ import operator
 
 import numpy as np
 
-
 # ---------------------------------------------------------------------------
 # elementwise functions
 

@@ -1,8 +1,7 @@
 import copy
 
 import numpy as np
-
-from modules import Linear, Sigmoid, Tanh, Softmax, CrossEntropy
+from modules import CrossEntropy, Linear, Sigmoid, Softmax, Tanh
 
 _ACTIVATIONS = {"sigmoid": Sigmoid, "tanh": Tanh}
 _RNN_KEYS = ("W_ah", "W_ax", "b_a", "W_yh", "b_y")

@@ -2,7 +2,6 @@ import math
 
 import torch
 import torch.nn as nn
-
 from layers import LayerNorm, TransformerBlock
 
 POSITIONS = ("learned", "sinusoidal", "rope")

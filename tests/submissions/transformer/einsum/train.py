@@ -1,7 +1,6 @@
 import math
 
 import torch
-
 from model import cross_entropy
 
 

@@ -1,7 +1,6 @@
 import torch
-from torch import nn
-
 from layers import LayerNorm, TransformerBlock
+from torch import nn
 
 
 def sinusoidal_encoding(context_length, d_model):

@@ -2,7 +2,6 @@ import math
 from numbers import Integral
 
 import torch
-
 from model import cross_entropy
 
 

@@ -3,9 +3,8 @@ import os
 import tempfile
 
 import torch
-
-from model import cross_entropy
 from layers import softmax_last
+from model import cross_entropy
 
 
 def get_batch(data, batch_size, context_length, generator, device):

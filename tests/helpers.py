@@ -1,0 +1,170 @@
+"""What the tests share: paths, the catalogue's submissions, graders' helpers, the command line.
+
+Test modules import from here, never from each other; conftest.py holds the fixtures.
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import subprocess
+import sys
+from pathlib import Path
+
+import jsonschema
+import numpy as np
+import pytest
+from click.testing import CliRunner
+from lmgrade import catalog, templates
+from lmgrade.flawed import write_flawed
+from lmgrade.sandbox.limits import Limits
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+TEST_SECRET = "test-secret"
+
+
+def shortened(assignment, cpu_s: float = 4, wall_s: float = 6):
+    """The assignment with limits short enough for a hanging submission in a test."""
+    checks = [dataclasses.replace(c, limits=Limits(**{**c.limits.as_dict(), "cpu_s": min(c.limits.cpu_s, cpu_s),
+                                                      "wall_s": min(c.limits.wall_s, wall_s)}))
+              for c in assignment.checks]
+    return type(assignment)(assignment.spec, checks)
+
+
+ASSIGNMENTS = list(catalog.assignment_folders())
+
+
+SUBMISSIONS = ROOT / "tests" / "submissions"
+
+
+def variants_of(name: str) -> list[tuple[str, ...]]:
+    """The default variant, then each other choice of each variant, as --set pairs."""
+    return [tuple(f"{k}={v}" for k, v in settings.items()) for settings in catalog.variant_settings(name)]
+
+
+def variant_params():
+    """(assignment, --set pairs) for every assignment and variant, as pytest ids."""
+    return [pytest.param(name, pairs, id="-".join([name, *pairs]))
+            for name in ASSIGNMENTS for pairs in variants_of(name)]
+
+
+def contract_submissions(name: str) -> list[Path]:
+    """Correct submissions written from the contract alone, in other styles than the reference's."""
+    folder = SUBMISSIONS / name
+    return sorted(p for p in folder.iterdir() if p.is_dir()) if folder.is_dir() else []
+
+
+def write_bugs(assignment, root: Path) -> dict[str, Path]:
+    """Folder of each buggy submission of the assignment's catalogue, by name."""
+    spec = assignment.spec
+    return {name: write_flawed(spec.reference_folder(), spec.files, root / name, [bug])
+            for name, bug in catalog.bugs(spec.name).items()}
+
+
+def by_name(verdicts):
+    return {v.check.name: v for v in verdicts}
+
+
+# The command line
+
+def lmgrade(*args, cwd=None, timeout=300):
+    return subprocess.run([sys.executable, "-m", "lmgrade.cli", *map(str, args)], cwd=cwd,
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def invoke(*args):
+    """`lmgrade ARGS` in this process (click's runner): for what a usage error or a listing says."""
+    from lmgrade.cli import main
+
+    return CliRunner().invoke(main, [str(a) for a in args])
+
+
+# Gradescope's results.json
+
+GRADESCOPE_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "score": {"type": "number"},
+        "execution_time": {"type": "number"},
+        "output": {"type": "string"},
+        "output_format": {"enum": ["text", "html", "simple_format", "md", "ansi"]},
+        "visibility": {"enum": ["hidden", "after_due_date", "after_published", "visible"]},
+        "stdout_visibility": {"enum": ["hidden", "after_due_date", "after_published", "visible"]},
+        "extra_data": {"type": "object"},
+        "leaderboard": {"type": "array", "items": {
+            "type": "object", "required": ["name", "value"],
+            "properties": {"name": {"type": "string"}, "order": {"enum": ["asc", "desc"]}}}},
+        "tests": {"type": "array", "items": {
+            "type": "object",
+            "required": ["name", "score", "max_score", "output", "visibility"],
+            "properties": {
+                "score": {"type": "number"},
+                "max_score": {"type": "number"},
+                "status": {"enum": ["passed", "failed"]},
+                "name": {"type": "string"},
+                "number": {"type": "string"},
+                "output": {"type": "string"},
+                "tags": {"type": "array", "items": {"type": "string"}},
+                "visibility": {"enum": ["hidden", "after_due_date", "after_published", "visible"]},
+            },
+            "additionalProperties": False,
+        }},
+    },
+    "required": ["tests"],
+    "additionalProperties": False,
+}
+
+
+def validate(document: dict) -> None:
+    jsonschema.validate(document, GRADESCOPE_SCHEMA)
+    assert document["score"] == pytest.approx(sum(t["score"] for t in document["tests"]))
+
+
+# The reference's own lines
+
+def code_lines(source: str) -> list[str]:
+    """The lines of a module that are code: docstrings left out (they may say what the handout says)."""
+    docstrings = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
+            docstrings.update(range(node.lineno, node.end_lineno + 1))
+    return [line for number, line in enumerate(source.splitlines(), start=1) if number not in docstrings]
+
+
+def distinctive_reference_lines(name: str) -> list[str]:
+    """Code lines of the reference that nothing else has: not the stubs' signatures, not short ones."""
+    assignment, variant = catalog.load(name)
+    stub_lines = {line.strip() for text in templates.render(assignment, variant).values()
+                  for line in text.splitlines()}
+    folder = assignment.spec.reference_folder()
+    lines = [line.strip() for filename in assignment.spec.files
+             for line in code_lines((folder / filename).read_text(encoding="utf-8"))]
+    return sorted({line for line in lines if len(line) >= 20 and not line.startswith("#")
+                   and not any(line in stub for stub in stub_lines)})
+
+
+# Gradients by central differences
+
+def numeric_grad(f, x, h=1e-6):
+    """Central differences of the scalar f at x, one entry at a time (float64)."""
+    x = np.array(x, dtype=np.float64)
+    grad = np.zeros_like(x)
+    for i in np.ndindex(x.shape):
+        old = x[i]
+        x[i] = old + h
+        up = f(x.copy())
+        x[i] = old - h
+        down = f(x.copy())
+        x[i] = old
+        grad[i] = (up - down) / (2 * h)
+    return grad
+
+
+def rel_error(a, b):
+    """|a - b| / (|a| + |b|) in the Frobenius norm; 0 when both are zero."""
+    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    assert a.shape == b.shape
+    scale = np.linalg.norm(a) + np.linalg.norm(b)
+    return 0.0 if scale == 0 else np.linalg.norm(a - b) / scale
