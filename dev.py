@@ -3,6 +3,8 @@
 
     python3 dev.py demo [lmgrade demo options]   # set up, then run the demo
     python3 dev.py test [pytest options]         # set up, then run the test suite
+    python3 dev.py test -m "not slow"            # the fast subset: no wheels, zips, bundles or installs
+    python3 dev.py lint                          # set up, then ruff: lint and format check
     python3 dev.py mutants [NAME ...]            # set up, then grade every mutant of each reference
     python3 dev.py setup                         # only set up
 
@@ -52,7 +54,7 @@ def main() -> int:
     if sys.version_info < (3, 10):
         sys.exit("lmgrade needs Python 3.10 or newer")
     command, *rest = sys.argv[1:] or ["help"]
-    if command not in ("setup", "demo", "test", "mutants"):
+    if command not in ("setup", "demo", "test", "lint", "mutants"):
         print(__doc__)
         return 0 if command in ("help", "-h", "--help") else 2
     setup()
@@ -60,6 +62,10 @@ def main() -> int:
         return subprocess.run([str(BIN / "lmgrade"), "demo", *rest], cwd=ROOT).returncode
     if command == "test":
         return subprocess.run([str(BIN / "python"), "-m", "pytest", *rest], cwd=ROOT).returncode
+    if command == "lint":
+        ruff = str(BIN / "ruff")
+        return subprocess.run([ruff, "check", "."], cwd=ROOT).returncode or \
+            subprocess.run([ruff, "format", "--check", "."], cwd=ROOT).returncode
     if command == "mutants":  # the full mutation run, a benchmark: minutes per assignment
         names = rest or ["ngram", "rnn", "lstm", "embeddings", "transformer"]
         return max(subprocess.run([str(BIN / "lmgrade"), "mutants", name, "-o", f"mutants-{name}.json"],
