@@ -105,3 +105,15 @@ def test_the_zips_recorded_values_leave_nothing_to_compute(tmp_path):
                 store=ExpectedStore(tmp_path / "expected")) as grader:
         grader.record_expected()
     assert oracle.computed == 0
+
+
+def test_a_gpu_checks_values_are_never_stored(ngram_copy, tmp_path):
+    import dataclasses
+
+    assignment, variant, folder = ngram_copy
+    on_gpu = type(assignment)(assignment.spec, [dataclasses.replace(c, device="cuda") for c in assignment.checks])
+    with Grader(on_gpu, variant, CountingReference(assignment.spec, folder), secret=TEST_SECRET,
+                store=ExpectedStore(tmp_path / "store")) as grader:
+        check = on_gpu.checks[0]
+        assert grader._stored_key(check, grader.cases(check)) is None
+        assert grader._stored_key(assignment.checks[0], grader.cases(check)) is not None
