@@ -3,17 +3,22 @@
     python benchmarks/grade_assignment.py rnn [--repeat 5] [--jobs 2]
 
 Measured in one run, side by side:
-- `lmgrade grade` on the reference, end to end (median of --repeat);
+- `lmgrade grade` on the reference, end to end (median of --repeat), with
+  the expected-value store warm (a second grading: only the submission's side
+  is computed, as run_autograder does with the values its zip carries) and
+  cold (LMGRADE_CACHE=off: the reference computes every expected value);
 - the checks' own compute: every check's scenario run twice in this process
   on the reference modules (once for the expected values, once in the place of
   the submission), without sandbox, wire or judging (median of --repeat);
 - the share of the end-to-end time spent outside that compute (interpreter
-  and plugin start, fork servers, copies, frames, judging, named mistakes).
+  and plugin start, fork servers, copies, frames, judging, named mistakes);
+- the processes one grading starts: fork servers (interpreters) and children.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import subprocess
 import sys
@@ -27,8 +32,9 @@ sys.path.insert(0, str(ROOT))
 
 from lmgrade import catalog  # noqa: E402
 from lmgrade.checks import CaseContext  # noqa: E402
+from lmgrade.grading import Grader  # noqa: E402
 from lmgrade.loader import load_files  # noqa: E402
-from lmgrade.oracle import run_scenario  # noqa: E402
+from lmgrade.oracle import LiveReference, run_scenario  # noqa: E402
 from timing import median_time  # noqa: E402
 
 
@@ -47,13 +53,19 @@ def main() -> None:
         for filename in spec.files:
             shutil.copy(spec.reference_folder() / filename, submission / filename)
 
-        def grade():
+        def grade(store: str):
             subprocess.run([sys.executable, "-m", "lmgrade.cli", "grade", args.assignment, str(submission),
                             "--results", str(Path(tmp) / "results.json"), "--jobs", str(args.jobs)],
-                           check=True, capture_output=True, cwd=ROOT)
+                           check=True, capture_output=True, cwd=ROOT, env={**os.environ, "LMGRADE_CACHE": store})
 
-        grade()  # warm the file cache
-        total = median_time(grade, args.repeat)
+        warm_store = str(Path(tmp) / "store")
+        grade(warm_store)  # fills the store, and warms the file cache
+        total = median_time(lambda: grade(warm_store), args.repeat)
+        cold = median_time(lambda: grade("off"), args.repeat)
+
+        with Grader(assignment, variant, LiveReference(spec), secret="benchmark", jobs=args.jobs) as grader:
+            grader.grade(submission)
+            servers, children = len(grader.pool.started_s), grader.pool.children
 
         modules = load_files(submission, spec.files)
         cases = {check.name: check.make_cases(CaseContext(np.random.default_rng(0), variant))
@@ -68,7 +80,9 @@ def main() -> None:
         own = median_time(compute, args.repeat)
 
     print(f"lmgrade grade {args.assignment} <reference> --jobs {args.jobs}, median of {args.repeat}: "
-          f"{total:.2f} s")
+          f"{total:.2f} s with the expected values stored, {cold:.2f} s computing them")
+    print(f"processes one grading starts: {servers} fork servers (interpreters), {children} forked children "
+          f"for {len(assignment.checks)} checks")
     print(f"the checks' own compute (reference and submission side, serial, in process): {own:.2f} s")
     print(f"share of the wall time outside that compute: {max(0.0, 1 - own / total):.0%} "
           f"(the compute alone is {own / total:.2f}x the wall time; --jobs {args.jobs} runs checks in parallel)")

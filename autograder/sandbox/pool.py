@@ -180,7 +180,8 @@ class SandboxPool:
         self._all: list[_Server] = []
         self._lock = threading.Lock()
         self._free = threading.BoundedSemaphore(self.jobs)
-        self.started_s: list[float] = []
+        self.started_s: list[float] = []  # one per fork server started: the interpreters this pool began
+        self.children = 0  # one per child forked: a run, and one more after each child that died part-way
 
     def _acquire(self) -> _Server:
         try:
@@ -233,6 +234,8 @@ class SandboxPool:
                     report.outcomes[i].message = "not run: the check's time limit was used up"
                 break
             lim = Limits(**{**limits.as_dict(), "wall_s": remaining})
+            with self._lock:
+                self.children += 1
             header, result = server.request(
                 {"scenario": scenario, "submission": str(submission), "files": files,
                  "start": start, "limits": lim.as_dict(), "device": device,
