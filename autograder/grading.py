@@ -504,6 +504,7 @@ class Grader:
         verdicts: dict[int, Verdict] = {}
         report_lock = threading.Lock()
 
+        self.pool.start()
         uses = self.forbidden_uses(submission)
         imports = self.probe_imports(submission)
         if imports.broken and on_import_failure:

@@ -178,16 +178,29 @@ class SandboxPool:
         self.jobs = max(1, jobs)
         self._idle: queue.SimpleQueue[_Server] = queue.SimpleQueue()
         self._all: list[_Server] = []
+        self._starting: list[queue.SimpleQueue] = []  # servers `start` began: each gets one, or why it failed
         self._lock = threading.Lock()
         self._free = threading.BoundedSemaphore(self.jobs)
         self.started_s: list[float] = []  # one per fork server started: the interpreters this pool began
         self.children = 0  # one per child forked: a run, and one more after each child that died part-way
 
-    def _acquire(self) -> _Server:
+    def start(self) -> None:
+        """Start every fork server now, in the background: their imports overlap the grading process's own
+        work (loading the plugins, the expected values) instead of waiting for the first runs."""
+        with self._lock:
+            wanted = self.jobs - len(self._all) - len(self._starting)
+            for _ in range(max(0, wanted)):
+                done: queue.SimpleQueue = queue.SimpleQueue()
+                threading.Thread(target=self._start_into, args=(done,), daemon=True).start()
+                self._starting.append(done)
+
+    def _start_into(self, done: queue.SimpleQueue) -> None:
         try:
-            return self._idle.get_nowait()
-        except queue.Empty:
-            pass
+            done.put(self._new_server())
+        except BaseException as exc:  # said by the run that takes this server
+            done.put(exc)
+
+    def _new_server(self) -> _Server:
         t0 = time.perf_counter()
         server = _Server(self.init, _server_env())
         with self._lock:
@@ -195,7 +208,25 @@ class SandboxPool:
             self.started_s.append(time.perf_counter() - t0)
         return server
 
+    def _acquire(self) -> _Server:
+        try:
+            return self._idle.get_nowait()
+        except queue.Empty:
+            pass
+        with self._lock:
+            starting = self._starting.pop() if self._starting else None
+        if starting is None:
+            return self._new_server()
+        server = starting.get()
+        if isinstance(server, BaseException):
+            raise server
+        return server
+
     def close(self) -> None:
+        with self._lock:
+            starting, self._starting = self._starting, []
+        for done in starting:  # a server still starting is closed with the rest, once up
+            done.get()
         with self._lock:
             servers, self._all = self._all, []
         for server in servers:
