@@ -168,3 +168,10 @@ def rel_error(a, b):
     assert a.shape == b.shape
     scale = np.linalg.norm(a) + np.linalg.norm(b)
     return 0.0 if scale == 0 else np.linalg.norm(a - b) / scale
+
+
+def graded_in(assignment, pairs: tuple[str, ...]) -> set[str]:
+    """The checks a correct submission is graded on in a variant: all of them in the default one, all but the
+    timing checks in the others (a time is judged against the reference's in the same variant, and the
+    attention and training step a variant changes are timed in the reference's own test of each variant)."""
+    return {c.name for c in assignment.checks if not pairs or c.timing is None}

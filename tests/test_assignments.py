@@ -10,6 +10,7 @@ from degenerate import CONSTANTS, RAISES, write_degenerate
 from helpers import (
     ASSIGNMENTS,
     contract_submissions,
+    graded_in,
     variant_params,
     write_bugs,
 )
@@ -62,8 +63,8 @@ def test_a_submission_that_does_no_work_scores_exactly_zero(graders, name, body,
     for name in ASSIGNMENTS for _, pairs in [(None, p.values[1]) for p in variant_params() if p.values[0] == name]
     for folder in contract_submissions(name)])
 def test_correct_submissions_in_other_styles_get_full_marks(graders, name, pairs, submission):
-    grader, _, _ = _grader_and_assignment(graders, name, pairs)
-    assert not _unpaid(grader.grade(submission))
+    grader, assignment, _ = _grader_and_assignment(graders, name, pairs)
+    assert not _unpaid(grader.grade(submission, only=graded_in(assignment, pairs)))
 
 
 @pytest.mark.parametrize("name", ASSIGNMENTS)
