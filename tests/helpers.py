@@ -44,9 +44,11 @@ def variants_of(name: str) -> list[tuple[str, ...]]:
     return [tuple(f"{k}={v}" for k, v in settings.items()) for settings in catalog.variant_settings(name)]
 
 
-def variant_params():
-    """(assignment, --set pairs) for every assignment and variant, as pytest ids."""
-    return [pytest.param(name, pairs, id="-".join([name, *pairs]))
+def variant_params(slow_variants: bool = False):
+    """(assignment, --set pairs) for every assignment and variant, as pytest ids; with `slow_variants`, the
+    variants other than the default are marked slow (the fast subset grades the default one)."""
+    return [pytest.param(name, pairs, id="-".join([name, *pairs]),
+                         marks=[pytest.mark.slow] if slow_variants and pairs else [])
             for name in ASSIGNMENTS for pairs in variants_of(name)]
 
 

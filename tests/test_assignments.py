@@ -30,7 +30,7 @@ def _unpaid(verdicts):
     return {v.check.name: v.output for v in verdicts if not v.passed}
 
 
-@pytest.mark.parametrize("name,pairs", variant_params())
+@pytest.mark.parametrize("name,pairs", variant_params(slow_variants=True))
 def test_the_reference_gets_full_marks(graders, name, pairs, tmp_path):
     grader, assignment, _ = _grader_and_assignment(graders, name, pairs)
     folder = assignment.spec.reference_folder()
@@ -62,6 +62,7 @@ def test_a_submission_that_does_no_work_scores_exactly_zero(graders, name, body,
     pytest.param(name, pairs, folder, id=f"{name}-{folder.name}{''.join('-' + p for p in pairs)}")
     for name in ASSIGNMENTS for _, pairs in [(None, p.values[1]) for p in variant_params() if p.values[0] == name]
     for folder in contract_submissions(name)])
+@pytest.mark.slow
 def test_correct_submissions_in_other_styles_get_full_marks(graders, name, pairs, submission):
     grader, assignment, _ = _grader_and_assignment(graders, name, pairs)
     assert not _unpaid(grader.grade(submission, only=graded_in(assignment, pairs)))
@@ -99,6 +100,7 @@ def bug_folders(tmp_path_factory):
 SLOW = {"training", "attention_speed", "train_step_speed"}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name,bug", _bug_params())
 def test_each_bug_loses_on_its_component_and_nowhere_else(graders, bug_folders, name, bug):
     """One bug, one place: points are lost, with the catalogue's words, on the checks the catalogue

@@ -13,6 +13,9 @@ import pytest
 from lmgrade.sandbox import lease
 from lmgrade.sandbox.privileges import sandbox_user
 
+# Slow: runs gradings side by side.
+pytestmark = pytest.mark.slow
+
 SLOW = '''
 import time
 BOS, EOS, UNK = "<s>", "</s>", "<unk>"

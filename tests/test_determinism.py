@@ -5,6 +5,8 @@ from __future__ import annotations
 import textwrap
 import time
 
+import pytest
+
 from helpers import shortened
 from lmgrade.grading import Grader
 from lmgrade.oracle import LiveReference
@@ -46,6 +48,7 @@ HANGING = textwrap.dedent('''
 ''')
 
 
+@pytest.mark.slow  # waits out every check's limits
 def test_a_submission_that_hangs_everywhere_ends_within_the_limits(ngram, tmp_path):
     assignment, variant = ngram
     fast = shortened(assignment, cpu_s=1, wall_s=1.5)

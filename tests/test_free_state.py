@@ -7,6 +7,9 @@ from free_state import FREE
 from helpers import graded_in, variant_params
 from lmgrade.flawed import write_flawed
 
+# Slow: grades every variant of every assignment.
+pytestmark = pytest.mark.slow
+
 
 @pytest.mark.parametrize("name,pairs", [p for p in variant_params() if p.values[0] in FREE])
 def test_state_the_contract_leaves_free_costs_nothing(graders, name, pairs, tmp_path):

@@ -30,6 +30,9 @@ from lmgrade.gradescope.layout import CONFIG_NAME, EXPECTED_FOLDER, Layout
 from lmgrade.gradescope.local import LocalInstall, clean_env, install
 from lmgrade.reports.gradescope import NOT_GRADED
 
+# Slow: builds zips and wheels, installs them into virtual environments.
+pytestmark = pytest.mark.slow
+
 SECRET = "zip-test-secret-3f9a"
 ENTRIES = {"setup.sh", "run_autograder", "requirements.txt", CONFIG_NAME}
 

@@ -9,6 +9,9 @@ import pytest
 from helpers import write_bugs
 from lmgrade import catalog
 
+# Slow: grades the lstm catalogue.
+pytestmark = pytest.mark.slow
+
 NAMED = re.compile(r"differs, see (\w+): fix that first")
 # Checks that grade one component on data the grader gives, and the bugs of that component.
 FED = {"named_grads": {"named_grads_keys"},

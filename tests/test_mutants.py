@@ -9,6 +9,9 @@ from helpers import TEST_SECRET, lmgrade
 from lmgrade import catalog, mutants
 from lmgrade.mutants import all_mutants, label, load_equivalents, run_mutants
 
+# Slow: grades samples of mutants.
+pytestmark = pytest.mark.slow
+
 
 @pytest.mark.parametrize("name", list(catalog.assignment_folders()))
 def test_every_listed_equivalent_is_a_mutant_of_the_reference(name):

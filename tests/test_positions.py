@@ -27,6 +27,9 @@ from lmgrade.regrade import discover, regrade
 from lmgrade.regrade.executor import LocalExecutor
 from lmgrade.seeds import PUBLIC_SECRET
 
+# Slow: grades every positions variant, and regrades one.
+pytestmark = pytest.mark.slow
+
 ROPE = ("positions=rope",)
 ROTATE = "            q, k = rotate(torch.stack((q, k))).unbind(0)  # both at once: (2, B, n_heads, T, d_head)\n"
 ROPE_BLOCK = ("        if self.rope:\n            # Queries and keys only: the score of t and s then depends on t - s\n"

@@ -17,6 +17,9 @@ from lmgrade.regrade import discover, regrade
 from lmgrade.regrade.executor import LocalExecutor
 from lmgrade.regrade.layout import METADATA
 
+# Slow: regrades classes, on a Dask cluster too.
+pytestmark = pytest.mark.slow
+
 METADATA_TEXT = """\
 submission_1:
   :submitters:

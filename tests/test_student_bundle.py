@@ -37,6 +37,9 @@ from lmgrade.grading import draw_cases
 from lmgrade.oracle import LiveReference
 from lmgrade.seeds import PUBLIC_SECRET
 
+# Slow: builds bundles and installs them into virtual environments.
+pytestmark = pytest.mark.slow
+
 COLUMNS = "1000"  # no line of a report is wrapped, so reports compare line by line
 BUILT = ("ngram", "rnn")
 ROW = re.compile(r"^│\s*(\d+)\s*│\s*(\w+)\s*│\s*([\d.]+) / ([\d.]+)\s*│\s*(ok|FAIL)\s*│")
