@@ -110,7 +110,7 @@ class _Server:
 
     def __init__(self, init: dict, env: dict):
         bootstrap = ("import sys; sys.path[:0] = [%r]; "
-                     "from lmgrade.sandbox.server import main; main()"
+                     "from lmgrade.sandbox.server import serve; serve()"
                      % str(Path(__file__).resolve().parents[2]))
         try:
             slot = lease.acquire()
