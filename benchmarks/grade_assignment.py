@@ -12,6 +12,7 @@ Measured in one run, side by side:
   the submission), without sandbox, wire or judging (median of --repeat);
 - the share of the end-to-end time spent outside that compute (interpreter
   and plugin start, fork servers, copies, frames, judging, named mistakes);
+- an untouched stub's grading (the generated starter files, no store);
 - the processes one grading starts: fork servers (interpreters) and children.
 """
 
@@ -30,7 +31,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from lmgrade import catalog  # noqa: E402
+from lmgrade import catalog, templates  # noqa: E402
 from lmgrade.checks import CaseContext  # noqa: E402
 from lmgrade.grading import Grader  # noqa: E402
 from lmgrade.loader import load_files  # noqa: E402
@@ -53,8 +54,8 @@ def main() -> None:
         for filename in spec.files:
             shutil.copy(spec.reference_folder() / filename, submission / filename)
 
-        def grade(store: str):
-            subprocess.run([sys.executable, "-m", "lmgrade.cli", "grade", args.assignment, str(submission),
+        def grade(store: str, folder: Path = submission):
+            subprocess.run([sys.executable, "-m", "lmgrade.cli", "grade", args.assignment, str(folder),
                             "--results", str(Path(tmp) / "results.json"), "--jobs", str(args.jobs)],
                            check=True, capture_output=True, cwd=ROOT, env={**os.environ, "LMGRADE_CACHE": store})
 
@@ -62,6 +63,9 @@ def main() -> None:
         grade(warm_store)  # fills the store, and warms the file cache
         total = median_time(lambda: grade(warm_store), args.repeat)
         cold = median_time(lambda: grade("off"), args.repeat)
+        stub_folder = Path(tmp) / "stub"
+        templates.generate(assignment, variant, stub_folder)
+        stub = median_time(lambda: grade("off", stub_folder), args.repeat)
 
         with Grader(assignment, variant, LiveReference(spec), secret="benchmark", jobs=args.jobs) as grader:
             grader.grade(submission)
@@ -81,6 +85,7 @@ def main() -> None:
 
     print(f"lmgrade grade {args.assignment} <reference> --jobs {args.jobs}, median of {args.repeat}: "
           f"{total:.2f} s with the expected values stored, {cold:.2f} s computing them")
+    print(f"an untouched stub (generated), no store, median of {args.repeat}: {stub:.2f} s")
     print(f"processes one grading starts: {servers} fork servers (interpreters), {children} forked children "
           f"for {len(assignment.checks)} checks")
     print(f"the checks' own compute (reference and submission side, serial, in process): {own:.2f} s")
