@@ -22,7 +22,7 @@ PACKAGE = "lmgrade"
 
 # Lowest first: a module may import its own layer and those below it.
 LAYERS = [
-    ("base", ["errors", "seeds", "wire", "device", "stats", "sequences", "compare", "liveness", "flawed",
+    ("base", ["atomic", "errors", "seeds", "wire", "device", "stats", "sequences", "compare", "liveness", "flawed",
               "loader", "hookspecs", "sandbox"]),
     ("model", ["checks", "assignment", "plugin_manager", "catalog", "templates", "handout", "gradcheck",
                "composition", "forbidden", "submission", "expected_store", "speed", "results"]),

@@ -19,7 +19,7 @@ class CountingReference(LiveReference):
     def __init__(self, spec, folder):
         self.computed = 0
         super().__init__(spec)
-        self.folder = folder
+        self.reference_folder = folder
 
     def expected(self, check, cases):
         self.computed += len(cases)

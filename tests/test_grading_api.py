@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from lmgrade.errors import HarnessFault
-from lmgrade.grading import HARNESS_FAULT_NOTE, grade_submission
+from lmgrade.grade import grade_submission
+from lmgrade.results import HARNESS_FAULT_NOTE
 
 
 def test_one_call_grades_and_keeps_results(ngram, reference_submission, tmp_path):

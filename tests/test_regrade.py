@@ -14,7 +14,8 @@ from test_reports import validate
 from lmgrade import catalog
 from lmgrade.errors import HarnessFault
 from lmgrade.flawed import write_flawed
-from lmgrade.grading import HARNESS_FAULT_NOTE, grade_submission
+from lmgrade.grade import grade_submission
+from lmgrade.results import HARNESS_FAULT_NOTE
 from lmgrade.regrade import discover, regrade
 from lmgrade.regrade.executor import LocalExecutor
 from lmgrade.regrade.layout import METADATA

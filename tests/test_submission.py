@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from lmgrade.grading import grade_submission
+from lmgrade.grade import grade_submission
 from lmgrade.submission import locate, missing_hint
 
 

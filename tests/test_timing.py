@@ -225,7 +225,7 @@ def test_a_check_not_counted_is_listed_in_results_json_with_its_reason(tmp_path)
 
     from lmgrade import catalog
     from lmgrade.assignment import Assignment
-    from lmgrade.grading import grade_submission
+    from lmgrade.grade import grade_submission
 
     assignment, variant = catalog.load("ngram")
     first = on_device(replace(assignment.checks[0], device="cuda", when_absent="not_counted"), "cpu")
@@ -244,7 +244,7 @@ needs_cuda = pytest.mark.skipif(not cuda_available(), reason="needs a CUDA GPU (
 def test_on_cuda_the_reference_passes_and_a_query_loop_fails(tmp_path):
     from lmgrade import catalog
     from lmgrade.flawed import write_flawed
-    from lmgrade.grading import grade_submission
+    from lmgrade.grade import grade_submission
     from lmgrade.plugins.transformer.bugs import BUGS
 
     assignment, variant = catalog.load("transformer", device="cuda")

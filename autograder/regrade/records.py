@@ -13,9 +13,10 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..atomic import write_atomically
 from ..checks import Check
-from ..grading import HARNESS_FAULT_NOTE
-from ..reports.gradescope import results_json, write_atomically
+from ..reports.gradescope import results_json
+from ..results import HARNESS_FAULT_NOTE
 from .graded import Graded
 
 RECORD = "regrade.json"

@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import io
 import json
-import os
-import tempfile
 import time
 import unittest
 from pathlib import Path
@@ -23,6 +21,7 @@ from typing import Iterable
 from gradescope_utils.autograder_utils.decorators import number, partial_credit, visibility
 from gradescope_utils.autograder_utils.json_test_runner import JSONTestRunner
 
+from ..atomic import write_atomically
 from ..checks import Check
 
 NOT_GRADED = "not graded: the autograder stopped before this check finished"
@@ -64,35 +63,6 @@ def results_json(checks: Iterable[tuple[int, Check]], graded: dict[int, tuple[fl
     stream = io.StringIO()
     JSONTestRunner(stream=stream, visibility=None, post_processor=post, failure_prefix="").run(suite)
     return json.loads(stream.getvalue())
-
-
-TEMPORARY_PREFIX = ".results-"
-
-
-def is_temporary_results(path: Path) -> bool:
-    """Whether `path` is a results file still being written (by `write_atomically`)."""
-    return path.name.startswith(TEMPORARY_PREFIX) and path.suffix == ".json"
-
-
-def write_atomically(path: Path, document: dict) -> None:
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=TEMPORARY_PREFIX, suffix=".json", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump(document, f, indent=2)
-            f.write("\n")
-            f.flush()
-            # mkstemp makes it 0600; the course's tools (and Gradescope) read it as another user.
-            os.fchmod(f.fileno(), 0o644)
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
 
 
 class ResultsFile:
