@@ -14,10 +14,8 @@ from __future__ import annotations
 
 import random
 import shutil
-import sys
 import tempfile
 import threading
-import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,22 +23,19 @@ from typing import Any, Callable
 
 from . import atomic, composition, forbidden, liveness, timing_grading
 from .assignment import Assignment
-from .checks import ANSWER, PROPERTY, Case, CaseContext, Check, Mistake, explains
-from .errors import HarnessFault
-from .expected_store import ExpectedStore, code_digest, entry_key
+from .checks import ANSWER, Case, Check, Mistake
+from .expected import ExpectedValues
+from .expected_store import ExpectedStore
 from .feedback import describe_output, forbidden_message, outcome_verdict, summarize
 from .import_probe import ImportProbe, Imports
 from .oracle import Oracle
 from .results import Verdict, not_run
 from .sandbox.limits import Limits
 from .sandbox.pool import CaseOutcome, SandboxPool
-from .seeds import check_rng
 from .submission import copy_files
 
 # Larger files are left to the run-time guard (and to the sandbox's limits).
 MAX_SCANNED_BYTES = 2 * 2**20
-# What a mistake "returns" on a case where making it raises.
-CRASHES = object()
 
 
 @dataclass
@@ -64,11 +59,10 @@ class Grader:
         self.assignment, self.variant, self.oracle = assignment, variant, oracle
         self.secret, self.jobs = secret, max(1, jobs)
         self.protected = [Path(p).resolve() for p in protected]
-        # Expected values on disk: only a live reference's, which the store's key describes.
-        self.store = store if oracle.reference_folder is not None else None
+        self.expected = ExpectedValues(assignment, variant, oracle, secret=secret, store=store)
+        self.store = self.expected.store   # None unless the oracle is a live reference
         if self.store is not None:
             self.protected.append(self.store.folder.resolve())
-        self._code: str | None = None
         spec = assignment.spec
         preload = ["numpy", *spec.preload,
                    *sorted({c.scenario.__module__ for c in assignment.checks})]
@@ -78,10 +72,6 @@ class Grader:
                                 jobs=self.jobs, landlock=landlock,
                                 forbidden_apis={"apis": list(spec.forbidden),
                                                 "also": {k: list(v) for k, v in spec.forbidden_also.items()}})
-        self._cases: dict[str, list[Case]] = {}
-        self._expected: dict[str, tuple[list[Case], list[Any]]] = {}
-        self._reference_s: dict[str, float] = {}
-        self._mistaken: dict[tuple[str, Mistake], list[Any]] = {}
         self._lock = threading.Lock()
         self._reference_copy: Path | None = None
         self.imports = ImportProbe(assignment, variant, self.pool)
@@ -121,114 +111,28 @@ class Grader:
 
     def cases(self, check: Check) -> list[Case]:
         """The check's cases, drawn once: what a submission is run on before its answers need expected values."""
-        with self._lock:
-            if check.name not in self._cases:
-                self._cases[check.name] = draw_cases(check, self.assignment.name, self.variant, self.secret)
-            return self._cases[check.name]
-
-    def _stored_key(self, check: Check, cases: list[Case], what: str = "expected") -> str | None:
-        """The store's key of the check's expected values on `cases` (or a mistake's answers); None without one."""
-        if self.store is None:
-            return None
-        if self._code is None:
-            modules = [check.scenario, check.make_cases, check.judge,
-                       *(m.patch for c in self.assignment.checks for m in c.mistakes)]
-            folders = [Path(f).parent for f in self.assignment.check_module_files().values()]
-            folders += [Path(sys.modules[f.__module__].__file__).parent for f in modules
-                        if f is not None and getattr(sys.modules.get(f.__module__), "__file__", None)]
-            self._code = code_digest(self.oracle.reference_folder, self.assignment.spec.files, folders)
-        return entry_key(self._code, check, self.variant, cases, what)
+        return self.expected.cases(check)
 
     def cases_and_expected(self, check: Check) -> tuple[list[Case], list[Any]]:
-        """Computed once per check and reused for every submission (regrades), and by later gradings
-        through the store."""
-        cases = self.cases(check)
-        with self._lock:
-            if check.name not in self._expected:
-                key = None if check.timing else self._stored_key(check, cases)
-                stored = self.store.get(key) if key is not None else None
-                if isinstance(stored, dict) and len(stored.get("expected", ())) == len(cases):
-                    expected = stored["expected"]
-                    self._reference_s[check.name] = float(stored["seconds"])
-                else:
-                    # A timing check's reference runs beside the submission instead.
-                    started = time.perf_counter()
-                    expected = [None] * len(cases) if check.timing else self.oracle.expected(check, cases)
-                    if not check.timing and self.oracle.reference_folder is not None:
-                        # The live reference's own time on these cases, on this machine: the limits follow it.
-                        self._reference_s[check.name] = time.perf_counter() - started
-                    if key is not None:
-                        self.store.put(key, {"expected": expected, "seconds": self._reference_s[check.name]})
-                if check.property_check and not all(isinstance(e, dict) and set(e) == {ANSWER, PROPERTY}
-                                                    for e in expected):
-                    raise HarnessFault(f"{check.name} is a property check: its scenario must return "
-                                       "property_result(answer, holds)")
-                self._expected[check.name] = (cases, expected)
-            return self._expected[check.name]
+        """The check's cases and the reference's answers, computed once per check (`expected`)."""
+        return self.expected.of(check)
 
     def record_expected(self) -> None:
         """Compute, and so store, every check's expected values and its known mistakes' answers."""
-        for check in self.assignment.checks:
-            if check.timing is None and not check.unavailable:
-                cases, _ = self.cases_and_expected(check)
-                for mistake in check.mistakes:
-                    self._mistake_answers(check, cases, mistake)
+        self.expected.record()
 
     def expected_known(self, check: Check) -> bool:
         """Whether this grader has computed the check's expected values (and so the reference's time)."""
-        with self._lock:
-            return check.name in self._expected
+        return self.expected.known(check)
 
     def limits_of(self, check: Check) -> Limits:
         """The check's limits in this grading: `wall_factor` times the reference's time on its cases,
         never below the check's own cpu_s and wall_s (the floors, and all there is without a live reference)."""
-        self.cases_and_expected(check)
-        return check.limits.following(self._reference_s.get(check.name))
-
-    def _mistake_answers(self, check: Check, cases: list[Case], mistake: Mistake) -> list[Any]:
-        """What a submission making `mistake` returns on every case (`CRASHES` where it raises)."""
-        key = (check.name, mistake)
-        with self._lock:
-            if key not in self._mistaken:
-                stored_key = self._stored_key(check, cases, f"mistake {mistake.name} {mistake.edits!r}")
-                stored = self.store.get(stored_key) if stored_key is not None else None
-                if isinstance(stored, list) and len(stored) == len(cases):
-                    answers = [CRASHES if a.get("crashed") else a.get("answer") for a in stored]
-                else:
-                    answers = [self._mistaken_answer(check, case, mistake) for case in cases]
-                    if stored_key is not None:
-                        self.store.put(stored_key, [{"crashed": True} if a is CRASHES else {"answer": a}
-                                                    for a in answers])
-                self._mistaken[key] = answers
-            return self._mistaken[key]
-
-    def _mistaken_answer(self, check: Check, case: Case, mistake: Mistake) -> Any:
-        try:
-            return self.oracle.mistaken(check, case, mistake)
-        except Exception:
-            return CRASHES
+        return self.expected.limits_of(check)
 
     def diagnose(self, check: Check, cases: list[Case], outcomes: list[CaseOutcome]) -> Mistake | None:
-        """The first known mistake that explains every answer the submission gave.
-
-        A mistake that crashes on a case (positions past the last embedding)
-        explains a submission that crashed there too: only the answered cases count.
-        It must show on them, though: a mistake whose answers are all right there
-        (the submission crashed on every case the mistake changes) explains nothing.
-        """
-        answered = [i for i, o in enumerate(outcomes) if o.kind == "ok"]
-        if not answered:
-            return None
-        right = self._expected[check.name][1] if check.name in self._expected else None
-        tolerances = [check.tolerance_of(cases[i]) for i in answered]
-        for mistake in check.mistakes:
-            answers = self._mistake_answers(check, cases, mistake)
-            if all(answers[i] is not CRASHES for i in answered) and \
-                    explains([answers[i] for i in answered], [outcomes[i].value for i in answered], tolerances) and \
-                    (right is None or not explains([answers[i] for i in answered], [right[i] for i in answered],
-                                                   tolerances)):
-                return mistake
-        return None
+        """The first known mistake that explains every answer the submission gave (`expected`)."""
+        return self.expected.diagnose(check, cases, outcomes)
 
     def forbidden_uses(self, submission: Path) -> forbidden.Uses | None:
         """Where the submitted files use an API the assignment forbids (read, never run); None if it forbids none."""
@@ -428,9 +332,3 @@ def _composed(verdict: Verdict, by_name: dict[str, Check], failed: set[str]) -> 
         verdict.score = composition.capped(verdict.check, verdict.score)
     verdict.output = composition.note(verdict.check, component) + "\n" + verdict.output
     return verdict
-
-
-def draw_cases(check: Check, assignment: str, variant: dict, secret: str) -> list[Case]:
-    """The check's cases, drawn from its seed: the same secret always gives the same cases."""
-    rng = check_rng(secret, assignment, check.name)
-    return check.make_cases(CaseContext(rng=rng, variant=variant, device=check.device))

@@ -26,7 +26,7 @@ LAYERS = [
               "loader", "hookspecs", "sandbox"]),
     ("model", ["checks", "assignment", "plugin_manager", "catalog", "templates", "handout", "gradcheck",
                "composition", "forbidden", "submission", "expected_store", "speed", "results"]),
-    ("grading", ["oracle", "feedback", "import_probe", "timing_grading", "grading"]),
+    ("grading", ["oracle", "expected", "feedback", "import_probe", "timing_grading", "grading"]),
     ("reports", ["reports"]),
     ("commands", ["grade", "cli", "gradescope", "regrade", "bundle", "mutants", "mutation", "fixtures",
                   "reproduce", "__init__"]),

@@ -43,7 +43,7 @@ def _expected(assignment, variant, folder, store, secret=TEST_SECRET):
     oracle = CountingReference(assignment.spec, folder)
     with Grader(assignment, variant, oracle, secret=secret, store=store) as grader:
         values = [grader.cases_and_expected(c)[1] for c in assignment.checks]
-        mistakes = [grader._mistake_answers(c, grader.cases(c), m) for c in assignment.checks for m in c.mistakes]
+        mistakes = [grader.expected.mistake_answers(c, grader.cases(c), m) for c in assignment.checks for m in c.mistakes]
     return values, mistakes, oracle.computed
 
 

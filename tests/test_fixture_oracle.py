@@ -10,7 +10,7 @@ import pytest
 
 from lmgrade import catalog, wire
 from lmgrade.fixtures import ARRAYS, DOCUMENT, Fixtures, describe, record, visible_checks
-from lmgrade.grading import draw_cases
+from lmgrade.expected import draw_cases
 from lmgrade.oracle import FixtureError, LiveReference, RecordedMistakeRaised, RecordedReference
 from lmgrade.seeds import PUBLIC_SECRET
 from conftest import TEST_SECRET
