@@ -1,13 +1,13 @@
 """A `Grader`: grades the submissions of one assignment and variant, check by check.
 
-It holds what outlives one submission: the sandbox pool and the expected
-values, computed once per check (kept on disk by an `ExpectedStore`) and
-shared by every submission it grades, and the answers of the checks' known
-mistakes, which name the one a failed check matches. Whatever the submission
-does is a `Verdict` (`results`); the import probe (`import_probe`), the
-timing checks (`timing_grading`) and the words (`feedback`) are modules of
-their own. `grade.grade_submission` is what every command grades one
-submission with.
+It owns the sandbox pool and runs each check's cases in it, in waves (a
+composed check after its components), and judges the answers. What it asks
+of others: the expected values and the known mistakes' answers
+(`expected.ExpectedValues`, computed once per check and shared by every
+submission it grades), the import probe and its hints (`import_probe`), the
+timing checks (`timing_grading`), the words (`feedback`). Whatever the
+submission does is a `results.Verdict`. `grade.grade_submission` is what
+every command grades one submission with.
 """
 
 from __future__ import annotations

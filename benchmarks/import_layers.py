@@ -1,13 +1,14 @@
 """The harness's import graph: modules, arrows between them, and arrows from a lower layer back up.
 
-    python benchmarks/import_layers.py [--list]
+    python benchmarks/import_layers.py [--list] [--root FOLDER]
 
 Reads every module of autograder/ (lmgrade.*) with `ast`, imports inside
 functions included, and counts the arrows between them (one per pair of
 modules). Each module has a layer (LAYERS, lowest first, by the first prefix
 that matches); an arrow from a module to one of a higher layer runs back up.
 Cycles are strongly connected groups of more than one module. --list names
-every upward arrow and every cycle.
+every upward arrow and every cycle; --root reads another copy of the
+harness (an older commit's autograder/, for a before and after).
 """
 
 from __future__ import annotations
@@ -33,8 +34,8 @@ LAYERS = [
 ]
 
 
-def module_name(path: Path) -> str:
-    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+def module_name(path: Path, root: Path) -> str:
+    parts = list(path.relative_to(root).with_suffix("").parts)
     if parts[-1] == "__init__" and len(parts) > 1:
         parts.pop()
     return ".".join(parts)
@@ -106,8 +107,9 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--list", action="store_true", help="name every upward arrow and cycle")
+    parser.add_argument("--root", type=Path, default=ROOT, help="the harness's folder (default: autograder/)")
     args = parser.parse_args()
-    paths = {module_name(p): p for p in sorted(ROOT.rglob("*.py"))}
+    paths = {module_name(p, args.root): p for p in sorted(args.root.rglob("*.py"))}
     graph = {m: imports_of(p, m, set(paths)) for m, p in paths.items()}
     arrows = [(a, b) for a in sorted(graph) for b in sorted(graph[a])]
     upward = [(a, b) for a, b in arrows if layer_of(b) > layer_of(a)]

@@ -17,7 +17,8 @@ from lmgrade.sandbox.limits import Limits
 from sandbox_fixtures import sandbox_pool, submission_of
 from lmgrade.sandbox.protocol import NONCE, TICK_END, TICK_READY, pack_tick
 from lmgrade.sandbox.stopwatch import Timekeeper
-from lmgrade.speed import Laps, Timing, judge_case
+from lmgrade.speed import Timing
+from lmgrade.timing_grading import Laps, judge_case
 
 ROOT = Path(__file__).resolve().parents[1]
 
