@@ -82,7 +82,7 @@ def _grade_submission(assignment, variant, submission: Path, scratch: Path, *, r
     def record(verdict: Verdict) -> None:
         verdicts.append(verdict)
         if results_file:
-            results_file.record(position[verdict.check.name], verdict.score, verdict.output)
+            results_file.record(position[verdict.check.name], verdict.plain())
         if on_verdict:
             on_verdict(verdict)
 

@@ -10,6 +10,7 @@ import jsonschema
 import pytest
 
 from lmgrade.reports.gradescope import NOT_GRADED, ResultsFile, results_json
+from lmgrade.results import CheckScore
 
 # Gradescope's results.json format (its autograder specification), as a JSON schema.
 GRADESCOPE_SCHEMA = {
@@ -65,7 +66,9 @@ def test_provisional_file_lists_every_check_at_zero(ngram, tmp_path):
 def test_partial_scores_and_visibility(ngram):
     assignment, _ = ngram
     checks = list(enumerate(assignment.checks, start=1))
-    graded = {1: (2.5, "half"), 11: (10.0, "all good")}
+    one, eleven = checks[0][1], checks[10][1]
+    graded = {1: CheckScore(one.name, 2.5, one.points, "half"), 11: CheckScore(eleven.name, 10.0, eleven.points,
+                                                                               "all good")}
     document = results_json(checks, graded, output="summary", started=None)
     validate(document)
     first, last = document["tests"][0], document["tests"][-1]
@@ -81,7 +84,7 @@ def test_grading_writes_valid_results_and_keeps_them_valid(ngram_grader, referen
     seen = []
 
     def record(verdict):
-        results.record(verdict.number, verdict.score, verdict.output)
+        results.record(verdict.number, verdict.plain())
         document = json.loads(path.read_text())
         validate(document)
         seen.append(document["score"])

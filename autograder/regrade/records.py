@@ -62,7 +62,7 @@ class ResultsFolder:
     def results_document(self, graded: Graded) -> dict:
         scores = {c.name: c for c in graded.checks}
         numbered = list(enumerate(self.checks, start=1))
-        done = {n: (scores[c.name].score, scores[c.name].output) for n, c in numbered if c.name in scores}
+        done = {n: scores[c.name] for n, c in numbered if c.name in scores}
         output = f"{HARNESS_FAULT_NOTE}\n{graded.error}" if graded.error else graded.note
         document = results_json(numbered, done, output=output)
         document["execution_time"] = graded.wall_s

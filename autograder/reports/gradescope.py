@@ -23,6 +23,7 @@ from gradescope_utils.autograder_utils.json_test_runner import JSONTestRunner
 
 from ..atomic import write_atomically
 from ..checks import Check
+from ..results import CheckScore
 
 NOT_GRADED = "not graded: the autograder stopped before this check finished"
 
@@ -40,12 +41,15 @@ def _test_method(check: Check, num: int, score: float, output: str):
     return test
 
 
-def results_json(checks: Iterable[tuple[int, Check]], graded: dict[int, tuple[float, str]],
+def results_json(checks: Iterable[tuple[int, Check]], graded: dict[int, CheckScore],
                  *, output: str = "", started: float | None = None) -> dict:
-    """The results.json document: graded checks with their score, the others at 0."""
+    """The results.json document: graded checks (by number) with their score, the others at 0.
+
+    `checks` may hold the zip's `CheckEntry`s instead (their name, title, points and visibility).
+    """
     methods = {}
     for num, check in checks:
-        score, text = graded.get(num, (0.0, NOT_GRADED))
+        score, text = (graded[num].score, graded[num].output) if num in graded else (0.0, NOT_GRADED)
         methods[f"test_{num:04d}"] = _test_method(check, num, score, text)
     suite = unittest.defaultTestLoader.loadTestsFromTestCase(type("Checks", (unittest.TestCase,), methods))
 
@@ -71,13 +75,13 @@ class ResultsFile:
     def __init__(self, path: Path, checks: list[Check], output: str = ""):
         self.path = Path(path)
         self.checks = list(enumerate(checks, start=1))
-        self.graded: dict[int, tuple[float, str]] = {}
+        self.graded: dict[int, CheckScore] = {}
         self.output = output
         self.started = time.time()
         self.write()
 
-    def record(self, num: int, score: float, output: str) -> None:
-        self.graded[num] = (score, output)
+    def record(self, num: int, score: CheckScore) -> None:
+        self.graded[num] = score
         self.write()
 
     def write(self) -> None:
