@@ -25,9 +25,10 @@ from .errors import HarnessFault
 from .feedback import human_bytes, outcome_verdict
 from .flawed import write_flawed
 from .expected_store import default_store
-from .grading import Grader, GradingRun, grade_submission
+from .grade import grade_submission
+from .grading import Grader
+from .results import GradingRun
 from .oracle import LiveReference
-from .sandbox.pool import CaseOutcome
 from .seeds import PUBLIC_SECRET, SECRET_ENV, course_secret
 from .reports.terminal import describe_defences, print_report
 from .sandbox.limits import default_jobs
@@ -295,14 +296,8 @@ def show_case(public: PublicChecks, submission: Path, spec: str, *, full: bool =
             again = " ".join(["lmgrade", "check", assignment, *folder, *(f"--set {s}" for s in settings), "--case",
                               spec, "--save-args", f"case-{name}-{number}.wire"])
             click.echo(f"\n(to rerun it in your own Python: {again}, then run the snippet it prints)")
-        outcome = grader.pool.run(scenario=check_.scenario_ref, submission=submission.resolve(),
-                                  files=list(check_.files), cases=[case.args], limits=check_.limits,
-                                  device=check_.device).outcomes[0]
-        # The known mistake this one answer matches, as grade names one that matches every answer.
-        mistake = None
-        if outcome.kind == "ok" and check_.mistakes:
-            others = [CaseOutcome("not_run")] * len(cases)
-            mistake = grader.diagnose(check_, cases, others[:number - 1] + [outcome] + others[number:])
+        ran = grader.run_case(check_, number, submission)
+    outcome, mistake = ran.outcome, ran.mistake
     click.echo("\nexpected:\n" + reproduce.show(wanted, full=full, tol=tol))
     if outcome.kind != "ok":
         verdict = outcome_verdict(check_, case, wanted, outcome, True)

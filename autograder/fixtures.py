@@ -37,7 +37,7 @@ from typing import Any, Callable
 from . import __version__, wire
 from .assignment import Assignment, AssignmentSpec
 from .checks import Case, Check, Mistake
-from .grading import draw_cases
+from .expected import draw_cases
 from .oracle import FixtureError, LiveReference
 from .seeds import PUBLIC_SECRET
 

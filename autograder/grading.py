@@ -1,125 +1,68 @@
-"""Grading: one submission, one call.
+"""A `Grader`: grades the submissions of one assignment and variant, check by check.
 
-`grade_submission` is what every command grades with (`grade`, `check`, and
-the commands that ship or regrade): it finds the submitted files, keeps a
-results.json valid from before the first check to the last, runs the checks
-through a `Grader` and returns a `GradingRun`. Whatever the submission does
-is a verdict; only a `HarnessFault` is not, and even then results.json is
-left valid and says so.
-
-A `Grader` holds what outlives one submission: the sandbox pool and the
-expected values, computed once per check and shared by every submission it
-grades.
+It owns the sandbox pool and runs each check's cases in it, in waves (a
+composed check after its components), and judges the answers. What it asks
+of others: the expected values and the known mistakes' answers
+(`expected.ExpectedValues`, computed once per check and shared by every
+submission it grades), the import probe and its hints (`import_probe`), the
+timing checks (`timing_grading`), the words (`feedback`). Whatever the
+submission does is a `results.Verdict`. `grade.grade_submission` is what
+every command grades one submission with.
 """
 
 from __future__ import annotations
 
-import ast
 import random
-import re
 import shutil
-import sys
 import tempfile
 import threading
-import time
-from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
+from . import atomic, composition, forbidden, liveness, timing_grading
 from .assignment import Assignment
-from .checks import ANSWER, PROPERTY, Case, CaseContext, CaseVerdict, Check, Mistake, explains
-from .errors import HarnessFault
-from .expected_store import ExpectedStore, code_digest, default_store, entry_key
-from . import composition, forbidden, liveness, loader, speed, templates, wire
-from .sandbox.limits import Limits
+from .checks import ANSWER, Case, Check, Mistake
+from .expected import ExpectedValues
+from .expected_store import ExpectedStore
 from .feedback import describe_output, forbidden_message, outcome_verdict, summarize
-from .oracle import LiveReference, OracleError
-from .reports.gradescope import ResultsFile, is_temporary_results
+from .import_probe import ImportProbe, Imports
+from .oracle import Oracle
+from .results import Verdict, not_run
+from .sandbox.limits import Limits
 from .sandbox.pool import CaseOutcome, SandboxPool
-from .seeds import check_rng, course_secret
-from .submission import (UnreadableSubmission, content_hash, copy_files, graded_files_hash, locate, lone_zip,
-                         missing_hint, unpack_zip)
+from .submission import copy_files
 
 # Larger files are left to the run-time guard (and to the sandbox's limits).
 MAX_SCANNED_BYTES = 2 * 2**20
-# What a mistake "returns" on a case where making it raises.
-CRASHES = object()
-
-HARNESS_FAULT_NOTE = ("The autograder itself failed, not your submission: please tell the course staff "
-                      "(your score is not final).")
 
 
 @dataclass
-class Verdict:
-    """The grade of one check, computed in the grading process."""
+class CaseRun:
+    """One case of a check run on a submission (`Grader.run_case`)."""
 
     check: Check
-    number: int
-    score: float
-    output: str
-    cases: list[tuple[Case, CaseVerdict]] = field(default_factory=list)
-    wall_s: float = 0.0
-    defences: dict = field(default_factory=dict)
-    mistake: Mistake | None = None
-    # What the reference answered and what the submission did, case by case (None where it raised).
-    expected: list = field(default_factory=list)
-    answers: list = field(default_factory=list)
-
-    @property
-    def max_score(self) -> float:
-        return self.check.points
-
-    @property
-    def passed(self) -> bool:
-        return self.score >= self.max_score
-
-
-@dataclass
-class Imports:
-    """What importing a submission's files once gave: the file that failed and why, or the names each defines."""
-
-    broken: str | None = None
-    message: str = ""
-    defined: dict[str, list[str]] = field(default_factory=dict)
-
-
-@dataclass
-class GradingRun:
-    """What grading one submission gave."""
-
-    submission: Path          # the folder that was graded
-    note: str                 # where the files were found, when not at the top; an import failure
-    verdicts: list[Verdict]
-    files_hash: str = ""      # of the assignment's files graded (`submission.graded_files_hash`)
-
-    @property
-    def score(self) -> float:
-        return sum(v.score for v in self.verdicts)
-
-    @property
-    def max_score(self) -> float:
-        return sum(v.max_score for v in self.verdicts)
-
-    @property
-    def defences(self) -> dict:
-        return next((v.defences for v in self.verdicts if v.defences), {})
+    number: int               # from 1
+    of: int                   # the check's cases
+    case: Case
+    expected: Any
+    outcome: CaseOutcome
+    mistake: Mistake | None   # the known mistake the answer matches
 
 
 class Grader:
     """Grades submissions of one assignment; owns the sandbox pool."""
 
-    def __init__(self, assignment: Assignment, variant: dict, oracle, *, secret: str, jobs: int = 1,
+    def __init__(self, assignment: Assignment, variant: dict, oracle: Oracle, *, secret: str, jobs: int = 1,
                  protected: list[Path] = (), landlock: bool = True, store: ExpectedStore | None = None):
         self.assignment, self.variant, self.oracle = assignment, variant, oracle
         self.secret, self.jobs = secret, max(1, jobs)
         self.protected = [Path(p).resolve() for p in protected]
-        # Expected values on disk: only a live reference's, which the store's key describes.
-        self.store = store if getattr(oracle, "folder", None) is not None else None
+        self.expected = ExpectedValues(assignment, variant, oracle, secret=secret, store=store)
+        self.store = self.expected.store   # None unless the oracle is a live reference
         if self.store is not None:
             self.protected.append(self.store.folder.resolve())
-        self._code: str | None = None
         spec = assignment.spec
         preload = ["numpy", *spec.preload,
                    *sorted({c.scenario.__module__ for c in assignment.checks})]
@@ -129,14 +72,9 @@ class Grader:
                                 jobs=self.jobs, landlock=landlock,
                                 forbidden_apis={"apis": list(spec.forbidden),
                                                 "also": {k: list(v) for k, v in spec.forbidden_also.items()}})
-        self._cases: dict[str, list[Case]] = {}
-        self._expected: dict[str, tuple[list[Case], list[Any]]] = {}
-        self._reference_s: dict[str, float] = {}
-        self._mistaken: dict[tuple[str, Mistake], list[Any]] = {}
         self._lock = threading.Lock()
         self._reference_copy: Path | None = None
-        self._imports: OrderedDict[str, Imports] = OrderedDict()  # by content hash: a bundle's pytest asks per check
-        self._contract: dict[str, list[str]] | None = None
+        self.imports = ImportProbe(assignment, variant, self.pool)
 
     def _plugin_paths(self) -> list[Path]:
         """The folders of the modules the checks come from: hidden from the sandbox."""
@@ -153,7 +91,7 @@ class Grader:
 
         None where the oracle has no reference solution (recorded fixtures).
         """
-        folder = getattr(self.oracle, "folder", None)
+        folder = self.oracle.reference_folder
         if folder is None:
             return None
         with self._lock:
@@ -173,116 +111,28 @@ class Grader:
 
     def cases(self, check: Check) -> list[Case]:
         """The check's cases, drawn once: what a submission is run on before its answers need expected values."""
-        with self._lock:
-            if check.name not in self._cases:
-                self._cases[check.name] = draw_cases(check, self.assignment.name, self.variant, self.secret)
-            return self._cases[check.name]
-
-    def _stored_key(self, check: Check, cases: list[Case], what: str = "expected") -> str | None:
-        """The store's key of the check's expected values on `cases` (or a mistake's answers); None without one."""
-        if self.store is None or check.device != "cpu":
-            # On a GPU the reference's answers are not bit-for-bit the same from one run to the next
-            # (atomics, the kernels cuBLAS picks): they are computed on the grading machine each time.
-            return None
-        if self._code is None:
-            modules = [check.scenario, check.make_cases, check.judge,
-                       *(m.patch for c in self.assignment.checks for m in c.mistakes)]
-            folders = [Path(f).parent for f in self.assignment.check_module_files().values()]
-            folders += [Path(sys.modules[f.__module__].__file__).parent for f in modules
-                        if f is not None and getattr(sys.modules.get(f.__module__), "__file__", None)]
-            self._code = code_digest(self.oracle.folder, self.assignment.spec.files, folders)
-        return entry_key(self._code, check, self.variant, cases, what)
+        return self.expected.cases(check)
 
     def cases_and_expected(self, check: Check) -> tuple[list[Case], list[Any]]:
-        """Computed once per check and reused for every submission (regrades), and by later gradings
-        through the store."""
-        cases = self.cases(check)
-        with self._lock:
-            if check.name not in self._expected:
-                key = None if check.timing else self._stored_key(check, cases)
-                stored = self.store.get(key) if key is not None else None
-                if isinstance(stored, dict) and len(stored.get("expected", ())) == len(cases):
-                    expected = stored["expected"]
-                    self._reference_s[check.name] = float(stored["seconds"])
-                else:
-                    # A timing check's reference runs beside the submission instead.
-                    started = time.perf_counter()
-                    expected = [None] * len(cases) if check.timing else self.oracle.expected(check, cases)
-                    if not check.timing and getattr(self.oracle, "folder", None) is not None:
-                        # The live reference's own time on these cases, on this machine: the limits follow it.
-                        self._reference_s[check.name] = time.perf_counter() - started
-                    if key is not None:
-                        self.store.put(key, {"expected": expected, "seconds": self._reference_s[check.name]})
-                if check.property_check and not all(isinstance(e, dict) and set(e) == {ANSWER, PROPERTY}
-                                                    for e in expected):
-                    raise HarnessFault(f"{check.name} is a property check: its scenario must return "
-                                       "property_result(answer, holds)")
-                self._expected[check.name] = (cases, expected)
-            return self._expected[check.name]
+        """The check's cases and the reference's answers, computed once per check (`expected`)."""
+        return self.expected.of(check)
 
     def record_expected(self) -> None:
         """Compute, and so store, every check's expected values and its known mistakes' answers."""
-        for check in self.assignment.checks:
-            if check.timing is None and not check.unavailable:
-                cases, _ = self.cases_and_expected(check)
-                for mistake in check.mistakes:
-                    self._mistake_answers(check, cases, mistake)
+        self.expected.record()
 
     def expected_known(self, check: Check) -> bool:
         """Whether this grader has computed the check's expected values (and so the reference's time)."""
-        with self._lock:
-            return check.name in self._expected
+        return self.expected.known(check)
 
     def limits_of(self, check: Check) -> Limits:
         """The check's limits in this grading: `wall_factor` times the reference's time on its cases,
         never below the check's own cpu_s and wall_s (the floors, and all there is without a live reference)."""
-        self.cases_and_expected(check)
-        return check.limits.following(self._reference_s.get(check.name))
-
-    def _mistake_answers(self, check: Check, cases: list[Case], mistake: Mistake) -> list[Any]:
-        """What a submission making `mistake` returns on every case (`CRASHES` where it raises)."""
-        key = (check.name, mistake)
-        with self._lock:
-            if key not in self._mistaken:
-                stored_key = self._stored_key(check, cases, f"mistake {mistake.name} {mistake.edits!r}")
-                stored = self.store.get(stored_key) if stored_key is not None else None
-                if isinstance(stored, list) and len(stored) == len(cases):
-                    answers = [CRASHES if a.get("crashed") else a.get("answer") for a in stored]
-                else:
-                    answers = [self._mistaken_answer(check, case, mistake) for case in cases]
-                    if stored_key is not None:
-                        self.store.put(stored_key, [{"crashed": True} if a is CRASHES else {"answer": a}
-                                                    for a in answers])
-                self._mistaken[key] = answers
-            return self._mistaken[key]
-
-    def _mistaken_answer(self, check: Check, case: Case, mistake: Mistake) -> Any:
-        try:
-            return self.oracle.mistaken(check, case, mistake)
-        except Exception:
-            return CRASHES
+        return self.expected.limits_of(check)
 
     def diagnose(self, check: Check, cases: list[Case], outcomes: list[CaseOutcome]) -> Mistake | None:
-        """The first known mistake that explains every answer the submission gave.
-
-        A mistake that crashes on a case (positions past the last embedding)
-        explains a submission that crashed there too: only the answered cases count.
-        It must show on them, though: a mistake whose answers are all right there
-        (the submission crashed on every case the mistake changes) explains nothing.
-        """
-        answered = [i for i, o in enumerate(outcomes) if o.kind == "ok"]
-        if not answered:
-            return None
-        right = self._expected[check.name][1] if check.name in self._expected else None
-        tolerances = [check.tolerance_of(cases[i]) for i in answered]
-        for mistake in check.mistakes:
-            answers = self._mistake_answers(check, cases, mistake)
-            if all(answers[i] is not CRASHES for i in answered) and \
-                    explains([answers[i] for i in answered], [outcomes[i].value for i in answered], tolerances) and \
-                    (right is None or not explains([answers[i] for i in answered], [right[i] for i in answered],
-                                                   tolerances)):
-                return mistake
-        return None
+        """The first known mistake that explains every answer the submission gave (`expected`)."""
+        return self.expected.diagnose(check, cases, outcomes)
 
     def forbidden_uses(self, submission: Path) -> forbidden.Uses | None:
         """Where the submitted files use an API the assignment forbids (read, never run); None if it forbids none."""
@@ -299,49 +149,16 @@ class Grader:
                 pass
         return forbidden.Uses(sources, spec.forbidden, spec.forbidden_also)
 
-    def probe_imports(self, submission: Path) -> "Imports":
-        """Import every submitted file present, once, in the sandbox.
-
-        An import failure is then said once, at the top, instead of by every
-        check; what the files define feeds the hint for a missing name.
-        """
-        present = [f for f in self.assignment.spec.files if (submission / f).is_file()]
-        if not present:
-            return Imports()
-        key = content_hash(submission)
-        with self._lock:
-            if key in self._imports:
-                return self._imports[key]
-        imports = self._probe_imports(submission, present)
-        with self._lock:
-            self._imports[key] = imports
-            while len(self._imports) > 8:
-                self._imports.popitem(last=False)
-        return imports
-
-    def _probe_imports(self, submission: Path, present: list[str]) -> "Imports":
-        limits = Limits(**{**Limits().as_dict(), **self.assignment.spec.limits})
-        outcome = self.pool.run(scenario="lmgrade.loader:import_probe", submission=submission, files=present,
-                                cases=[None], limits=limits).outcomes[0]
-        if outcome.kind != "import_error":
-            return Imports(defined=outcome.value if outcome.kind == "ok" and isinstance(outcome.value, dict) else {})
-        error = outcome.error or {}
-        broken = error.get("file") if error.get("file") in present else present[0]
-        where = error.get("where") or f"{error.get('type')}: {error.get('message')}"
-        return Imports(broken, f"{broken} could not be imported, so the checks that need it were not graded:\n"
-                               f"{where}")
+    def probe_imports(self, submission: Path) -> Imports:
+        """Import every submitted file present, once, in the sandbox (`import_probe`)."""
+        return self.imports.probe(submission)
 
     def contract_names(self) -> dict[str, list[str]]:
         """The public names each stub defines: what the contract expects of each file."""
-        with self._lock:
-            if self._contract is None:
-                stubs = templates.render(self.assignment, self.variant)
-                self._contract = {loader.module_name(f): _top_level_names(stubs[f])
-                                  for f in self.assignment.spec.files if f in stubs}
-            return self._contract
+        return self.imports.contract_names()
 
     def grade_check(self, check: Check, number: int, submission: Path,
-                    uses: forbidden.Uses | None = None, imports: "Imports | None" = None,
+                    uses: forbidden.Uses | None = None, imports: Imports | None = None,
                     wrong: str | None = None) -> Verdict:
         """One check's verdict; `wrong` names a failed check of the code it composes (timing checks say so)."""
         if check.unavailable:
@@ -349,15 +166,15 @@ class Grader:
         cases = self.cases(check)
         imports = imports or Imports()
         if imports.broken is not None and imports.broken in check.files:
-            return _not_run(check, number, cases, f"not graded: {imports.broken} could not be imported (see above)")
+            return not_run(check, number, cases, f"not graded: {imports.broken} could not be imported (see above)")
         reveal = check.visibility == "visible"
         missing = [f for f in check.files if not (submission / f).is_file()]
         if missing:
-            return _not_run(check, number, cases, f"not graded: {', '.join(missing)} is missing from the "
+            return not_run(check, number, cases, f"not graded: {', '.join(missing)} is missing from the "
                                                   "submission (see above)")
         found = uses.relevant(check.uses, check.files) if uses is not None and uses.findings else []
         if found:
-            return _not_run(check, number, cases, "\n".join(
+            return not_run(check, number, cases, "\n".join(
                 forbidden_message([f.api], f" in {f.file} line {f.line} (`{f.code[:120]}`)") for f in found[:5]))
         if check.timing is not None:
             return self.grade_timing(check, number, submission, cases, wrong)
@@ -380,7 +197,7 @@ class Grader:
         # An untouched stub (NotImplementedError on every case) needs no reference run, nor its training.
         expected = [None] * len(cases) if untouched else self.cases_and_expected(check)[1]
         dead = _property_liveness(check, expected, run.outcomes)
-        judged = [(case, self._with_hints(outcome_verdict(check, case, exp, outcome, reveal, dead), imports.defined))
+        judged = [(case, self.imports.with_hints(outcome_verdict(check, case, exp, outcome, reveal, dead), imports.defined))
                   for case, exp, outcome in zip(cases, expected, run.outcomes)]
         passed = sum(v.passed for _, v in judged)
         mistake = self.diagnose(check, cases, run.outcomes) if passed < len(cases) and check.mistakes else None
@@ -398,75 +215,28 @@ class Grader:
         """A timing check: the submission's laps against the reference's, interleaved (`speed`)."""
         reference = self.reference_submission()
         if reference is None:
-            return _not_run(check, number, cases, "not run here: timing is judged against the reference "
+            return not_run(check, number, cases, "not run here: timing is judged against the reference "
                                                   "solution, which only the course's autograder has")
-        timing, reveal = check.timing, check.visibility == "visible"
-        laps = (timing.warmup + timing.laps) * len(cases)
-        runs: dict[str, list] = {"reference": [], "submission": []}
-        for round_ in range(timing.rounds):
-            # The submission first in each round: where no case of its first run answered (an untouched
-            # stub), nothing is timed and the reference never runs.
-            for side, folder in (("submission", submission), ("reference", reference)):
-                runs[side].append(self.pool.run(scenario=check.scenario_ref, submission=folder,
-                                                files=list(check.files), cases=[c.args for c in cases],
-                                                limits=check.limits, device=check.device, laps=laps))
-                if round_ == 0 and side == "submission" and not any(o.kind == "ok" for o in runs[side][0].outcomes):
-                    return self._unanswered_timing(check, number, cases, runs[side][0], reveal)
         rng = random.Random(f"{self.secret}/{self.assignment.name}/{check.name}/verified laps")
-        judged = []
-        for i, case in enumerate(cases):
-            for run in runs["reference"]:
-                if run.outcomes[i].kind != "ok":
-                    raise OracleError(f"the reference failed the timing check {check.name} case {i + 1}: "
-                                      f"{outcome_verdict(check, case, None, run.outcomes[i], True).message}")
-            failed = next((r.outcomes[i] for r in runs["submission"] if r.outcomes[i].kind != "ok"), None)
-            if failed is not None:
-                judged.append((case, outcome_verdict(check, case, None, failed, reveal)))
-                continue
-            judged.append((case, speed.judge_case(
-                check, case, speed.collect(runs["reference"], i, timing.warmup),
-                speed.collect(runs["submission"], i, timing.warmup),
-                self._reference_fingerprints(check, case), rng, check.device, wrong)))
-        passed = sum(v.passed for _, v in judged)
-        # The times are worth reading when the check passes too.
-        output = "\n".join([summarize(judged, reveal, None)] + [
-            f"case {i}: {v.message}" for i, (_, v) in enumerate(judged, start=1) if v.passed])
-        printed = describe_output(runs["submission"][-1].output, failed=passed < len(cases), reveal=reveal)
-        if printed:
-            output += "\n" + printed
-        return Verdict(check, number, check.points * passed / len(cases) if cases else 0.0, output, judged,
-                       wall_s=sum(r.wall_s for r in runs["submission"]), defences=runs["submission"][0].defences)
+        return timing_grading.grade_timing(self.pool, check, number, submission, reference, self.oracle.modules,
+                                           cases, rng, wrong)
 
-    def _unanswered_timing(self, check: Check, number: int, cases: list[Case], run, reveal: bool) -> Verdict:
-        """A timing check none of whose cases answered: each case fails with what happened, untimed."""
-        judged = [(case, outcome_verdict(check, case, None, outcome, reveal))
-                  for case, outcome in zip(cases, run.outcomes)]
-        output = summarize(judged, reveal, None)
-        printed = describe_output(run.output, failed=True, reveal=reveal)
-        return Verdict(check, number, 0.0, output + ("\n" + printed if printed else ""), judged, wall_s=run.wall_s,
-                       defences=run.defences)
-
-    def _reference_fingerprints(self, check: Check, case: Case) -> Callable[[int], list]:
-        """The reference's fingerprint of a lap, from its nonce (set up once per case)."""
-        timing, state = check.timing, []
-
-        def recompute(nonce: int) -> list:
-            if not state:
-                state.append(timing.setup(self.oracle.modules, wire.decode(wire.encode(case.args))))
-            if timing.reset is not None:
-                timing.reset(state[0])
-            return wire.decode(wire.encode(timing.step(state[0], nonce)))
-        return recompute
-
-    def _with_hints(self, verdict: CaseVerdict, defined: dict[str, list[str]]) -> CaseVerdict:
-        """A missing name (`module 'ngram' has no attribute 'pad'`): say what the file defines and the contract wants."""
-        found = _MISSING_NAME.search(verdict.message)
-        if verdict.passed or not found or found.group(1) not in self.contract_names():
-            return verdict
-        module = found.group(1)
-        hint = (f"\n{module}.py must define: {', '.join(self.contract_names()[module])}; "
-                f"it defines: {', '.join(defined.get(module, [])) or 'nothing public'}")
-        return CaseVerdict(False, verdict.message + hint)
+    def run_case(self, check: Check, number: int, submission: Path) -> CaseRun:
+        """Case `number` (from 1) of `check` run on the submission, under the check's own limits, and the known
+        mistake its answer matches: what `check --case` shows."""
+        cases, expected = self.cases_and_expected(check)
+        if not 1 <= number <= len(cases):
+            raise IndexError(f"{check.name} has {len(cases)} cases")
+        case = cases[number - 1]
+        outcome = self.pool.run(scenario=check.scenario_ref, submission=Path(submission).resolve(),
+                                files=list(check.files), cases=[case.args], limits=check.limits,
+                                device=check.device).outcomes[0]
+        # The known mistake this one answer matches, as grading names one that matches every answer.
+        mistake = None
+        if outcome.kind == "ok" and check.mistakes:
+            others = [CaseOutcome("not_run")] * len(cases)
+            mistake = self.diagnose(check, cases, others[:number - 1] + [outcome] + others[number:])
+        return CaseRun(check, number, len(cases), case, expected[number - 1], outcome, mistake)
 
     def grade(self, submission: Path, on_verdict: Callable[[Verdict], None] | None = None,
               only: set[str] | None = None, on_import_failure: Callable[[str], None] | None = None,
@@ -489,7 +259,7 @@ class Grader:
         """
         def ours(path: Path) -> bool:  # a results file this grading writes, or one of its temporary files
             path = path.resolve()
-            return any(path == p or (path.parent == p.parent and is_temporary_results(path)) for p in self.protected)
+            return any(path == p or (path.parent == p.parent and atomic.is_temporary_results(path)) for p in self.protected)
 
         try:
             copy_files(submission, scratch / "submission", leave_out=ours)
@@ -563,107 +333,3 @@ def _composed(verdict: Verdict, by_name: dict[str, Check], failed: set[str]) -> 
         verdict.score = composition.capped(verdict.check, verdict.score)
     verdict.output = composition.note(verdict.check, component) + "\n" + verdict.output
     return verdict
-
-
-_MISSING_NAME = re.compile(r"module '(\w+)' has no attribute '(\w+)'")
-
-
-def _top_level_names(source: str) -> list[str]:
-    tree = ast.parse(source)
-    names = [n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))]
-    names += [t.id for n in tree.body if isinstance(n, ast.Assign) for t in n.targets if isinstance(t, ast.Name)]
-    return [n for n in names if not n.startswith("_")]
-
-
-def draw_cases(check: Check, assignment: str, variant: dict, secret: str) -> list[Case]:
-    """The check's cases, drawn from its seed: the same secret always gives the same cases."""
-    rng = check_rng(secret, assignment, check.name)
-    return check.make_cases(CaseContext(rng=rng, variant=variant, device=check.device))
-
-
-def _not_run(check: Check, number: int, cases: list[Case], reason: str) -> Verdict:
-    """Zero for a check that cannot be run on this submission, every case with the reason."""
-    return Verdict(check, number, 0.0, reason, [(c, CaseVerdict(False, reason)) for c in cases])
-
-
-def grade_submission(assignment: Assignment, variant: dict, submission: Path, *,
-                     results: Path | None = None, jobs: int = 1, visible_only: bool = False,
-                     grader: Grader | None = None, secret: str | None = None,
-                     store: ExpectedStore | None = None,
-                     on_start: Callable[[int], None] | None = None,
-                     on_verdict: Callable[[Verdict], None] | None = None,
-                     on_check_start: Callable[[Check], None] | None = None) -> GradingRun:
-    """Grade one submission folder; keep `results` (if given) a valid results.json throughout.
-
-    `grader` lets many submissions share one sandbox pool and one set of
-    expected values; without it, one is made (with the live reference and
-    `store`, by default the user's) and closed. Raises `HarnessFault` when grading cannot be trusted, after
-    writing a results.json that says so.
-    """
-    with tempfile.TemporaryDirectory(prefix="lmgrade-upload-") as scratch:
-        return _grade_submission(assignment, variant, Path(submission), Path(scratch), results=results, jobs=jobs,
-                                 visible_only=visible_only, grader=grader, secret=secret, store=store,
-                                 on_start=on_start,
-                                 on_verdict=on_verdict, on_check_start=on_check_start)
-
-
-def _grade_submission(assignment, variant, submission: Path, scratch: Path, *, results, jobs, visible_only, grader,
-                      secret, store, on_start, on_verdict, on_check_start) -> GradingRun:
-    checks = [c for c in assignment.checks if c.visibility == "visible" or not visible_only]
-    position = {c.name: i for i, c in enumerate(checks, start=1)}
-    said = []
-    archive = submission if submission.is_file() and submission.suffix.lower() == ".zip" else None
-    alone = lone_zip(submission) if submission.is_dir() else None
-    if archive is not None or alone is not None:
-        try:
-            submission = unpack_zip(archive or alone, scratch / "submission")
-            said.append(f"{archive.name}: graded the files of the .zip." if archive is not None else
-                        f"The submission holds only {alone.name}: it was unpacked and its files graded.")
-        except UnreadableSubmission as exc:
-            said.append(str(exc))
-            submission = scratch / "empty"
-            submission.mkdir()
-    elif not submission.is_dir():
-        said.append(f"{submission} {'is not a folder or a .zip' if submission.exists() else 'does not exist'}: "
-                    "nothing was graded.")
-        submission = scratch / "empty"
-        submission.mkdir()
-    submission, note = locate(submission, assignment.spec.files)
-    said += [text for text in (note, missing_hint(submission, assignment.spec.files)) if text]
-    files_hash = graded_files_hash(submission, assignment.spec.files)
-    results_file = ResultsFile(results, checks, output="\n\n".join(said)) if results else None
-    verdicts: list[Verdict] = []
-
-    def import_failed(message: str) -> None:
-        said.append(message)
-        if results_file:
-            results_file.output = "\n\n".join(said)
-            results_file.write()
-
-    def record(verdict: Verdict) -> None:
-        verdicts.append(verdict)
-        if results_file:
-            results_file.record(position[verdict.check.name], verdict.score, verdict.output)
-        if on_verdict:
-            on_verdict(verdict)
-
-    try:
-        if on_start:
-            on_start(len(checks))
-        if grader is None:
-            protected = [Path(results).resolve()] if results else []
-            with Grader(assignment, variant, LiveReference(assignment.spec),
-                        secret=course_secret() if secret is None else secret, jobs=jobs,
-                        protected=protected, store=store or default_store()) as own:
-                own.grade(submission, on_verdict=record, only=set(position), on_import_failure=import_failed,
-                          on_check_start=on_check_start)
-        else:
-            grader.grade(submission, on_verdict=record, only=set(position), on_import_failure=import_failed,
-                         on_check_start=on_check_start)
-    except BaseException:  # a HarnessFault, a bug of the harness, an interrupt: never the submission's
-        if results_file:
-            results_file.output = "\n".join([HARNESS_FAULT_NOTE, *said]).strip()
-            results_file.write()
-        raise
-    verdicts.sort(key=lambda v: v.number)
-    return GradingRun(submission=submission, note="\n\n".join(said), verdicts=verdicts, files_hash=files_hash)

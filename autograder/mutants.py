@@ -41,7 +41,8 @@ else:  # pragma: no cover - Python 3.10
 from . import catalog
 from .assignment import Assignment, AssignmentError
 from .expected_store import default_store
-from .grading import Grader, grade_submission
+from .grade import grade_submission
+from .grading import Grader
 from .mutation import Mutant, make_mutants
 from .oracle import LiveReference
 from .seeds import course_secret

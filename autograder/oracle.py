@@ -20,7 +20,7 @@ import tempfile
 import threading
 import warnings
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -44,12 +44,35 @@ class RecordedMistakeRaised(Exception):
     """Making this mistake raised on this case when the fixtures were recorded."""
 
 
+class Oracle(Protocol):
+    """What a `Grader` asks of where expected values come from."""
+
+    # The reference solution's files: graded like a submission for the timing checks, and part of the
+    # expected-value store's key. None where there is no reference (recorded fixtures): nothing is timed
+    # and nothing is stored.
+    reference_folder: Path | None
+    # The reference's modules as a scenario receives them (the timing checks' recomputed laps); empty
+    # without a reference.
+    modules: dict
+
+    def protected_paths(self) -> list[Path]:
+        """What the sandbox must not be able to read."""
+
+    def expected(self, check: Check, cases: list[Case]) -> list[Any]:
+        """The expected value of every case."""
+
+    def mistaken(self, check: Check, case: Case, mistake: Mistake) -> Any:
+        """What a submission making `mistake` returns on `case` (raises where making it raises)."""
+
+
 class LiveReference:
+    """The reference solution, run in this process."""
+
     def __init__(self, spec: AssignmentSpec):
         self.spec = spec
         try:
-            self.folder = spec.reference_folder()
-            self.modules = load_files(self.folder, spec.files)
+            self.reference_folder: Path = spec.reference_folder()
+            self.modules = load_files(self.reference_folder, spec.files)
         except Exception as exc:
             raise OracleError(f"the reference solution of {spec.name} cannot be imported here "
                               f"({type(exc).__name__}: {exc})") from exc
@@ -59,7 +82,7 @@ class LiveReference:
 
     def protected_paths(self) -> list[Path]:
         """The reference package: the sandbox must not be able to read it."""
-        return [self.folder]
+        return [self.reference_folder]
 
     def expected(self, check: Check, cases: list[Case]) -> list[Any]:
         out = []
@@ -80,11 +103,11 @@ class LiveReference:
 
     def _make_flawed(self, mistake: Mistake) -> dict:
         if not mistake.edits:
-            copies = load_files(self.folder, self.spec.files)
+            copies = load_files(self.reference_folder, self.spec.files)
         else:
             with tempfile.TemporaryDirectory(prefix="lmgrade-mistake-") as tmp:
                 for filename in self.spec.files:
-                    source = (self.folder / filename).read_text(encoding="utf-8")
+                    source = (self.reference_folder / filename).read_text(encoding="utf-8")
                     edits = tuple((old, new) for file, old, new in mistake.edits if file == filename)
                     (Path(tmp) / filename).write_text(apply(source, edits, f"mistake {mistake.name}"),
                                                       encoding="utf-8")
@@ -127,6 +150,8 @@ class RecordedReference:
                                f"{_settings(fixtures.variant)}, not {_settings(variant)}: "
                                "build the bundle with the variant you grade")
         self.fixtures = fixtures
+        self.reference_folder: Path | None = None
+        self.modules: dict = {}
 
     def protected_paths(self) -> list[Path]:
         """The fixtures: like the reference, out of the sandbox's reach."""

@@ -30,6 +30,8 @@ def test_a_property_is_paid_only_beside_answers_that_show_work(ngram, ngram_grad
 class _FakeOracle:
     """Mistake A matches case 0 only, mistake B every case."""
 
+    reference_folder, modules = None, {}
+
     def __init__(self, answers):
         self.answers = answers
 

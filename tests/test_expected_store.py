@@ -18,7 +18,7 @@ class CountingReference(LiveReference):
     def __init__(self, spec, folder):
         self.computed = 0
         super().__init__(spec)
-        self.folder = folder
+        self.reference_folder = folder
 
     def expected(self, check, cases):
         self.computed += len(cases)
@@ -42,7 +42,7 @@ def _expected(assignment, variant, folder, store, secret=TEST_SECRET):
     oracle = CountingReference(assignment.spec, folder)
     with Grader(assignment, variant, oracle, secret=secret, store=store) as grader:
         values = [grader.cases_and_expected(c)[1] for c in assignment.checks]
-        mistakes = [grader._mistake_answers(c, grader.cases(c), m) for c in assignment.checks for m in c.mistakes]
+        mistakes = [grader.expected.mistake_answers(c, grader.cases(c), m) for c in assignment.checks for m in c.mistakes]
     return values, mistakes, oracle.computed
 
 
@@ -115,5 +115,5 @@ def test_a_gpu_checks_values_are_never_stored(ngram_copy, tmp_path):
     with Grader(on_gpu, variant, CountingReference(assignment.spec, folder), secret=TEST_SECRET,
                 store=ExpectedStore(tmp_path / "store")) as grader:
         check = on_gpu.checks[0]
-        assert grader._stored_key(check, grader.cases(check)) is None
-        assert grader._stored_key(assignment.checks[0], grader.cases(check)) is not None
+        assert grader.expected._stored_key(check, grader.cases(check)) is None
+        assert grader.expected._stored_key(assignment.checks[0], grader.cases(check)) is not None

@@ -9,21 +9,9 @@ import sys
 import pytest
 from helpers import TEST_SECRET
 from lmgrade import catalog, wire
-from lmgrade.fixtures import (
-    ARRAYS,
-    DOCUMENT,
-    Fixtures,
-    describe,
-    record,
-    visible_checks,
-)
-from lmgrade.grading import draw_cases
-from lmgrade.oracle import (
-    FixtureError,
-    LiveReference,
-    RecordedMistakeRaised,
-    RecordedReference,
-)
+from lmgrade.fixtures import ARRAYS, DOCUMENT, Fixtures, describe, record, visible_checks
+from lmgrade.expected import draw_cases
+from lmgrade.oracle import FixtureError, LiveReference, RecordedMistakeRaised, RecordedReference
 from lmgrade.seeds import PUBLIC_SECRET
 
 

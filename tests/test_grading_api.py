@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 from lmgrade.errors import HarnessFault
-from lmgrade.grading import HARNESS_FAULT_NOTE, grade_submission
+from lmgrade.grade import grade_submission
+from lmgrade.results import HARNESS_FAULT_NOTE
 
 
 def test_one_call_grades_and_keeps_results(ngram, reference_submission, tmp_path):
@@ -70,3 +71,26 @@ def test_an_untouched_stub_costs_no_expected_values_no_training_and_no_timing(tm
         # An answer is compared: the reference's own files get their expected values computed.
         (verdict,) = grader.grade(assignment.spec.reference_folder(), only={"layer_norm"})
         assert verdict.passed and asked == ["layer_norm"]
+
+
+def test_run_case_runs_one_case_and_names_the_mistake_its_answer_matches(ngram, ngram_grader, reference_submission,
+                                                                         tmp_path):
+    """What `check --case` shows: one case of one check, its expected value, the answer and the mistake it matches."""
+    from conftest import ROOT
+
+    assignment, _ = ngram
+    pad = next(c for c in assignment.checks if c.name == "pad")
+    source = (ROOT / "reference" / "ngram" / "ngram.py").read_text()
+    wrong = source.replace("return [BOS] * (n - 1) + list(sentence) + [EOS]",
+                           "return [BOS] * n + list(sentence) + [EOS]")
+    assert wrong != source
+    (tmp_path / "ngram.py").write_text(wrong)
+    cases, expected = ngram_grader.cases_and_expected(pad)
+    right = ngram_grader.run_case(pad, 3, reference_submission)
+    assert (right.number, right.of, right.case, right.mistake) == (3, len(cases), cases[2], None)
+    assert right.outcome.kind == "ok" and right.outcome.value == right.expected == expected[2]
+    ran = ngram_grader.run_case(pad, 3, tmp_path)
+    assert ran.outcome.kind == "ok" and ran.outcome.value != ran.expected
+    assert ran.mistake is not None and ran.mistake.name == "n_bos"
+    with pytest.raises(IndexError, match=f"pad has {len(cases)} cases"):
+        ngram_grader.run_case(pad, len(cases) + 1, tmp_path)

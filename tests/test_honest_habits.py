@@ -113,7 +113,7 @@ def pad(sentence, n):
 
 def test_results_written_into_the_graded_folder_are_not_part_of_the_submission(ngram, tmp_path):
     """`lmgrade grade . --results results.json`: checks copy the folder while its results are rewritten."""
-    from lmgrade.grading import grade_submission
+    from lmgrade.grade import grade_submission
 
     assignment, variant = ngram
     folder = _submission(tmp_path, LISTS_ITS_FOLDER)

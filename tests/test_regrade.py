@@ -12,7 +12,8 @@ from helpers import ROOT, SUBMISSIONS, TEST_SECRET, validate
 from lmgrade import catalog
 from lmgrade.errors import HarnessFault
 from lmgrade.flawed import write_flawed
-from lmgrade.grading import HARNESS_FAULT_NOTE, grade_submission
+from lmgrade.grade import grade_submission
+from lmgrade.results import HARNESS_FAULT_NOTE
 from lmgrade.regrade import discover, regrade
 from lmgrade.regrade.executor import LocalExecutor
 from lmgrade.regrade.layout import METADATA
@@ -110,9 +111,9 @@ def read_csv(path: Path) -> list[dict]:
 def regraded(tmp_path_factory):
     base = tmp_path_factory.mktemp("regrade")
     root = make_class(base / "class")
-    # No store: what this regrade computes is counted (the store has its own tests).
+    # A store of its own: what the regrade computes is counted, whichever gradings of ngram ran before.
     with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("LMGRADE_CACHE", "off")
+        patch.setenv("LMGRADE_CACHE", str(base / "expected_store"))
         summary, counting = run(root, base / "out")
     return root, base / "out", summary, counting
 

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import ast
 import json
+from pathlib import Path
 
 from helpers import validate
 from lmgrade.reports.gradescope import NOT_GRADED, ResultsFile, results_json
+from lmgrade.results import CheckScore
 
 # Gradescope's results.json format (its autograder specification), as a JSON schema.
 
@@ -24,7 +27,9 @@ def test_provisional_file_lists_every_check_at_zero(ngram, tmp_path):
 def test_partial_scores_and_visibility(ngram):
     assignment, _ = ngram
     checks = list(enumerate(assignment.checks, start=1))
-    graded = {1: (2.5, "half"), 11: (10.0, "all good")}
+    one, eleven = checks[0][1], checks[10][1]
+    graded = {1: CheckScore(one.name, 2.5, one.points, "half"), 11: CheckScore(eleven.name, 10.0, eleven.points,
+                                                                               "all good")}
     document = results_json(checks, graded, output="summary", started=None)
     validate(document)
     first, last = document["tests"][0], document["tests"][-1]
@@ -40,7 +45,7 @@ def test_grading_writes_valid_results_and_keeps_them_valid(ngram_grader, referen
     seen = []
 
     def record(verdict):
-        results.record(verdict.number, verdict.score, verdict.output)
+        results.record(verdict.number, verdict.plain())
         document = json.loads(path.read_text())
         validate(document)
         seen.append(document["score"])
@@ -48,3 +53,30 @@ def test_grading_writes_valid_results_and_keeps_them_valid(ngram_grader, referen
     ngram_grader.grade(reference_submission, on_verdict=record)
     assert len(seen) == len(ngram_grader.assignment.checks)
     assert seen == sorted(seen) and seen[-1] == 100
+
+
+HARNESS = Path(__file__).resolve().parents[1] / "autograder"
+
+
+def _imported(path: Path) -> set[str]:
+    """The harness's modules a file imports (relative imports, resolved against its package)."""
+    package = ["lmgrade", *path.parent.relative_to(HARNESS).parts]
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.level:
+            base = package[:len(package) - node.level + 1] + ([node.module] if node.module else [])
+            found |= {".".join(base + [a.name]) for a in node.names} | {".".join(base)}
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("lmgrade"):
+            found.add(node.module)
+    return found
+
+
+def test_reports_read_results_and_grading_writes_none():
+    """The verdict types live below both: a report never imports the grading, nor the grading a report."""
+    for path in (HARNESS / "reports").glob("*.py"):
+        assert not {m for m in _imported(path) if m.startswith(("lmgrade.grading", "lmgrade.grade"))}, path.name
+    for name in ("grading.py", "expected.py", "import_probe.py", "timing_grading.py", "results.py"):
+        reports = {m for m in _imported(HARNESS / name) if m.startswith("lmgrade.reports")}
+        assert not reports, f"{name} imports {reports}"
+    assert "lmgrade.results.Verdict" in _imported(HARNESS / "reports" / "terminal.py")
+

@@ -33,7 +33,7 @@ from lmgrade import catalog, templates, wire
 from lmgrade.bundle.sources import FIXTURES_PACKAGE, grader_files
 from lmgrade.fixtures import describe
 from lmgrade.flawed import write_flawed
-from lmgrade.grading import draw_cases
+from lmgrade.expected import draw_cases
 from lmgrade.oracle import LiveReference
 from lmgrade.seeds import PUBLIC_SECRET
 

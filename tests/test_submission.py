@@ -9,7 +9,8 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from lmgrade.grading import grade_submission
+
+from lmgrade.grade import grade_submission
 from lmgrade.submission import locate, missing_hint
 
 

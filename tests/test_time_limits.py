@@ -22,7 +22,7 @@ def test_limits_scale_with_the_reference_and_keep_their_floors():
 class _SlowOracle:
     """A live reference (it has a folder) that takes at least 0.2 s per case."""
 
-    folder = "somewhere"
+    reference_folder, modules = "somewhere", {}
 
     def protected_paths(self):
         return []
@@ -33,7 +33,7 @@ class _SlowOracle:
 
 
 class _Recorded(_SlowOracle):
-    folder = None
+    reference_folder = None
 
 
 def _check():

@@ -15,7 +15,8 @@ from lmgrade.device import DeviceError, cuda_available, resolve
 from lmgrade.sandbox.limits import Limits
 from lmgrade.sandbox.protocol import NONCE, TICK_END, TICK_READY, pack_tick
 from lmgrade.sandbox.stopwatch import Timekeeper
-from lmgrade.speed import Laps, Timing, judge_case
+from lmgrade.speed import Timing
+from lmgrade.timing_grading import Laps, judge_case
 from sandbox_fixtures import sandbox_pool, submission_of
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -223,7 +224,7 @@ def test_a_check_not_counted_is_listed_in_results_json_with_its_reason(tmp_path)
 
     from lmgrade import catalog
     from lmgrade.assignment import Assignment
-    from lmgrade.grading import grade_submission
+    from lmgrade.grade import grade_submission
 
     assignment, variant = catalog.load("ngram")
     first = on_device(replace(assignment.checks[0], device="cuda", when_absent="not_counted"), "cpu")
@@ -242,7 +243,7 @@ needs_cuda = pytest.mark.skipif(not cuda_available(), reason="needs a CUDA GPU (
 def test_on_cuda_the_reference_passes_and_a_query_loop_fails(tmp_path):
     from lmgrade import catalog
     from lmgrade.flawed import write_flawed
-    from lmgrade.grading import grade_submission
+    from lmgrade.grade import grade_submission
     from lmgrade.plugins.transformer.bugs import BUGS
 
     assignment, variant = catalog.load("transformer", device="cuda")

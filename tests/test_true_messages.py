@@ -6,7 +6,8 @@ import random
 
 from lmgrade.checks import Case, Check
 from lmgrade.compare import Tolerance
-from lmgrade.speed import Laps, Timing, judge_case
+from lmgrade.speed import Timing
+from lmgrade.timing_grading import Laps, judge_case
 
 
 def _timed_check():

@@ -20,7 +20,8 @@ from rich.console import Console
 
 from ..assignment import AssignmentError
 from ..errors import HarnessFault
-from ..grading import Grader, Verdict
+from ..grading import Grader
+from ..results import Verdict
 from ..reports.terminal import describe_defences, print_report
 from ..submission import locate, missing_hint
 from .public import PublicChecks, public_checks

@@ -21,7 +21,7 @@ from .. import catalog
 from ..assignment import AssignmentError
 from ..errors import HarnessFault
 from ..expected_store import ExpectedStore
-from ..grading import grade_submission
+from ..grade import grade_submission
 from ..oracle import LiveReference
 from ..reports.terminal import describe_defences, print_report
 from ..sandbox.limits import default_jobs

@@ -31,8 +31,9 @@ import sys
 from pathlib import Path
 
 from ..errors import HarnessFault
-from ..grading import HARNESS_FAULT_NOTE
-from ..reports.gradescope import NOT_GRADED, TEMPORARY_PREFIX, results_json, write_atomically
+from ..results import HARNESS_FAULT_NOTE
+from ..atomic import TEMPORARY_PREFIX, write_atomically
+from ..reports.gradescope import NOT_GRADED, results_json
 from ..sandbox.pool import signal_name
 from .config import ZipConfig
 from .layout import Layout

@@ -13,9 +13,10 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..atomic import write_atomically
 from ..checks import Check
-from ..grading import HARNESS_FAULT_NOTE
-from ..reports.gradescope import results_json, write_atomically
+from ..reports.gradescope import results_json
+from ..results import HARNESS_FAULT_NOTE
 from .graded import Graded
 
 RECORD = "regrade.json"
@@ -61,7 +62,7 @@ class ResultsFolder:
     def results_document(self, graded: Graded) -> dict:
         scores = {c.name: c for c in graded.checks}
         numbered = list(enumerate(self.checks, start=1))
-        done = {n: (scores[c.name].score, scores[c.name].output) for n, c in numbered if c.name in scores}
+        done = {n: scores[c.name] for n, c in numbered if c.name in scores}
         output = f"{HARNESS_FAULT_NOTE}\n{graded.error}" if graded.error else graded.note
         document = results_json(numbered, done, output=output)
         document["execution_time"] = graded.wall_s

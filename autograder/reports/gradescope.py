@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import io
 import json
-import os
-import tempfile
 import time
 import unittest
 from pathlib import Path
@@ -23,7 +21,9 @@ from typing import Iterable
 from gradescope_utils.autograder_utils.decorators import number, partial_credit, visibility
 from gradescope_utils.autograder_utils.json_test_runner import JSONTestRunner
 
+from ..atomic import write_atomically
 from ..checks import Check
+from ..results import CheckScore
 
 NOT_GRADED = "not graded: the autograder stopped before this check finished"
 
@@ -41,12 +41,15 @@ def _test_method(check: Check, num: int, score: float, output: str):
     return test
 
 
-def results_json(checks: Iterable[tuple[int, Check]], graded: dict[int, tuple[float, str]],
+def results_json(checks: Iterable[tuple[int, Check]], graded: dict[int, CheckScore],
                  *, output: str = "", started: float | None = None) -> dict:
-    """The results.json document: graded checks with their score, the others at 0."""
+    """The results.json document: graded checks (by number) with their score, the others at 0.
+
+    `checks` may hold the zip's `CheckEntry`s instead (their name, title, points and visibility).
+    """
     methods = {}
     for num, check in checks:
-        score, text = graded.get(num, (0.0, NOT_GRADED))
+        score, text = (graded[num].score, graded[num].output) if num in graded else (0.0, NOT_GRADED)
         methods[f"test_{num:04d}"] = _test_method(check, num, score, text)
     suite = unittest.defaultTestLoader.loadTestsFromTestCase(type("Checks", (unittest.TestCase,), methods))
 
@@ -66,48 +69,19 @@ def results_json(checks: Iterable[tuple[int, Check]], graded: dict[int, tuple[fl
     return json.loads(stream.getvalue())
 
 
-TEMPORARY_PREFIX = ".results-"
-
-
-def is_temporary_results(path: Path) -> bool:
-    """Whether `path` is a results file still being written (by `write_atomically`)."""
-    return path.name.startswith(TEMPORARY_PREFIX) and path.suffix == ".json"
-
-
-def write_atomically(path: Path, document: dict) -> None:
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=TEMPORARY_PREFIX, suffix=".json", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump(document, f, indent=2)
-            f.write("\n")
-            f.flush()
-            # mkstemp makes it 0600; the course's tools (and Gradescope) read it as another user.
-            os.fchmod(f.fileno(), 0o644)
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-
-
 class ResultsFile:
     """results.json kept valid from before the first check until the last."""
 
     def __init__(self, path: Path, checks: list[Check], output: str = ""):
         self.path = Path(path)
         self.checks = list(enumerate(checks, start=1))
-        self.graded: dict[int, tuple[float, str]] = {}
+        self.graded: dict[int, CheckScore] = {}
         self.output = output
         self.started = time.time()
         self.write()
 
-    def record(self, num: int, score: float, output: str) -> None:
-        self.graded[num] = (score, output)
+    def record(self, num: int, score: CheckScore) -> None:
+        self.graded[num] = score
         self.write()
 
     def write(self) -> None:

@@ -1,0 +1,163 @@
+"""Expected values: a check's cases, the reference's answers and time on them, and its known mistakes' answers.
+
+Each is computed once per check, by the oracle (`oracle.Oracle`), for every
+submission graded after it; with a live reference they are kept on disk
+(`expected_store`), addressed by the code that computed them, for later
+gradings. The reference's time on a check's cases sets its limits; the
+mistakes' answers name the known mistake a failed check matches.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from .assignment import Assignment
+from .checks import ANSWER, PROPERTY, Case, CaseContext, Check, Mistake, explains
+from .errors import HarnessFault
+from .expected_store import ExpectedStore, code_digest, entry_key
+from .oracle import Oracle
+from .sandbox.limits import Limits
+from .sandbox.pool import CaseOutcome
+from .seeds import check_rng
+
+# What a mistake "returns" on a case where making it raises.
+CRASHES = object()
+
+
+def draw_cases(check: Check, assignment: str, variant: dict, secret: str) -> list[Case]:
+    """The check's cases, drawn from its seed: the same secret always gives the same cases."""
+    rng = check_rng(secret, assignment, check.name)
+    return check.make_cases(CaseContext(rng=rng, variant=variant, device=check.device))
+
+
+class ExpectedValues:
+    """The expected values of one assignment and variant, for the cases `secret` draws."""
+
+    def __init__(self, assignment: Assignment, variant: dict, oracle: Oracle, *, secret: str,
+                 store: ExpectedStore | None = None):
+        self.assignment, self.variant, self.oracle, self.secret = assignment, variant, oracle, secret
+        # Only a live reference's values are stored: the store's key describes its code.
+        self.store = store if oracle.reference_folder is not None else None
+        self._code: str | None = None
+        self._cases: dict[str, list[Case]] = {}
+        self._expected: dict[str, tuple[list[Case], list[Any]]] = {}
+        self._reference_s: dict[str, float] = {}
+        self._mistaken: dict[tuple[str, Mistake], list[Any]] = {}
+        self._lock = threading.Lock()
+
+    def cases(self, check: Check) -> list[Case]:
+        """The check's cases, drawn once: what a submission is run on before its answers need expected values."""
+        with self._lock:
+            if check.name not in self._cases:
+                self._cases[check.name] = draw_cases(check, self.assignment.name, self.variant, self.secret)
+            return self._cases[check.name]
+
+    def _stored_key(self, check: Check, cases: list[Case], what: str = "expected") -> str | None:
+        """The store's key of the check's expected values on `cases` (or a mistake's answers); None without one."""
+        if self.store is None or check.device != "cpu":
+            # On a GPU the reference's answers are not bit-for-bit the same from one run to the next
+            # (atomics, the kernels cuBLAS picks): they are computed on the grading machine each time.
+            return None
+        if self._code is None:
+            modules = [check.scenario, check.make_cases, check.judge,
+                       *(m.patch for c in self.assignment.checks for m in c.mistakes)]
+            folders = [Path(f).parent for f in self.assignment.check_module_files().values()]
+            folders += [Path(sys.modules[f.__module__].__file__).parent for f in modules
+                        if f is not None and getattr(sys.modules.get(f.__module__), "__file__", None)]
+            self._code = code_digest(self.oracle.reference_folder, self.assignment.spec.files, folders)
+        return entry_key(self._code, check, self.variant, cases, what)
+
+    def of(self, check: Check) -> tuple[list[Case], list[Any]]:
+        """Computed once per check and reused for every submission (regrades), and by later gradings
+        through the store."""
+        cases = self.cases(check)
+        with self._lock:
+            if check.name not in self._expected:
+                key = None if check.timing else self._stored_key(check, cases)
+                stored = self.store.get(key) if key is not None else None
+                if isinstance(stored, dict) and len(stored.get("expected", ())) == len(cases):
+                    expected = stored["expected"]
+                    self._reference_s[check.name] = float(stored["seconds"])
+                else:
+                    # A timing check's reference runs beside the submission instead.
+                    started = time.perf_counter()
+                    expected = [None] * len(cases) if check.timing else self.oracle.expected(check, cases)
+                    if not check.timing and self.oracle.reference_folder is not None:
+                        # The live reference's own time on these cases, on this machine: the limits follow it.
+                        self._reference_s[check.name] = time.perf_counter() - started
+                    if key is not None:
+                        self.store.put(key, {"expected": expected, "seconds": self._reference_s[check.name]})
+                if check.property_check and not all(isinstance(e, dict) and set(e) == {ANSWER, PROPERTY}
+                                                    for e in expected):
+                    raise HarnessFault(f"{check.name} is a property check: its scenario must return "
+                                       "property_result(answer, holds)")
+                self._expected[check.name] = (cases, expected)
+            return self._expected[check.name]
+
+    def record(self) -> None:
+        """Compute, and so store, every check's expected values and its known mistakes' answers."""
+        for check in self.assignment.checks:
+            if check.timing is None and not check.unavailable:
+                cases, _ = self.of(check)
+                for mistake in check.mistakes:
+                    self.mistake_answers(check, cases, mistake)
+
+    def known(self, check: Check) -> bool:
+        """Whether this grading has computed the check's expected values (and so the reference's time)."""
+        with self._lock:
+            return check.name in self._expected
+
+    def limits_of(self, check: Check) -> Limits:
+        """The check's limits in this grading: `wall_factor` times the reference's time on its cases,
+        never below the check's own cpu_s and wall_s (the floors, and all there is without a live reference)."""
+        self.of(check)
+        return check.limits.following(self._reference_s.get(check.name))
+
+    def mistake_answers(self, check: Check, cases: list[Case], mistake: Mistake) -> list[Any]:
+        """What a submission making `mistake` returns on every case (`CRASHES` where it raises)."""
+        key = (check.name, mistake)
+        with self._lock:
+            if key not in self._mistaken:
+                stored_key = self._stored_key(check, cases, f"mistake {mistake.name} {mistake.edits!r}")
+                stored = self.store.get(stored_key) if stored_key is not None else None
+                if isinstance(stored, list) and len(stored) == len(cases):
+                    answers = [CRASHES if a.get("crashed") else a.get("answer") for a in stored]
+                else:
+                    answers = [self._mistaken_answer(check, case, mistake) for case in cases]
+                    if stored_key is not None:
+                        self.store.put(stored_key, [{"crashed": True} if a is CRASHES else {"answer": a}
+                                                    for a in answers])
+                self._mistaken[key] = answers
+            return self._mistaken[key]
+
+    def _mistaken_answer(self, check: Check, case: Case, mistake: Mistake) -> Any:
+        try:
+            return self.oracle.mistaken(check, case, mistake)
+        except Exception:
+            return CRASHES
+
+    def diagnose(self, check: Check, cases: list[Case], outcomes: list[CaseOutcome]) -> Mistake | None:
+        """The first known mistake that explains every answer the submission gave.
+
+        A mistake that crashes on a case (positions past the last embedding)
+        explains a submission that crashed there too: only the answered cases count.
+        It must show on them, though: a mistake whose answers are all right there
+        (the submission crashed on every case the mistake changes) explains nothing.
+        """
+        answered = [i for i, o in enumerate(outcomes) if o.kind == "ok"]
+        if not answered:
+            return None
+        right = self._expected[check.name][1] if check.name in self._expected else None
+        tolerances = [check.tolerance_of(cases[i]) for i in answered]
+        for mistake in check.mistakes:
+            answers = self.mistake_answers(check, cases, mistake)
+            if all(answers[i] is not CRASHES for i in answered) and \
+                    explains([answers[i] for i in answered], [outcomes[i].value for i in answered], tolerances) and \
+                    (right is None or not explains([answers[i] for i in answered], [right[i] for i in answered],
+                                                   tolerances)):
+                return mistake
+        return None

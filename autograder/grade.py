@@ -1,0 +1,108 @@
+"""Grading: one submission, one call.
+
+`grade_submission` is what every command grades with (`grade`, `check`, and
+the commands that ship or regrade): it finds the submitted files, keeps a
+results.json valid from before the first check to the last, runs the checks
+through a `Grader` and returns a `GradingRun`. Whatever the submission does
+is a verdict; only a `HarnessFault` is not, and even then results.json is
+left valid and says so.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+from typing import Callable
+
+from .assignment import Assignment
+from .checks import Check
+from .expected_store import ExpectedStore, default_store
+from .grading import Grader
+from .oracle import LiveReference
+from .reports.gradescope import ResultsFile
+from .results import HARNESS_FAULT_NOTE, GradingRun, Verdict
+from .seeds import course_secret
+from .submission import UnreadableSubmission, graded_files_hash, locate, lone_zip, missing_hint, unpack_zip
+
+
+def grade_submission(assignment: Assignment, variant: dict, submission: Path, *,
+                     results: Path | None = None, jobs: int = 1, visible_only: bool = False,
+                     grader: Grader | None = None, secret: str | None = None,
+                     store: ExpectedStore | None = None,
+                     on_start: Callable[[int], None] | None = None,
+                     on_verdict: Callable[[Verdict], None] | None = None,
+                     on_check_start: Callable[[Check], None] | None = None) -> GradingRun:
+    """Grade one submission folder; keep `results` (if given) a valid results.json throughout.
+
+    `grader` lets many submissions share one sandbox pool and one set of
+    expected values; without it, one is made (with the live reference and
+    `store`, by default the user's) and closed. Raises `HarnessFault` when grading cannot be trusted, after
+    writing a results.json that says so.
+    """
+    with tempfile.TemporaryDirectory(prefix="lmgrade-upload-") as scratch:
+        return _grade_submission(assignment, variant, Path(submission), Path(scratch), results=results, jobs=jobs,
+                                 visible_only=visible_only, grader=grader, secret=secret, store=store,
+                                 on_start=on_start,
+                                 on_verdict=on_verdict, on_check_start=on_check_start)
+
+
+def _grade_submission(assignment, variant, submission: Path, scratch: Path, *, results, jobs, visible_only, grader,
+                      secret, store, on_start, on_verdict, on_check_start) -> GradingRun:
+    checks = [c for c in assignment.checks if c.visibility == "visible" or not visible_only]
+    position = {c.name: i for i, c in enumerate(checks, start=1)}
+    said = []
+    archive = submission if submission.is_file() and submission.suffix.lower() == ".zip" else None
+    alone = lone_zip(submission) if submission.is_dir() else None
+    if archive is not None or alone is not None:
+        try:
+            submission = unpack_zip(archive or alone, scratch / "submission")
+            said.append(f"{archive.name}: graded the files of the .zip." if archive is not None else
+                        f"The submission holds only {alone.name}: it was unpacked and its files graded.")
+        except UnreadableSubmission as exc:
+            said.append(str(exc))
+            submission = scratch / "empty"
+            submission.mkdir()
+    elif not submission.is_dir():
+        said.append(f"{submission} {'is not a folder or a .zip' if submission.exists() else 'does not exist'}: "
+                    "nothing was graded.")
+        submission = scratch / "empty"
+        submission.mkdir()
+    submission, note = locate(submission, assignment.spec.files)
+    said += [text for text in (note, missing_hint(submission, assignment.spec.files)) if text]
+    files_hash = graded_files_hash(submission, assignment.spec.files)
+    results_file = ResultsFile(results, checks, output="\n\n".join(said)) if results else None
+    verdicts: list[Verdict] = []
+
+    def import_failed(message: str) -> None:
+        said.append(message)
+        if results_file:
+            results_file.output = "\n\n".join(said)
+            results_file.write()
+
+    def record(verdict: Verdict) -> None:
+        verdicts.append(verdict)
+        if results_file:
+            results_file.record(position[verdict.check.name], verdict.plain())
+        if on_verdict:
+            on_verdict(verdict)
+
+    try:
+        if on_start:
+            on_start(len(checks))
+        if grader is None:
+            protected = [Path(results).resolve()] if results else []
+            with Grader(assignment, variant, LiveReference(assignment.spec),
+                        secret=course_secret() if secret is None else secret, jobs=jobs,
+                        protected=protected, store=store or default_store()) as own:
+                own.grade(submission, on_verdict=record, only=set(position), on_import_failure=import_failed,
+                          on_check_start=on_check_start)
+        else:
+            grader.grade(submission, on_verdict=record, only=set(position), on_import_failure=import_failed,
+                         on_check_start=on_check_start)
+    except BaseException:  # a HarnessFault, a bug of the harness, an interrupt: never the submission's
+        if results_file:
+            results_file.output = "\n".join([HARNESS_FAULT_NOTE, *said]).strip()
+            results_file.write()
+        raise
+    verdicts.sort(key=lambda v: v.number)
+    return GradingRun(submission=submission, note="\n\n".join(said), verdicts=verdicts, files_hash=files_hash)

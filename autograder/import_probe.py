@@ -1,0 +1,99 @@
+"""Importing a submission once, before its checks, and the hint for a name it lacks.
+
+An import failure is said once, at the top, instead of by every check; what
+the files define feeds the hint a check adds to `module 'ngram' has no
+attribute 'pad'`: the names the contract wants of that file, and those it
+defines.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from . import loader, templates
+from .assignment import Assignment
+from .checks import CaseVerdict
+from .sandbox.limits import Limits
+from .submission import content_hash
+
+MISSING_NAME = re.compile(r"module '(\w+)' has no attribute '(\w+)'")
+# Probes kept, by the files' content: a bundle's pytest asks once per check.
+KEPT = 8
+
+
+@dataclass
+class Imports:
+    """What importing a submission's files once gave: the file that failed and why, or the names each defines."""
+
+    broken: str | None = None
+    message: str = ""
+    defined: dict[str, list[str]] = field(default_factory=dict)
+
+
+class ImportProbe:
+    """Imports a submission's files in the sandbox pool `pool` (each content once), and says what they lack."""
+
+    def __init__(self, assignment: Assignment, variant: dict, pool):
+        self.assignment, self.variant, self.pool = assignment, variant, pool
+        self._imports: OrderedDict[str, Imports] = OrderedDict()
+        self._contract: dict[str, list[str]] | None = None
+        self._lock = threading.Lock()
+
+    def probe(self, submission: Path) -> Imports:
+        """Import every submitted file present, once, in the sandbox."""
+        present = [f for f in self.assignment.spec.files if (submission / f).is_file()]
+        if not present:
+            return Imports()
+        key = content_hash(submission)
+        with self._lock:
+            if key in self._imports:
+                return self._imports[key]
+        imports = self._probe(submission, present)
+        with self._lock:
+            self._imports[key] = imports
+            while len(self._imports) > KEPT:
+                self._imports.popitem(last=False)
+        return imports
+
+    def _probe(self, submission: Path, present: list[str]) -> Imports:
+        limits = Limits(**{**Limits().as_dict(), **self.assignment.spec.limits})
+        outcome = self.pool.run(scenario="lmgrade.loader:import_probe", submission=submission, files=present,
+                                cases=[None], limits=limits).outcomes[0]
+        if outcome.kind != "import_error":
+            return Imports(defined=outcome.value if outcome.kind == "ok" and isinstance(outcome.value, dict) else {})
+        error = outcome.error or {}
+        broken = error.get("file") if error.get("file") in present else present[0]
+        where = error.get("where") or f"{error.get('type')}: {error.get('message')}"
+        return Imports(broken, f"{broken} could not be imported, so the checks that need it were not graded:\n"
+                               f"{where}")
+
+    def contract_names(self) -> dict[str, list[str]]:
+        """The public names each stub defines: what the contract expects of each file."""
+        with self._lock:
+            if self._contract is None:
+                stubs = templates.render(self.assignment, self.variant)
+                self._contract = {loader.module_name(f): top_level_names(stubs[f])
+                                  for f in self.assignment.spec.files if f in stubs}
+            return self._contract
+
+    def with_hints(self, verdict: CaseVerdict, defined: dict[str, list[str]]) -> CaseVerdict:
+        """A missing name (`module 'ngram' has no attribute 'pad'`): say what the file defines and the contract wants."""
+        found = MISSING_NAME.search(verdict.message)
+        if verdict.passed or not found or found.group(1) not in self.contract_names():
+            return verdict
+        module = found.group(1)
+        hint = (f"\n{module}.py must define: {', '.join(self.contract_names()[module])}; "
+                f"it defines: {', '.join(defined.get(module, [])) or 'nothing public'}")
+        return CaseVerdict(False, verdict.message + hint)
+
+
+def top_level_names(source: str) -> list[str]:
+    tree = ast.parse(source)
+    names = [n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))]
+    names += [t.id for n in tree.body if isinstance(n, ast.Assign) for t in n.targets if isinstance(t, ast.Name)]
+    return [n for n in names if not n.startswith("_")]
