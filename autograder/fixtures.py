@@ -49,7 +49,7 @@ ALLOWED_MODULES = ("lmgrade",)
 # Check fields a bundle does not carry: the recorded cases replace make_cases.
 _CHECK_FIELDS_LEFT_OUT = {"make_cases"}
 # AssignmentSpec fields that describe the instructor's folder, not the checks.
-_SPEC_FIELDS_LEFT_OUT = {"path", "templates", "checks", "limits"}
+_SPEC_FIELDS_LEFT_OUT = {"path", "templates", "checks", "limits", "public_package", "hidden"}
 RAISED = "raised"  # a mistake's answer where making it raises
 
 

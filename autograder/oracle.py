@@ -56,8 +56,8 @@ class LiveReference:
         self._lock = threading.Lock()  # checks are judged in parallel threads
 
     def protected_paths(self) -> list[Path]:
-        """The reference package: the sandbox must not be able to read it."""
-        return [self.folder]
+        """The reference package, and the other installed assignments': the sandbox must not be able to read them."""
+        return [self.folder, *self.spec.hidden]
 
     def expected(self, check: Check, cases: list[Case]) -> list[Any]:
         out = []
