@@ -118,3 +118,13 @@ def test_the_plugin_api_is_exported_and_importing_it_stays_cheap():
     assert out == ["False"]
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout.split()
     assert out[0] == "False" and int(out[1]) >= 20
+
+
+def test_the_writing_guide_shows_the_example_as_it_is():
+    """Each file docs/writing-an-assignment.md shows (a `path`: line, then a block) is the example's file."""
+    guide = (ROOT / "docs" / "writing-an-assignment.md").read_text(encoding="utf-8")
+    example = ROOT / "docs" / "examples" / "lmgrade-tiny"
+    shown = re.findall(r"^`([\w/.]+)`:\n\n```\w+\n(.*?)```\n", guide, flags=re.S | re.M)
+    assert len(shown) >= 6
+    for path, text in shown:
+        assert (example / path).read_text(encoding="utf-8") == text, path
