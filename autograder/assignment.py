@@ -6,7 +6,6 @@ can fix a typo without reading this code.
 
 from __future__ import annotations
 
-import importlib.util
 import sys
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
@@ -17,6 +16,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - Python 3.10 (Gradescope's default image)
     import tomli as tomllib
 
+from .assignment_plugin import package_folder
 from .checks import DEVICES, VISIBILITIES, WHEN_ABSENT, Check
 from .sandbox.limits import Limits
 
@@ -71,7 +71,7 @@ class AssignmentSpec:
     title: str
     path: Path
     files: tuple[str, ...]
-    reference_package: str
+    reference_package: str | None  # the plugin's, unless assignment.toml's `reference` overrides it
     preload: tuple[str, ...]
     variants: dict[str, Variant]
     templates: dict[str, Path]
@@ -83,6 +83,10 @@ class AssignmentSpec:
     forbidden_also: dict[str, tuple[str, ...]] = field(default_factory=dict)
     # What a check that needs CUDA becomes without it, unless the check says.
     when_absent: str = "not_counted"
+    # The package a student bundle carries (the plugin's public scenarios and judges), if any.
+    public_package: str | None = None
+    # The other installed assignments' reference folders: hidden from the sandbox as this one's is.
+    hidden: tuple[Path, ...] = ()
 
     @property
     def root(self) -> Path:
@@ -90,10 +94,10 @@ class AssignmentSpec:
 
     def reference_folder(self) -> Path:
         """The folder of the reference package, which holds one file per submitted file."""
-        spec = importlib.util.find_spec(self.reference_package)
-        if spec is None or not spec.submodule_search_locations:
-            raise ModuleNotFoundError(f"no package named {self.reference_package!r}")
-        return Path(list(spec.submodule_search_locations)[0])
+        if self.reference_package is None:
+            raise ModuleNotFoundError(f"{self.path}: neither the plugin nor [assignment] reference names "
+                                      "the reference package")
+        return package_folder(self.reference_package)
 
     def resolve_variant(self, settings: dict[str, str]) -> dict[str, Any]:
         """The variant from ``--set KEY=VALUE`` strings, defaults filled in."""
@@ -248,7 +252,7 @@ def load_assignment(path: Path) -> AssignmentSpec:
     forbidden, forbidden_also = _forbidden(top.sub("forbidden"))
 
     return AssignmentSpec(name=name, title=meta.get("title", str, name), path=path,
-                          files=tuple(files), reference_package=meta.get("reference", str, "lmgrade.reference"),
+                          files=tuple(files), reference_package=meta.get("reference", str, None),
                           preload=tuple(preload), variants=variants, templates=templates,
                           limits=limits, checks=checks, forbidden=forbidden, forbidden_also=forbidden_also,
                           when_absent=_choice(gpu, "when_absent", WHEN_ABSENT) or "not_counted")

@@ -2,33 +2,66 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pluggy
 
-from .device import resolve as resolve_device
 from .assignment import Assignment, AssignmentError, AssignmentSpec, bind, load_assignment
-from .plugin_manager import get_manager
+from .assignment_plugin import AssignmentSource, package_folder
+from .device import resolve as resolve_device
+from .plugin_manager import distribution_of, get_manager
 
 
-def assignment_folders(pm: pluggy.PluginManager | None = None) -> dict[str, Path]:
+@dataclass(frozen=True)
+class Found:
+    """An assignment as a plugin provides it, and the distribution that plugin comes from."""
+
+    source: AssignmentSource
+    distribution: str | None  # None: a plugin registered by hand, not through an entry point
+
+
+def sources(pm: pluggy.PluginManager | None = None) -> dict[str, Found]:
+    """{assignment name: where it lives and which distribution provides it}, by name."""
     pm = pm or get_manager()
-    found: dict[str, Path] = {}
-    for folders in pm.hook.lmgrade_assignments():
-        for folder in folders or []:
-            folder = Path(folder)
-            if folder.name in found and found[folder.name] != folder:
-                raise AssignmentError(f"two plugins provide an assignment named {folder.name!r}: "
-                                      f"{found[folder.name]} and {folder}")
-            found[folder.name] = folder
+    found: dict[str, Found] = {}
+    for impl in pm.hook.lmgrade_assignments.get_hookimpls():
+        for given in impl.function() or []:
+            source = given if isinstance(given, AssignmentSource) else AssignmentSource(Path(given))
+            source = replace(source, folder=Path(source.folder))
+            name = source.folder.name
+            if name in found and found[name].source.folder != source.folder:
+                raise AssignmentError(f"two plugins provide an assignment named {name!r}: "
+                                      f"{found[name].source.folder} and {source.folder}")
+            found[name] = Found(source, distribution_of(pm, impl.plugin))
     return dict(sorted(found.items()))
 
 
+def assignment_folders(pm: pluggy.PluginManager | None = None) -> dict[str, Path]:
+    return {name: found.source.folder for name, found in sources(pm).items()}
+
+
 def load_spec(name: str, pm: pluggy.PluginManager | None = None) -> AssignmentSpec:
-    folders = assignment_folders(pm)
-    if name not in folders:
-        raise AssignmentError(f"unknown assignment {name!r} (available: {', '.join(folders) or 'none'})")
-    return load_assignment(folders[name] / "assignment.toml")
+    """What assignment.toml says, with the reference and public packages its plugin declares."""
+    found = sources(pm)
+    if name not in found:
+        raise AssignmentError(f"unknown assignment {name!r} (available: {', '.join(found) or 'none'})")
+    source = found[name].source
+    spec = load_assignment(source.folder / "assignment.toml")
+    return replace(spec, reference_package=spec.reference_package or source.reference,
+                   public_package=source.public,
+                   hidden=tuple(folder for key, other in found.items()
+                                if key != name and (folder := _reference_folder(other.source)) is not None))
+
+
+def _reference_folder(source: AssignmentSource) -> Path | None:
+    """Where another assignment's reference is installed (None: it is not: nothing there to hide)."""
+    if source.reference is None:
+        return None
+    try:
+        return package_folder(source.reference)
+    except ModuleNotFoundError:
+        return None
 
 
 def as_setting(value) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.metadata
 import json
 import shutil
 import tempfile
@@ -132,12 +133,15 @@ def main() -> None:
 def list_() -> None:
     """List the assignments, their files, checks and points."""
     try:
-        names = list(catalog.assignment_folders())
-        loaded = [catalog.load(name) for name in names]
+        found = catalog.sources()
+        loaded = [catalog.load(name) for name in found]
     except AssignmentError as exc:
         raise click.ClickException(str(exc)) from None
     for assignment, variant in loaded:
         spec = assignment.spec
+        distribution = found[spec.name].distribution
+        origin = (f"from the package {distribution} {importlib.metadata.version(distribution)}" if distribution
+                  else "from a plugin registered without an entry point")
         table = Table(title=f"{spec.name}: {spec.title}", title_justify="left")
         table.add_column("check")
         table.add_column("what it tests")
@@ -147,6 +151,7 @@ def list_() -> None:
             table.add_row(check.name, check.title, f"{check.points:g}", check.visibility)
         console.print(table)
         console.print(f"files: {', '.join(spec.files)}; total {sum(c.points for c in assignment.checks):g} points")
+        console.print(origin)
         if spec.variants:
             console.print("variants: " + ", ".join(
                 f"{v.name}={v.default} ({'/'.join(map(str, v.choices))})" for v in spec.variants.values()))

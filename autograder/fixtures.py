@@ -45,11 +45,11 @@ FORMAT = 1
 DOCUMENT, ARRAYS = "fixtures.json", "arrays.npz"
 # Where the functions and dataclasses a recorded check names may come from:
 # the harness and the graders' modules that travel with the fixtures.
-ALLOWED_MODULES = ("lmgrade",)
+ALLOWED_MODULES = ("lmgrade",)  # and a plugin's public package (allowed_module)
 # Check fields a bundle does not carry: the recorded cases replace make_cases.
 _CHECK_FIELDS_LEFT_OUT = {"make_cases"}
 # AssignmentSpec fields that describe the instructor's folder, not the checks.
-_SPEC_FIELDS_LEFT_OUT = {"path", "templates", "checks", "limits"}
+_SPEC_FIELDS_LEFT_OUT = {"path", "templates", "checks", "limits", "public_package", "hidden"}
 RAISED = "raised"  # a mistake's answer where making it raises
 
 
@@ -266,13 +266,18 @@ def _name_of(obj: Callable, where: str) -> str:
     if found is not obj:
         raise FixtureError(f"{where} is {obj!r}, which cannot be recorded: a bundle names functions and "
                            f"classes by module and name, so it must be a module-level one of "
-                           f"{' or '.join(ALLOWED_MODULES)}")
+                           f"{' or '.join(ALLOWED_MODULES)}, or of a plugin's public package")
     return name
+
+
+def allowed_module(module: str) -> bool:
+    """Whether fixtures may name `module`: lmgrade's own, or one of a plugin's public package (what a bundle carries)."""
+    return module.split(".")[0] in ALLOWED_MODULES or "public" in module.split(".")[1:]
 
 
 def _named(name: str) -> Any:
     module, _, qualname = name.partition(":")
-    if module.split(".")[0] not in ALLOWED_MODULES or not qualname:
+    if not allowed_module(module) or not qualname:
         raise FixtureError(f"the fixtures name {name!r}, which is not part of lmgrade")
     try:
         obj = importlib.import_module(module)

@@ -1,13 +1,14 @@
 """The hooks through which plugins extend lmgrade.
 
-Built-in graders under ``plugins/`` implement them exactly as a third-party
-package does: declare an entry point in the ``lmgrade`` group whose module
-defines functions decorated with ``@lmgrade.hookimpl``.
+Built-in assignments under ``plugins/`` implement them exactly as a
+third-party package does: an entry point in the ``lmgrade`` group names an
+object (usually an `lmgrade.AssignmentPlugin`) or a module whose functions
+are decorated with ``@lmgrade.hookimpl``. docs/writing-an-assignment.md
+shows a whole package.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import pluggy
 
@@ -16,12 +17,15 @@ hookimpl = pluggy.HookimplMarker("lmgrade")
 
 
 @hookspec
-def lmgrade_assignments() -> list[Path]:
+def lmgrade_assignments() -> list:
     """Contribute assignments.
 
-    Return the folders of the assignments this plugin provides; each holds an
-    ``assignment.toml`` and the Jinja templates it names. The folder's name is
-    the assignment's name.
+    Return where the assignments this plugin provides live: an
+    `lmgrade.AssignmentSource` each (its folder, its reference package, the
+    package a student bundle carries), or just the folder, whose
+    ``assignment.toml`` then names the reference package. A folder holds an
+    ``assignment.toml`` and the Jinja templates it names; its name is the
+    assignment's name.
     """
 
 

@@ -81,8 +81,8 @@ class LiveReference:
         one_thread()
 
     def protected_paths(self) -> list[Path]:
-        """The reference package: the sandbox must not be able to read it."""
-        return [self.reference_folder]
+        """The reference package, and the other installed assignments': the sandbox must not be able to read them."""
+        return [self.reference_folder, *self.spec.hidden]
 
     def expected(self, check: Check, cases: list[Case]) -> list[Any]:
         out = []

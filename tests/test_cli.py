@@ -17,6 +17,8 @@ def test_list():
     out = lmgrade("list")
     assert out.returncode == 0, out.stderr
     assert "ngram" in out.stdout and "ngram.py" in out.stdout and "100 points" in out.stdout
+    # Each assignment says which distribution it comes from: the built-in ones are lmgrade's own.
+    assert out.stdout.count("from the package lmgrade 0.1.0") == 5
 
 
 def test_generate(tmp_path):

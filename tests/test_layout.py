@@ -96,3 +96,35 @@ def test_the_wheel_installs_only_lmgrade(tmp_path):
                      "lmgrade/assignments/ngram/assignment.toml", "lmgrade/plugins/ngram/equivalent_mutants.toml"):
         assert expected in names
     assert any(name.startswith("lmgrade/reference/") and name.endswith("ngram.py") for name in names)
+
+
+def test_the_builtin_plugins_import_lmgrade_from_its_root_only():
+    offenders = []
+    for path in sorted((ROOT / "plugins").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            modules = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                       else [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else [])
+            offenders += [f"{path.relative_to(ROOT)}:{node.lineno} {m}" for m in modules if m.startswith("lmgrade.")]
+    assert not offenders
+
+
+def test_the_plugin_api_is_exported_and_importing_it_stays_cheap():
+    import subprocess
+
+    probe = ("import sys, lmgrade; names = lmgrade.__all__; [getattr(lmgrade, n) for n in names]; "
+             "print('torch' in sys.modules, len(names))")
+    out = subprocess.run([sys.executable, "-c", "import sys, lmgrade; print('torch' in sys.modules)"],
+                         capture_output=True, text=True, check=True).stdout.split()
+    assert out == ["False"]
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout.split()
+    assert out[0] == "False" and int(out[1]) >= 20
+
+
+def test_the_writing_guide_shows_the_example_as_it_is():
+    """Each file docs/writing-an-assignment.md shows (a `path`: line, then a block) is the example's file."""
+    guide = (ROOT / "docs" / "writing-an-assignment.md").read_text(encoding="utf-8")
+    example = ROOT / "docs" / "examples" / "lmgrade-tiny"
+    shown = re.findall(r"^`([\w/.]+)`:\n\n```\w+\n(.*?)```\n", guide, flags=re.S | re.M)
+    assert len(shown) >= 6
+    for path, text in shown:
+        assert (example / path).read_text(encoding="utf-8") == text, path

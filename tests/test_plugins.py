@@ -10,7 +10,7 @@ import pytest
 from lmgrade import catalog
 from lmgrade.grading import Grader
 from lmgrade.oracle import LiveReference
-from lmgrade.plugin_manager import DEFAULT_PLUGINS, make_manager
+from lmgrade.plugin_manager import make_manager
 
 PLUGIN = textwrap.dedent('''
     from lmgrade import hookimpl
@@ -55,9 +55,40 @@ def installed_plugin(tmp_path, monkeypatch):
 
 
 def test_builtin_plugins_are_registered_like_external_ones():
-    pm = make_manager(load_entry_points=False)
-    assert all(pm.get_plugin(name) is not None for name in DEFAULT_PLUGINS)
-    assert "ngram" in catalog.assignment_folders(pm)
+    assert catalog.assignment_folders(make_manager(load_entry_points=False)) == {}  # nothing built in by name
+    found = catalog.sources(make_manager())
+    assert set(found) == {"ngram", "rnn", "lstm", "embeddings", "transformer"}
+    assert {f.distribution for f in found.values()} == {"lmgrade"}
+    ngram = found["ngram"].source
+    assert (ngram.reference, ngram.public) == ("lmgrade.reference.ngram", "lmgrade.plugins.ngram.public")
+
+
+def test_a_plugins_hooks_answer_for_its_own_assignment_only():
+    from lmgrade.plugins.ngram import plugin
+
+    assert plugin.lmgrade_checks(assignment="rnn", variant={}) == []
+    assert plugin.lmgrade_bugs(assignment="rnn") == {} and plugin.lmgrade_equivalent_mutants(assignment="rnn") == []
+    assert {c.name for c in plugin.lmgrade_checks(assignment="ngram", variant={})} >= {"pad", "fit"}
+    assert plugin.lmgrade_bugs(assignment="ngram") and plugin.lmgrade_equivalent_mutants(assignment="ngram")
+
+
+def test_each_assignment_hides_the_other_references_from_the_sandbox():
+    spec = catalog.load_spec("ngram")
+    others = {catalog.load_spec(name).reference_folder() for name in ("rnn", "lstm", "embeddings", "transformer")}
+    assert set(spec.hidden) == others and spec.reference_folder() not in spec.hidden
+    assert set(LiveReference(spec).protected_paths()) == others | {spec.reference_folder()}
+
+
+def test_assignment_toml_may_name_another_reference_package(tmp_path):
+    from lmgrade.assignment import load_assignment
+
+    toml = (catalog.assignment_folders()["ngram"] / "assignment.toml").read_text()
+    assert load_assignment(catalog.assignment_folders()["ngram"] / "assignment.toml").reference_package is None
+    folder = tmp_path / "ngram"
+    folder.mkdir()
+    (folder / "assignment.toml").write_text(toml.replace('[assignment]\n', '[assignment]\nreference = "mine"\n', 1))
+    (folder / "templates").symlink_to(catalog.assignment_folders()["ngram"] / "templates")
+    assert load_assignment(folder / "assignment.toml").reference_package == "mine"
 
 
 def test_hooks_have_docstrings():

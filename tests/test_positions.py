@@ -104,7 +104,7 @@ def test_the_points_of_each_positions_variant_sum_to_100(pairs):
 @pytest.mark.parametrize("positions", ["sinusoidal", "rope"])
 def test_a_bundle_of_each_variant_carries_no_reference_code(positions):
     assignment, variant = catalog.load("transformer", {"positions": positions})
-    carried = grader_files(describe(assignment, variant), assignment.spec.reference_package)
+    carried = grader_files(describe(assignment, variant), assignment.spec)
     assert "lmgrade/plugins/transformer/public/position_scenarios.py" in carried
     assert "lmgrade/plugins/transformer/positions.py" not in carried
     for line in distinctive_reference_lines("transformer"):

@@ -197,7 +197,8 @@ def test_bundle_holds_stubs_handout_checker_and_public_fixtures(bundles):
             assert mentions >= 2 if public else mentions == 1, check.name
         plugin_modules = sorted(m for m in members if m.startswith("lmgrade/plugins/"))
         assert plugin_modules == [f"lmgrade/plugins/{name}/public/{m}"
-                                  for m in ("judges.py" if name == "rnn" else "sampling.py", "scenarios.py")]
+                                  for m in ("__init__.py", "judges.py" if name == "rnn" else "sampling.py",
+                                            "scenarios.py")]
 
 
 @pytest.mark.parametrize("name", BUILT)
@@ -213,25 +214,25 @@ def test_no_reference_code_inside(bundles, name):
 
 def test_the_embeddings_wheel_would_carry_no_reference_code():
     assignment, variant = catalog.load("embeddings")
-    carried = grader_files(describe(assignment, variant), assignment.spec.reference_package)
-    assert sorted(carried) == [f"lmgrade/plugins/embeddings/public/{m}.py" for m in ("judges", "scenarios")]
+    carried = grader_files(describe(assignment, variant), assignment.spec)
+    assert sorted(carried) == [f"lmgrade/plugins/embeddings/public/{m}.py" for m in ("__init__", "judges", "scenarios")]
     for line in distinctive_reference_lines("embeddings"):
         assert not any(line.encode() in source for source in carried.values()), line
 
 
 def test_the_transformer_wheel_would_carry_no_reference_code():
     assignment, variant = catalog.load("transformer")
-    carried = grader_files(describe(assignment, variant), assignment.spec.reference_package)
+    carried = grader_files(describe(assignment, variant), assignment.spec)
     assert sorted(carried) == [f"lmgrade/plugins/transformer/public/{m}.py"
-                               for m in ("judges", "position_scenarios", "scenarios", "training")]
+                               for m in ("__init__", "judges", "position_scenarios", "scenarios", "speed", "training")]
     for line in distinctive_reference_lines("transformer"):
         assert not any(line.encode() in source for source in carried.values()), line
 
 
 def test_the_lstm_wheel_would_carry_no_reference_code():
     assignment, variant = catalog.load("lstm")
-    carried = grader_files(describe(assignment, variant), assignment.spec.reference_package)
-    assert sorted(carried) == [f"lmgrade/plugins/lstm/public/{m}.py" for m in ("judges", "scenarios")]
+    carried = grader_files(describe(assignment, variant), assignment.spec)
+    assert sorted(carried) == [f"lmgrade/plugins/lstm/public/{m}.py" for m in ("__init__", "judges", "scenarios")]
     lines = distinctive_reference_lines("lstm")
     assert len(lines) >= 40
     for line in lines:

@@ -46,7 +46,7 @@ def build_bundle(assignment: Assignment, variant: dict, output: Path) -> Bundle:
     fixtures = record(assignment, variant)
     with tempfile.TemporaryDirectory(prefix="lmgrade-bundle-") as tmp:
         fixtures.write(Path(tmp) / "fixtures")
-        graders = grader_files(fixtures, assignment.spec.reference_package)
+        graders = grader_files(fixtures, assignment.spec)
         files = {**harness_files(), **graders, **fixture_files(Path(tmp) / "fixtures", assignment.name)}
         needs_torch = "torch" in assignment.spec.preload or any(
             "torch" in _top_level_imports(source) for source in graders.values())

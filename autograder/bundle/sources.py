@@ -3,17 +3,17 @@
 - Every file of the harness (`lmgrade`, less the built-in plugins, the
   references and the assignment folders): the harness students run is the
   one that grades on Gradescope.
-- From `lmgrade.plugins`, only the modules the recorded checks name
-  (scenarios, judges) and what they import from there, followed
-  transitively. Never a plugin's checks (how hidden cases are made),
-  mistakes or bugs (edits of the reference): nothing names them, so nothing
-  takes them in. A module that imports the reference package is refused
-  outright.
+- The public package of the assignment's plugin (``<plugin>/public/``: the
+  scenarios and judges its public checks name), whole, and nothing else of
+  the plugin: never its checks (how hidden cases are made), mistakes or bugs
+  (edits of the reference). Where the line runs is a folder, so a public
+  module that imports the rest of its plugin or the reference is refused,
+  and so is a recorded check that names a module outside it.
 - The fixtures, under ``lmgrade_fixtures/<assignment>/``.
 
-`lmgrade.plugins` and `lmgrade_fixtures` go in as namespace packages (no
-``__init__.py``), so the bundles of several assignments install side by
-side without sharing a file of theirs.
+The public package's parents and `lmgrade_fixtures` go in as namespace
+packages (no ``__init__.py``), so the bundles of several assignments install
+side by side without sharing a file of theirs.
 """
 
 from __future__ import annotations
@@ -24,11 +24,12 @@ from pathlib import Path
 
 import lmgrade
 
+from ..assignment import AssignmentSpec
+from ..assignment_plugin import package_folder
 from ..errors import HarnessFault
 from ..fixtures import ARRAYS, DOCUMENT, Fixtures
 
 FIXTURES_PACKAGE = "lmgrade_fixtures"
-GRADERS_PACKAGE = "lmgrade.plugins"
 # Folders of the installed `lmgrade` that are not the harness (package-dir in pyproject.toml).
 NOT_HARNESS = ("plugins", "reference", "assignments")
 
@@ -46,41 +47,49 @@ def harness_files() -> dict[str, bytes]:
             and path.relative_to(root).parts[0] not in NOT_HARNESS}
 
 
-def grader_files(fixtures: Fixtures, reference_package: str) -> dict[str, bytes]:
-    """The graders' modules the recorded checks need, and nothing else of `lmgrade.plugins`."""
-    wanted = sorted(m for m in fixtures.named_modules() if _is_grader(m))
-    seen: dict[str, Path] = {}
-    while wanted:
-        module = wanted.pop()
-        if module in seen:
-            continue
-        path = _source(module)
-        if path.name == "__init__.py" and module.count(".") <= GRADERS_PACKAGE.count(".") + 1:
-            continue  # `lmgrade.plugins` or a plugin's hook module: it reaches checks, mistakes and bugs
+def grader_files(fixtures: Fixtures, spec: AssignmentSpec) -> dict[str, bytes]:
+    """Every module of the plugin's public package, and nothing else of the plugin.
+
+    Refused: a public module that imports the reference or the rest of its
+    plugin (checks, mistakes, bugs), and a recorded check naming a module
+    that is neither the harness's nor public.
+    """
+    public, reference = spec.public_package, spec.reference_package
+    carried: dict[str, Path] = {}
+    if public is not None:
+        folder = package_folder(public)
+        for path in sorted(folder.rglob("*.py")):
+            if "__pycache__" not in path.parts:
+                relative = path.relative_to(folder).with_suffix("").parts
+                carried[".".join((public, *relative[:-1], *([] if path.name == "__init__.py" else relative[-1:])))] = path
+    plugin = public.rpartition(".")[0] if public else None
+    for module, path in carried.items():
         tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
-        imported = _imports(tree, module, is_package=path.name == "__init__.py")
-        if any(name == reference_package or name.startswith(reference_package + ".") for name in imported):
-            raise BundleError(f"{module} imports the reference ({reference_package}): a student bundle "
-                              "cannot carry it. Scenarios and judges must not import the reference.")
-        seen[module] = path
-        wanted += [name for name in imported if _is_grader(name) and _exists(name)]
+        for name in _imports(tree, module, is_package=path.name == "__init__.py"):
+            if reference and _within(name, reference):
+                raise BundleError(f"{path} imports the reference ({reference}): a student bundle cannot carry "
+                                  "it. Scenarios and judges must not import the reference.")
+            if plugin and _within(name, plugin) and not _within(name, public) and _exists(name):
+                raise BundleError(f"{path} imports {name}, which is not in {public}: a student bundle carries "
+                                  "the public package only (never checks, mistakes or bugs)")
+    for module in sorted(fixtures.named_modules()):
+        if not (_is_harness(module) or module in carried):
+            raise BundleError(f"the recorded checks of {spec.name} name {module}, which is neither lmgrade's "
+                              f"harness nor in the public package ({public}): move it there")
     return {f"{module.replace('.', '/')}{'/__init__' if path.name == '__init__.py' else ''}.py":
-            path.read_bytes() for module, path in sorted(seen.items())}
+            path.read_bytes() for module, path in carried.items()}
 
 
-def _is_grader(module: str) -> bool:
-    return module.startswith(GRADERS_PACKAGE + ".")
+def _within(module: str, package: str) -> bool:
+    return module == package or module.startswith(package + ".")
+
+
+def _is_harness(module: str) -> bool:
+    return _within(module, "lmgrade") and not any(_within(module, f"lmgrade.{part}") for part in NOT_HARNESS)
 
 
 def fixture_files(folder: Path, assignment: str) -> dict[str, bytes]:
     return {f"{FIXTURES_PACKAGE}/{assignment}/{name}": (folder / name).read_bytes() for name in (DOCUMENT, ARRAYS)}
-
-
-def _source(module: str) -> Path:
-    spec = importlib.util.find_spec(module)
-    if spec is None or not spec.origin or not spec.origin.endswith(".py"):
-        raise BundleError(f"the recorded checks name {module}, whose source cannot be found")
-    return Path(spec.origin)
 
 
 def _exists(module: str) -> bool:

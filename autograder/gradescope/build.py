@@ -19,7 +19,7 @@ from pathlib import Path
 
 import jinja2
 
-from .. import __version__
+from .. import __version__, catalog
 from ..assignment import Assignment
 from ..sandbox.limits import MAX_DEFAULT_JOBS
 from ..sandbox.privileges import FIRST_SANDBOX_UID
@@ -28,8 +28,8 @@ from ..expected_store import ExpectedStore
 from ..grading import Grader
 from ..oracle import LiveReference
 from .layout import CONFIG_NAME, EXPECTED_FOLDER
-from .wheel import (TORCH, build_wheel, check_carried, imported_by, requirement_name, source_root,
-                    torch_requirement, wheel_requirements)
+from .wheel import (TORCH, build_wheel, check_carried, distribution_wheel, imported_by, requirement_name,
+                    source_root, torch_requirement, wheel_requirements)
 
 # Where setup.sh makes lmgrade's virtual environment on the image (outside
 # /autograder, whose source folder the sandbox may not read).
@@ -78,7 +78,8 @@ def build_zip(assignment: Assignment, variant: dict, settings: dict[str, str], o
               secret: str, public_secret: bool) -> BuiltZip:
     """Write the zip to `out` (replaced only once complete)."""
     root = source_root()
-    check_carried(assignment, root)
+    distribution = catalog.sources()[assignment.name].distribution
+    check_carried(assignment, root, distribution)
     budget = time_budget_s()
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -87,11 +88,17 @@ def build_zip(assignment: Assignment, variant: dict, settings: dict[str, str], o
         requirements = wheel_requirements(wheel)
         torch = torch_requirement(requirements) if TORCH in imported_by(assignment.name, settings) else None
         wheel_bytes = wheel.read_bytes()
+        # An assignment from a package of its own: that package's wheel too, installed after lmgrade's.
+        extra = ([distribution_wheel(distribution, Path(tmp) / "assignment")]
+                 if distribution not in (None, "lmgrade") else [])
+        requirements += [r for w in extra for r in wheel_requirements(w)
+                         if requirement_name(r) not in {"lmgrade", *map(requirement_name, requirements)}]
         config = ZipConfig.for_assignment(assignment, variant, settings, secret=secret, public_secret=public_secret,
                                     time_budget_s=budget, lmgrade_version=__version__, wheel=wheel.name,
                                     wheel_sha256=hashlib.sha256(wheel_bytes).hexdigest())
         context = {"assignment": assignment.name, "version": __version__, "venv": GRADESCOPE_VENV,
-                   "wheel": wheel.name, "config": CONFIG_NAME, "torch": torch,
+                   "wheel": wheel.name, "assignment_wheels": [w.name for w in extra],
+                   "config": CONFIG_NAME, "torch": torch,
                    "first_uid": FIRST_SANDBOX_UID, "users": MAX_DEFAULT_JOBS}
         kept = [r for r in requirements if requirement_name(r) != TORCH]
         expected = record_expected(assignment, variant, secret, Path(tmp) / EXPECTED_FOLDER)
@@ -99,6 +106,7 @@ def build_zip(assignment: Assignment, variant: dict, settings: dict[str, str], o
                    ("run_autograder", _render("run_autograder", context).encode(), 0o755),
                    ("requirements.txt", "".join(f"{r}\n" for r in kept).encode(), 0o644),
                    (wheel.name, wheel_bytes, 0o644),
+                   *((w.name, w.read_bytes(), 0o644) for w in extra),
                    (CONFIG_NAME, config.to_json().encode(), 0o600),
                    *((f"{EXPECTED_FOLDER}/{name}", data, 0o600) for name, data in expected)]
         fd, partial = tempfile.mkstemp(prefix=".lmgrade-", suffix=".zip", dir=out.parent)

@@ -24,6 +24,7 @@ from pathlib import Path
 
 from ..assignment import Assignment, tomllib
 from ..errors import HarnessFault
+from ..bundle.wheel import write_wheel
 from .config import ZipError
 
 PROJECT = "lmgrade"
@@ -44,18 +45,44 @@ def source_root() -> Path:
     return root
 
 
-def check_carried(assignment: Assignment, root: Path) -> None:
-    """Refuse an assignment whose files, reference or checks come from outside lmgrade's source."""
+def check_carried(assignment: Assignment, root: Path, distribution: str | None) -> None:
+    """Refuse an assignment the zip cannot carry: one not from lmgrade's source nor an installed distribution."""
     try:
         reference = assignment.spec.reference_folder()
     except ModuleNotFoundError as exc:
         raise ZipError(f"{assignment.name}'s reference cannot be found: {exc}") from None
+    if distribution not in (None, PROJECT):
+        return  # its own wheel goes in beside lmgrade's (distribution_wheel)
     parts = {"assignment folder": assignment.spec.root, "reference": reference,
              **{f"check {name}": path for name, path in assignment.check_module_files().items()}}
     for what, path in parts.items():
         if root not in Path(path).resolve().parents:
-            raise ZipError(f"{assignment.name}'s {what} is {path}, outside lmgrade's source folder {root}: "
-                           "the zip carries lmgrade's own wheel only")
+            raise ZipError(f"{assignment.name}'s {what} is {path}, outside lmgrade's source folder {root} and "
+                           "not from an installed package: install the assignment's package (pip install)")
+
+
+def distribution_wheel(name: str, out_dir: Path) -> Path:
+    """A wheel of the installed distribution `name` (an assignment package), from its installed files."""
+    dist = importlib.metadata.distribution(name)
+    files = {}
+    for path in dist.files or []:
+        parts = path.parts
+        if (path.suffix in (".pyc", ".pth") or "__pycache__" in parts or parts[0].endswith(".dist-info")
+                or parts[0].startswith("__editable__") or ".." in parts):
+            continue
+        files[path.as_posix()] = Path(dist.locate_file(path)).read_bytes()
+    if not any(p.endswith(".py") for p in files):
+        raise ZipError(f"the package {name} is installed without its files (pip install -e?): "
+                       "install it from its wheel or folder without -e, so the zip can carry it")
+    entry_points: dict[str, dict[str, str]] = {}
+    for ep in dist.entry_points:
+        entry_points.setdefault(ep.group, {})[ep.name] = ep.value
+    scripts = entry_points.pop("console_scripts", {})
+    return write_wheel(out_dir, name=dist.metadata["Name"], version=dist.version,
+                       summary=dist.metadata.get("Summary") or name, files=files,
+                       requires=list(dist.requires or []),
+                       requires_python=dist.metadata.get("Requires-Python") or ">=3.10",
+                       console_scripts=scripts, entry_points=entry_points)
 
 
 def _stage(root: Path, into: Path) -> None:

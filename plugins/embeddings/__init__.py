@@ -1,38 +1,12 @@
-"""The built-in `embeddings` assignment: its folder, its checks, its bugs."""
+"""The built-in `embeddings` assignment (BPE, word2vec and a feed-forward LM): where its parts are, for the harness."""
 
-from __future__ import annotations
+from lmgrade import AssignmentPlugin
 
-from pathlib import Path
-
-from lmgrade import hookimpl
-
-HERE = Path(__file__).resolve().parent
-ASSIGNMENT = HERE.parents[1] / "assignments" / "embeddings"
-
-
-@hookimpl
-def lmgrade_assignments():
-    return [ASSIGNMENT]
-
-
-@hookimpl
-def lmgrade_checks(assignment, variant):
-    if assignment != "embeddings":
-        return []
-    from .checks import embeddings_checks
-
-    return embeddings_checks()
-
-
-@hookimpl
-def lmgrade_bugs(assignment):
-    if assignment != "embeddings":
-        return {}
-    from .bugs import BUGS
-
-    return BUGS
-
-
-@hookimpl
-def lmgrade_equivalent_mutants(assignment):
-    return [HERE / "equivalent_mutants.toml"] if assignment == "embeddings" else []
+plugin = AssignmentPlugin(
+    "embeddings",
+    package=__name__,
+    folder="lmgrade.assignments.embeddings",
+    reference="lmgrade.reference.embeddings",
+    checks=".checks:embeddings_checks",
+    bugs=".bugs:BUGS",
+)

@@ -9,8 +9,7 @@ are known mistakes make the very edits of `mistakes.py`.
 
 from __future__ import annotations
 
-from lmgrade import Mistake
-from lmgrade.flawed import Bug
+from lmgrade import Bug, Mistake
 
 from . import mistakes as M
 

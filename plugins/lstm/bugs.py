@@ -9,7 +9,7 @@ compose it, whose feedback names the component.
 
 from __future__ import annotations
 
-from lmgrade.flawed import Bug
+from lmgrade import Bug
 
 from . import mistakes as M
 

@@ -1,38 +1,12 @@
-"""The built-in `ngram` assignment: its folder, its checks, its bugs."""
+"""The built-in `ngram` assignment (the n-gram language model): where its parts are, for the harness."""
 
-from __future__ import annotations
+from lmgrade import AssignmentPlugin
 
-from pathlib import Path
-
-from lmgrade import hookimpl
-
-HERE = Path(__file__).resolve().parent
-ASSIGNMENT = HERE.parents[1] / "assignments" / "ngram"
-
-
-@hookimpl
-def lmgrade_assignments():
-    return [ASSIGNMENT]
-
-
-@hookimpl
-def lmgrade_checks(assignment, variant):
-    if assignment != "ngram":
-        return []
-    from .checks import ngram_checks
-
-    return ngram_checks()
-
-
-@hookimpl
-def lmgrade_bugs(assignment):
-    if assignment != "ngram":
-        return {}
-    from .bugs import BUGS
-
-    return BUGS
-
-
-@hookimpl
-def lmgrade_equivalent_mutants(assignment):
-    return [HERE / "equivalent_mutants.toml"] if assignment == "ngram" else []
+plugin = AssignmentPlugin(
+    "ngram",
+    package=__name__,
+    folder="lmgrade.assignments.ngram",
+    reference="lmgrade.reference.ngram",
+    checks=".checks:ngram_checks",
+    bugs=".bugs:BUGS",
+)

@@ -7,7 +7,7 @@ graders with every bug; the demo grades a submission with the `demo` ones.
 
 from __future__ import annotations
 
-from lmgrade.flawed import Bug
+from lmgrade import Bug
 
 F = "ngram.py"
 PAD = "    return [BOS] * (n - 1) + list(sentence) + [EOS]\n"

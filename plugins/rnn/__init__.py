@@ -1,38 +1,12 @@
-"""The built-in `rnn` assignment: its folder, its checks, its bugs."""
+"""The built-in `rnn` assignment (the Elman RNN): where its parts are, for the harness."""
 
-from __future__ import annotations
+from lmgrade import AssignmentPlugin
 
-from pathlib import Path
-
-from lmgrade import hookimpl
-
-HERE = Path(__file__).resolve().parent
-ASSIGNMENT = HERE.parents[1] / "assignments" / "rnn"
-
-
-@hookimpl
-def lmgrade_assignments():
-    return [ASSIGNMENT]
-
-
-@hookimpl
-def lmgrade_checks(assignment, variant):
-    if assignment != "rnn":
-        return []
-    from .checks import rnn_checks
-
-    return rnn_checks()
-
-
-@hookimpl
-def lmgrade_bugs(assignment):
-    if assignment != "rnn":
-        return {}
-    from .bugs import BUGS
-
-    return BUGS
-
-
-@hookimpl
-def lmgrade_equivalent_mutants(assignment):
-    return [HERE / "equivalent_mutants.toml"] if assignment == "rnn" else []
+plugin = AssignmentPlugin(
+    "rnn",
+    package=__name__,
+    folder="lmgrade.assignments.rnn",
+    reference="lmgrade.reference.rnn",
+    checks=".checks:rnn_checks",
+    bugs=".bugs:BUGS",
+)

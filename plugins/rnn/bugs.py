@@ -7,7 +7,7 @@ graders with every bug; the demo grades a submission with the `demo` ones.
 
 from __future__ import annotations
 
-from lmgrade.flawed import Bug
+from lmgrade import Bug
 
 M, E = "modules.py", "elman.py"
 DELTA = "delta[t] = (d_h_out[t] + W_ah.T @ delta_next) * self.act_grad(h[t])"

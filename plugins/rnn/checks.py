@@ -9,8 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from lmgrade import Case, CaseContext, Check, Limits, Tolerance
-from lmgrade.sequences import markov_sequences
+from lmgrade import Case, CaseContext, Check, Limits, Tolerance, markov_sequences
 
 from . import mistakes as M
 from .public import scenarios

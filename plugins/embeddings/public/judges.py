@@ -8,8 +8,7 @@ declare them with `composes`: the harness names the one that failed.)
 
 from __future__ import annotations
 
-from lmgrade import CaseVerdict
-from lmgrade.compare import compare
+from lmgrade import CaseVerdict, compare
 
 from .scenarios import AGREE, COMPONENTS
 

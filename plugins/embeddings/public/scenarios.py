@@ -19,8 +19,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from lmgrade import property_result, raised
-from lmgrade.gradcheck import warnings_of
+from lmgrade import property_result, raised, warnings_of
 
 EPS = 1e-6
 AGREE = "agree"

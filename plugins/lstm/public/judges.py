@@ -11,10 +11,7 @@ check failed and caps what the composed check loses.
 
 from __future__ import annotations
 
-from lmgrade import CaseVerdict
-from lmgrade.checks import PROPERTY
-from lmgrade.compare import compare
-from lmgrade.gradcheck import AGREE, which_half
+from lmgrade import AGREE, PROPERTY, CaseVerdict, compare, which_half
 
 CONSISTENCY = ("backward against finite differences of forward", "backward against finite differences of loss")
 BACKWARD_PREFIXES = ("dx", "grad", "layers[", "rnn.layers[", "fwd.grads", "bwd.grads", "backward")

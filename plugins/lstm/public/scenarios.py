@@ -15,8 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from lmgrade import property_result
-from lmgrade.gradcheck import agreement, finite_differences, warnings_of
+from lmgrade import agreement, finite_differences, property_result, warnings_of
 
 CONSISTENCY = "backward against finite differences of forward"
 

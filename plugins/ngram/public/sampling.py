@@ -13,8 +13,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from lmgrade.checks import CaseVerdict
-from lmgrade.stats import fit_problem, seeding_problem
+from lmgrade import CaseVerdict, fit_problem, seeding_problem
 
 BOS, EOS = "<s>", "</s>"
 DEFAULT_MAX_LEN = 100  # sample's default in the contract

@@ -14,10 +14,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from lmgrade import CaseVerdict
-from lmgrade.compare import compare
-from lmgrade.gradcheck import AGREE, which_half
-from lmgrade.stats import fit_problem, seeding_problem
+from lmgrade import AGREE, CaseVerdict, compare, fit_problem, seeding_problem, which_half
 
 CONSISTENCY = ("backward against finite differences of forward", "backward against finite differences of loss")
 

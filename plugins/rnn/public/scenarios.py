@@ -15,8 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from lmgrade import property_result, raised
-from lmgrade.gradcheck import agreement, finite_differences, warnings_of
+from lmgrade import agreement, finite_differences, property_result, raised, warnings_of
 
 
 def _array(value) -> np.ndarray:

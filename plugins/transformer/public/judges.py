@@ -13,8 +13,7 @@ from collections import Counter
 
 import numpy as np
 
-from lmgrade import CaseVerdict
-from lmgrade.stats import fit_problem, seeding_problem
+from lmgrade import CaseVerdict, fit_problem, seeding_problem
 
 NO_CROP = ("generate does not crop its input to the last context_length tokens: the model is fed more "
            "positions than it has embeddings for")

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from lmgrade import Case, CaseVerdict, liveness, property_result
+from lmgrade import Case, CaseVerdict, no_work, property_result
 
 LEARNED, SINUSOIDAL, ROPE = "learned", "sinusoidal", "rope"
 
@@ -158,7 +158,7 @@ def _weights_problem(weights: np.ndarray, whole: bool) -> str | None:
 
 
 def judge_rope_relative(check, case: Case, expected: dict, got: dict, *, reveal: bool) -> CaseVerdict:
-    """The property as seen; paid where it holds beside an answer that shows work (liveness.dead), as for
+    """The property as seen; paid where it holds beside an answer that shows work (lmgrade.no_work), as for
     every property check: a wrong but live attention (angles off, another pairing) still has relative scores."""
     seen = got["property"]
     shift, dtype = case.args["shift"], case.args["dtype"]
@@ -178,7 +178,7 @@ def judge_rope_relative(check, case: Case, expected: dict, got: dict, *, reveal:
         return CaseVerdict(False, f"{said}, so a score depends on where the tokens are, not only on t - s: "
                                   f"rotate q and k alike, by angles proportional to the position")
     said += ": they depend on t - s only, as RoPE's should"
-    dead = liveness.dead([expected["answer"]], [got["answer"]])
+    dead = no_work([expected["answer"]], [got["answer"]])
     if dead:
         return CaseVerdict(False, f"the property holds, but the answers show no work ({dead}), so the property "
                                   f"earns nothing here: {said}")

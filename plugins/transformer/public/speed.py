@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import torch
 
-from lmgrade.speed import Timing, run_laps
+from lmgrade import Timing, run_laps
 
 from .scenarios import _attention, _lm
 

@@ -1,0 +1,1 @@
+"""What a student bundle of `tiny` carries: the scenarios its public checks name."""

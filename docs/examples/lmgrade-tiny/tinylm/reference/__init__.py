@@ -1,0 +1,1 @@
+"""The reference solution of `tiny`: one module per submitted file, loaded as a submission is."""
