@@ -51,7 +51,7 @@ def setup() -> None:
 
 
 def main() -> int:
-    if sys.version_info < (3, 10):
+    if sys.version_info < (3, 10):  # noqa: UP036 -- dev.py runs on any python3, to say which it needs
         sys.exit("lmgrade needs Python 3.10 or newer")
     command, *rest = sys.argv[1:] or ["help"]
     if command not in ("setup", "demo", "test", "lint", "mutants"):

@@ -137,7 +137,7 @@ def list_() -> None:
         loaded = [catalog.load(name) for name in found]
     except AssignmentError as exc:
         raise click.ClickException(str(exc)) from None
-    for assignment, variant in loaded:
+    for assignment, _ in loaded:
         spec = assignment.spec
         distribution = found[spec.name].distribution
         origin = (f"from the package {distribution} {importlib.metadata.version(distribution)}" if distribution
@@ -506,8 +506,8 @@ def mutants(assignment: str, settings: tuple[str, ...], jobs: int, max_mutants: 
         with _progress() as progress:
             task = progress.add_task(f"mutants of {assignment} ({name})", total=None)
             report = run_mutants(bound, variant, jobs=jobs, max_mutants=max_mutants, seed=seed,
-                                 on_start=lambda n: progress.update(task, total=n),
-                                 on_result=lambda r: progress.advance(task))
+                                 on_start=lambda n, task=task: progress.update(task, total=n),
+                                 on_result=lambda r, task=task: progress.advance(task))
         if len(chosen) > 1:
             console.print(Text(f"\nvariant {name}", style="bold"))
         print_mutants_report(report)

@@ -38,7 +38,7 @@ TORCH_GATES = {"i": "i", "f": "f", "g": "C", "o": "o"}  # torch's row blocks, in
 def torch_lstm_like(lstm: LSTM, I: int, J: int) -> torch.nn.LSTM:
     net = torch.nn.LSTM(I, J, dtype=torch.float64)
     with torch.no_grad():
-        for k, (gate, name) in enumerate(TORCH_GATES.items()):
+        for k, (_gate, name) in enumerate(TORCH_GATES.items()):
             rows = slice(k * J, (k + 1) * J)
             W = torch.from_numpy(lstm.params[f"W_{name}"])  # (J, J + I): h columns first
             net.weight_hh_l0[rows] = W[:, :J]

@@ -144,7 +144,7 @@ BACKWARD_KEYS = ("['backward", "['grads[", "['grad_h0", "['returned ==")
 def _assert_messages_are_true(bug, verdicts, failed, allowed):
     """Each failure message's claim, checked against what the grading saw."""
     for v in verdicts:
-        for case, verdict in v.cases:
+        for _case, verdict in v.cases:
             text = verdict.message
             if "the forward is wrong: " in text or "the loss is wrong: " in text:
                 # The difference quoted is in the forward's own answers, never a gradient.

@@ -80,7 +80,7 @@ def help_texts() -> dict[str, str]:
 def test_every_help_text_renders_and_its_commands_parse():
     shown = help_texts()
     assert all(text.startswith("Usage: ") for text in shown.values()), shown
-    for where, text in shown.items():
+    for _where, text in shown.items():
         for command in commands_in(" ".join(text.split())):
             parse(command)
     # --set says which commands take a variant, and that bundles and zips keep theirs.

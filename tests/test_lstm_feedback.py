@@ -60,9 +60,9 @@ def test_the_recorded_train_cases_lose_only_for_trains_own_bugs(verdicts):
 def test_what_a_message_says_of_the_backward_is_what_the_code_does(verdicts):
     """"does agree with finite differences of your own forward" only where the code's backward does."""
     seen = 0
-    for bug, by_check in verdicts.items():
-        for name, verdict in by_check.items():
-            for case, v in verdict.cases:
+    for _bug, by_check in verdicts.items():
+        for _name, verdict in by_check.items():
+            for _case, v in verdict.cases:
                 if "Your backward does agree with finite differences" in v.message:
                     seen += 1
                     assert "the forward is wrong" in v.message or "the loss is wrong" in v.message

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from lmgrade.sandbox import landlock
 from lmgrade.sandbox.limits import Limits
-from lmgrade.sandbox.pool import SandboxPool
+from lmgrade.sandbox.pool import HarnessError, SandboxPool
 from sandbox_fixtures import sandbox_pool, submission_of
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -318,7 +318,7 @@ def test_a_running_child_dies_with_its_fork_server(victim):
 
     with SandboxPool(preload=["numpy", "sandbox_fixtures.scenarios"], forbidden_modules=["lmgrade.reference"],
                      protected=[ROOT / "reference"], jobs=1) as doomed:
-        worker = threading.Thread(target=lambda: pytest.raises(Exception, run, doomed, victim, ("sleep",),
+        worker = threading.Thread(target=lambda: pytest.raises(HarnessError, run, doomed, victim, ("sleep",),
                                                                 wall_s=30), daemon=True)
         worker.start()
         deadline = time.monotonic() + 10

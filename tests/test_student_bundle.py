@@ -302,7 +302,7 @@ def test_pytest_in_the_bundle_prints_what_check_prints(student_python, bundles, 
     tested_rows, _ = report(tested.stdout)
     checked_rows, checked_feedback = report(checked.stdout)
     assert tested_rows == checked_rows and checked_feedback
-    for name, (score, _, mark) in checked_rows.items():
+    for name, (_score, _, mark) in checked_rows.items():
         assert re.search(rf"test_public_check\[{name}\] {'PASSED' if mark == 'ok' else 'FAILED'}", tested.stdout)
     for name, text in checked_feedback.items():  # each failure says what `check` says
         assert text in tested.stdout, name
