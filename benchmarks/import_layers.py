@@ -24,9 +24,9 @@ PACKAGE = "lmgrade"
 # Lowest first: a module may import its own layer and those below it.
 LAYERS = [
     ("base", ["atomic", "errors", "seeds", "wire", "device", "stats", "sequences", "compare", "liveness", "flawed",
-              "loader", "hookspecs", "sandbox"]),
-    ("model", ["checks", "assignment", "plugin_manager", "catalog", "templates", "handout", "gradcheck",
-               "composition", "forbidden", "submission", "expected_store", "speed", "results"]),
+              "loader", "hookspecs", "submission", "sandbox"]),
+    ("model", ["checks", "assignment", "plugin_manager", "assignment_plugin", "catalog", "templates", "handout", "gradcheck",
+               "composition", "forbidden", "expected_store", "speed", "results"]),
     ("grading", ["oracle", "expected", "feedback", "import_probe", "timing_grading", "grading"]),
     ("reports", ["reports"]),
     ("commands", ["grade", "cli", "gradescope", "regrade", "bundle", "mutants", "mutation", "fixtures",

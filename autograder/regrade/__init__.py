@@ -8,7 +8,8 @@
 - `run`: the regrade itself; `progress`: its progress bar.
 """
 
-from .executor import ExecutorError, make_executor, parse_executor
+from .choice import make_executor, parse_executor
+from .executor import ExecutorError
 from .layout import LayoutError, discover
 from .run import RegradeSummary, output_paths, regrade
 

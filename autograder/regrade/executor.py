@@ -75,27 +75,3 @@ class LocalExecutor(Executor):
 
     def close(self) -> None:
         self.grader.close()
-
-
-def parse_executor(spec: str | None) -> dict | None:
-    """What an --executor value names: None for "local" (the default), else the Dask client's arguments.
-
-    Checked before anything is graded; nothing is connected to yet.
-    """
-    if spec in (None, "", LOCAL):
-        return None
-    from .cluster import scheduler_address
-    return scheduler_address(spec)
-
-
-def make_executor(connection: dict | None, assignment: Assignment, variant: dict, *, jobs: int, secret: str,
-                  protected: Iterable[Path] = (), device: str = "auto") -> Executor:
-    """This process's executor (`connection` None), or one on the Dask cluster `connection` names.
-
-    `assignment` is already bound to this machine's device; Dask workers
-    resolve `device` (the --device asked for) on their own machines.
-    """
-    if connection is None:
-        return LocalExecutor(assignment, variant, jobs=jobs, secret=secret, protected=protected)
-    from .cluster import DaskExecutor
-    return DaskExecutor(connection, assignment, variant, secret=secret, device=device)
