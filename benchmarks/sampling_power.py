@@ -1,0 +1,146 @@
+"""The sampling checks' statistics: false fails of correct samplers, detection of the sampling bugs, cost.
+
+    python benchmarks/sampling_power.py [--seeds 200] [--draws N] [--only ngram rnn transformer]
+                                        [--bug-seeds M]
+
+For each sampling check (ngram `sample`, rnn `sample`, transformer
+`generate`), the check's cases are made once (as a grading makes them from
+its seed), the reference's expected values computed once per case, and then,
+for each of --seeds sampling seeds, every case's scenario is run in-process on
+a submission with that seed and judged by the check's own judge, exactly as a
+grading judges the sandbox's answer. A submission fails a seed when any case
+fails.
+
+- false fails: the reference and every correct submission of
+  tests/submissions/NAME/ (target: none in 200 seeds, i.e. <= 0.1%);
+- detection: each catalogue bug whose `loses` names the check, counted only
+  where the feedback carries the words the catalogue asks for. A bug that
+  never returns (sample_never_stops) is caught by the sandbox's time limit,
+  not by the statistics, and is not run here;
+- cost: the draws a grading asks of the submission and the seconds its
+  scenarios took here, for the reference.
+
+--draws N makes every statistical case draw N times (the cases with a single
+possible outcome keep theirs), to measure another design than the
+committed one: 2000 for ngram and rnn and 1000 for generate were the draws
+before the sequential-free cut. --bug-seeds runs the bugs on fewer seeds
+(their detection is far from the edge, the correct submissions' false fails
+are what needs every seed).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from lmgrade import catalog  # noqa: E402
+from lmgrade.checks import CaseContext  # noqa: E402
+from lmgrade.flawed import write_flawed  # noqa: E402
+from lmgrade.loader import load_files  # noqa: E402
+from lmgrade.oracle import one_thread, run_scenario  # noqa: E402
+
+CHECKS = {"ngram": "sample", "rnn": "sample", "transformer": "generate"}
+NEVER_RETURNS = "time limit exceeded"
+STATISTICAL = 100  # cases drawing fewer times have a single outcome (ngram's long sentence)
+
+
+def submissions(name: str, check: str, spec, tmp: Path, only_bugs: list[str],
+                contracts: list[str] | None) -> list[tuple[str, bool, str, dict]]:
+    """(label, correct, words the feedback must carry, modules) for every submission measured."""
+    out = [("reference", True, "", load_files(spec.reference_folder(), spec.files))]
+    for folder in sorted((ROOT / "tests" / "submissions" / name).iterdir()):
+        if folder.is_dir() and (contracts is None or folder.name in contracts):
+            out.append((f"contract {folder.name}", True, "", load_files(folder, spec.files)))
+    for bug_name, bug in sorted(catalog.bugs(name).items()):
+        if check not in bug.loses or bug.variant or (only_bugs and bug_name not in only_bugs):
+            continue
+        words = bug.loses[check]
+        if words == NEVER_RETURNS:
+            print(f"  {bug_name}: caught by the sandbox's time limit, not run here")
+            continue
+        folder = write_flawed(spec.reference_folder(), spec.files, tmp / bug_name, [bug])
+        out.append((f"bug {bug_name}", False, words, load_files(folder, spec.files)))
+    return out
+
+
+def measure(name: str, seeds: int, bug_seeds: int, draws: int | None, only_bugs: list[str],
+            contracts: list[str] | None) -> None:
+    assignment, variant = catalog.load(name)
+    check = next(c for c in assignment.checks if c.name == CHECKS[name])
+    cases = check.make_cases(CaseContext(rng=np.random.default_rng(2026), variant=variant))
+    if draws is not None:
+        for case in cases:
+            if case.args["draws"] >= STATISTICAL:
+                case.args["draws"] = draws
+    one_thread()
+    with tempfile.TemporaryDirectory(prefix="sampling-power-") as tmp:
+        subs = submissions(name, check.name, assignment.spec, Path(tmp), only_bugs, contracts)
+        reference = subs[0][3]
+        expected = [run_scenario(check, reference, case) for case in cases]
+        asked = sum(c.args["draws"] + 2 * c.args["repeat"] for c in cases)
+        print(f"{name} {check.name}: {len(cases)} cases, {asked} draws asked of the submission per grading "
+              f"({', '.join(str(c.args['draws']) for c in cases)} + 2 x repeat)")
+        for label, correct, words, modules in subs:
+            n = seeds if correct else bug_seeds
+            if n == 0:
+                continue
+            failed, caught, seconds, example = 0, 0, 0.0, ""
+            for s in range(n):
+                wrong = []
+                for i, (case, exp) in enumerate(zip(cases, expected)):
+                    args = {**case.args, "seed": int(np.random.default_rng([s, i]).integers(2**62))}
+                    seeded = type(case)(case.label, args, *[getattr(case, f) for f in _other_fields(case)])
+                    start = time.perf_counter()
+                    try:
+                        with contextlib.redirect_stdout(io.StringIO()):  # a submission's prints
+                            got = run_scenario(check, modules, seeded)
+                    except Exception as exc:  # a raising submission fails the case, as the sandbox reports it
+                        wrong.append(f"{type(exc).__name__}: {exc}")
+                        continue
+                    finally:
+                        seconds += time.perf_counter() - start
+                    verdict = check.verdict(seeded, exp, got, reveal=True)
+                    if not verdict.passed:
+                        wrong.append(verdict.message)
+                if wrong:
+                    failed += 1
+                    caught += any(words in w for w in wrong)
+                    example = example or wrong[0]
+            if correct:
+                print(f"  {label:42s} false fails {failed}/{n} ({100 * failed / n:.2f}%)  "
+                      f"{seconds / n:.3f} s per grading" + (f"\n    e.g. {example[:300]}" if failed else ""))
+            else:
+                print(f"  {label:42s} detected {caught}/{n} ({100 * caught / n:.1f}%), failed {failed}/{n}  "
+                      f"{seconds / n:.3f} s per grading" + (f"\n    e.g. {example[:200]}" if failed else ""))
+
+
+def _other_fields(case) -> list[str]:
+    return [f for f in case.__dataclass_fields__ if f not in ("label", "args")]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seeds", type=int, default=200)
+    parser.add_argument("--bug-seeds", type=int, default=None, help="seeds for the bugs (default: --seeds)")
+    parser.add_argument("--draws", type=int, default=None, help="every statistical case draws this many times")
+    parser.add_argument("--bugs", nargs="*", default=[], help="only these bugs (default: every sampling bug)")
+    parser.add_argument("--contracts", nargs="*", default=None,
+                        help="only these submissions of tests/submissions/NAME/ (default: all)")
+    parser.add_argument("--only", nargs="*", default=list(CHECKS), choices=list(CHECKS))
+    args = parser.parse_args()
+    for name in args.only:
+        measure(name, args.seeds, args.seeds if args.bug_seeds is None else args.bug_seeds, args.draws, args.bugs, args.contracts)
+
+
+if __name__ == "__main__":
+    main()
