@@ -25,7 +25,10 @@ possible outcome keep theirs), to measure another design than the
 committed one: 2000 for ngram and rnn and 1000 for generate were the draws
 before the sequential-free cut. --bug-seeds runs the bugs on fewer seeds
 (their detection is far from the edge, the correct submissions' false fails
-are what needs every seed).
+are what needs every seed). --before judges as the checks did before the cut (the old seeding rule, no
+stale-context likelihood ratio). --exact N judges N seeds of a perfect sampler,
+draws taken from the exact table (rnn and generate): the false-fail rate of
+every correct submission, over more seeds than running them allows.
 """
 
 from __future__ import annotations
@@ -74,7 +77,7 @@ def submissions(name: str, check: str, spec, tmp: Path, only_bugs: list[str],
 
 
 def measure(name: str, seeds: int, bug_seeds: int, draws: int | None, only_bugs: list[str],
-            contracts: list[str] | None) -> None:
+            contracts: list[str] | None, exact: int, before: bool) -> None:
     assignment, variant = catalog.load(name)
     check = next(c for c in assignment.checks if c.name == CHECKS[name])
     cases = check.make_cases(CaseContext(rng=np.random.default_rng(2026), variant=variant))
@@ -82,6 +85,8 @@ def measure(name: str, seeds: int, bug_seeds: int, draws: int | None, only_bugs:
         for case in cases:
             if case.args["draws"] >= STATISTICAL:
                 case.args["draws"] = draws
+    if before:
+        as_before(check)
     one_thread()
     with tempfile.TemporaryDirectory(prefix="sampling-power-") as tmp:
         subs = submissions(name, check.name, assignment.spec, Path(tmp), only_bugs, contracts)
@@ -90,6 +95,8 @@ def measure(name: str, seeds: int, bug_seeds: int, draws: int | None, only_bugs:
         asked = sum(c.args["draws"] + 2 * c.args["repeat"] for c in cases)
         print(f"{name} {check.name}: {len(cases)} cases, {asked} draws asked of the submission per grading "
               f"({', '.join(str(c.args['draws']) for c in cases)} + 2 x repeat)")
+        if exact:
+            exact_sampler(check, cases, expected, exact)
         for label, correct, words, modules in subs:
             n = seeds if correct else bug_seeds
             if n == 0:
@@ -124,6 +131,56 @@ def measure(name: str, seeds: int, bug_seeds: int, draws: int | None, only_bugs:
                       f"{seconds / n:.3f} s per grading" + (f"\n    e.g. {example[:200]}" if failed else ""))
 
 
+def old_seeding_problem(got, expected, repeat, *, call="sample", source="rng", collision=None):
+    """The seeding rule before the collision bound: any repeat of the draws with another seed failed."""
+    if got["again"] != got["draws"][:repeat]:
+        return (f"the same seed gave different draws: {call} must take all its randomness "
+                f"from {source} (not a global generator or one of its own)")
+    if got["other"] == got["draws"][:repeat] and expected["other"] != expected["draws"][:repeat]:
+        return f"{repeat} draws with another seed were exactly the same: {call} ignores {source}"
+    return None
+
+
+def as_before(check) -> None:
+    """The judge as it was before the cut: the old seeding rule, no stale-context likelihood ratio."""
+    judges = sys.modules[check.judge.__module__]
+    judges.seeding_problem = old_seeding_problem
+    if hasattr(judges, "_stale_context"):
+        judges._stale_context = lambda *args: None
+
+
+def exact_sampler(check, cases, expected, seeds: int) -> None:
+    """False fails of a perfect sampler: draws taken from the exact table of every whole sample.
+
+    Any correct sampler's draws have exactly this distribution, so this is
+    the judge's false-fail rate on every correct submission, measured over
+    many more seeds than running the submissions allows (rnn and generate,
+    whose expected values hold the probability of every whole sample).
+    """
+    failed, example = 0, ""
+    for s in range(seeds):
+        rng = np.random.default_rng([s, 7])
+        wrong = []
+        for case, exp in zip(cases, expected):
+            # rnn's table also holds every prefix: a whole sample is full-length or ends at `end`
+            longest, end = max(len(o) for o in exp["table"]), case.args.get("end")
+            outcomes = [o for o in exp["table"] if len(o) == longest or (end is not None and o[-1] == end)]
+            p = np.array([exp["table"][o] for o in outcomes])
+            p = p / p.sum()
+            n, repeat = case.args["draws"], case.args["repeat"]
+            picks = rng.choice(len(outcomes), size=n + repeat, p=p)
+            draws = [list(outcomes[i]) for i in picks[:n]]
+            got = {**exp, "draws": draws, "again": draws[:repeat], "other": [list(outcomes[i]) for i in picks[n:]]}
+            verdict = check.verdict(case, exp, got, reveal=True)
+            if not verdict.passed:
+                wrong.append(verdict.message)
+        if wrong:
+            failed += 1
+            example = example or wrong[0]
+    print(f"  {'exact sampler (draws from the table)':42s} false fails {failed}/{seeds} "
+          f"({100 * failed / seeds:.3f}%)" + (f"\n    e.g. {example[:300]}" if failed else ""))
+
+
 def _other_fields(case) -> list[str]:
     return [f for f in case.__dataclass_fields__ if f not in ("label", "args")]
 
@@ -136,10 +193,14 @@ def main() -> None:
     parser.add_argument("--bugs", nargs="*", default=[], help="only these bugs (default: every sampling bug)")
     parser.add_argument("--contracts", nargs="*", default=None,
                         help="only these submissions of tests/submissions/NAME/ (default: all)")
+    parser.add_argument("--exact", type=int, default=0,
+                        help="also judge this many seeds of draws taken from the exact table (rnn, transformer)")
+    parser.add_argument("--before", action="store_true",
+                        help="judge as before the cut (with --draws 2000, or 1000 for generate)")
     parser.add_argument("--only", nargs="*", default=list(CHECKS), choices=list(CHECKS))
     args = parser.parse_args()
     for name in args.only:
-        measure(name, args.seeds, args.seeds if args.bug_seeds is None else args.bug_seeds, args.draws, args.bugs, args.contracts)
+        measure(name, args.seeds, args.seeds if args.bug_seeds is None else args.bug_seeds, args.draws, args.bugs, args.contracts, args.exact, args.before)
 
 
 if __name__ == "__main__":
