@@ -21,14 +21,15 @@ fails.
   scenarios took here, for the reference.
 
 --draws N makes every statistical case draw N times (the cases with a single
-possible outcome keep theirs), to measure another design than the
-committed one: 2000 for ngram and rnn and 1000 for generate were the draws
-before the sequential-free cut. --bug-seeds runs the bugs on fewer seeds
-(their detection is far from the edge, the correct submissions' false fails
-are what needs every seed). --before judges as the checks did before the cut (the old seeding rule, no
-stale-context likelihood ratio). --exact N judges N seeds of a perfect sampler,
-draws taken from the exact table (rnn and generate): the false-fail rate of
-every correct submission, over more seeds than running them allows.
+possible outcome keep theirs), to measure another design than the committed
+one. --before judges as the checks did before the cut: the old seeding rule,
+no stale-context likelihood ratio, ngram's old repeats (100, and 50 draws of
+its long sentence); with --draws 2000 (ngram, rnn) or 1000 (generate) it is
+the check as it was. --bug-seeds runs the bugs on fewer seeds (their
+detection is far from the edge; the correct submissions' false fails are
+what needs every seed). --exact N judges N seeds of a perfect sampler, draws
+taken from the exact table (rnn and generate): the false-fail rate of every
+correct submission, over more seeds than running them allows.
 """
 
 from __future__ import annotations
@@ -81,10 +82,13 @@ def measure(name: str, seeds: int, bug_seeds: int, draws: int | None, only_bugs:
     assignment, variant = catalog.load(name)
     check = next(c for c in assignment.checks if c.name == CHECKS[name])
     cases = check.make_cases(CaseContext(rng=np.random.default_rng(2026), variant=variant))
-    if draws is not None:
-        for case in cases:
-            if case.args["draws"] >= STATISTICAL:
-                case.args["draws"] = draws
+    for case in cases:
+        statistical = case.args["draws"] >= STATISTICAL
+        if draws is not None and statistical:
+            case.args["draws"] = draws
+        if before and name == "ngram":
+            case.args["repeat"] = 100 if statistical else 10
+            case.args["draws"] = case.args["draws"] if statistical else 50
     if before:
         as_before(check)
     one_thread()
