@@ -37,6 +37,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import io
+import os
 import sys
 import tempfile
 import time
@@ -93,46 +94,57 @@ def measure(name: str, seeds: int, bug_seeds: int, draws: int | None, only_bugs:
         as_before(check)
     one_thread()
     with tempfile.TemporaryDirectory(prefix="sampling-power-") as tmp:
-        subs = submissions(name, check.name, assignment.spec, Path(tmp), only_bugs, contracts)
-        reference = subs[0][3]
-        expected = [run_scenario(check, reference, case) for case in cases]
-        asked = sum(c.args["draws"] + 2 * c.args["repeat"] for c in cases)
-        print(f"{name} {check.name}: {len(cases)} cases, {asked} draws asked of the submission per grading "
-              f"({', '.join(str(c.args['draws']) for c in cases)} + 2 x repeat)")
-        if exact:
-            exact_sampler(check, cases, expected, exact)
-        for label, correct, words, modules in subs:
-            n = seeds if correct else bug_seeds
-            if n == 0:
-                continue
-            failed, caught, seconds, example = 0, 0, 0.0, ""
-            for s in range(n):
-                wrong = []
-                for i, (case, exp) in enumerate(zip(cases, expected)):
-                    args = {**case.args, "seed": int(np.random.default_rng([s, i]).integers(2**62))}
-                    seeded = type(case)(case.label, args, *[getattr(case, f) for f in _other_fields(case)])
-                    start = time.perf_counter()
-                    try:
-                        with contextlib.redirect_stdout(io.StringIO()):  # a submission's prints
-                            got = run_scenario(check, modules, seeded)
-                    except Exception as exc:  # a raising submission fails the case, as the sandbox reports it
-                        wrong.append(f"{type(exc).__name__}: {exc}")
-                        continue
-                    finally:
-                        seconds += time.perf_counter() - start
-                    verdict = check.verdict(seeded, exp, got, reveal=True)
-                    if not verdict.passed:
-                        wrong.append(verdict.message)
-                if wrong:
-                    failed += 1
-                    caught += any(words in w for w in wrong)
-                    example = example or wrong[0]
-            if correct:
-                print(f"  {label:42s} false fails {failed}/{n} ({100 * failed / n:.2f}%)  "
-                      f"{seconds / n:.3f} s per grading" + (f"\n    e.g. {example[:300]}" if failed else ""))
-            else:
-                print(f"  {label:42s} detected {caught}/{n} ({100 * caught / n:.1f}%), failed {failed}/{n}  "
-                      f"{seconds / n:.3f} s per grading" + (f"\n    e.g. {example[:200]}" if failed else ""))
+        home = os.getcwd()
+        os.chdir(tmp)  # a submission's debug files land there, not in the repository
+        try:
+            _measure_in(check, cases, name, assignment.spec, Path(tmp), only_bugs, contracts, exact, seeds,
+                        bug_seeds)
+        finally:
+            os.chdir(home)
+
+
+def _measure_in(check, cases, name: str, spec, tmp: Path, only_bugs: list[str], contracts: list[str] | None,
+                exact: int, seeds: int, bug_seeds: int) -> None:
+    subs = submissions(name, check.name, spec, tmp, only_bugs, contracts)
+    reference = subs[0][3]
+    expected = [run_scenario(check, reference, case) for case in cases]
+    asked = sum(c.args["draws"] + 2 * c.args["repeat"] for c in cases)
+    print(f"{name} {check.name}: {len(cases)} cases, {asked} draws asked of the submission per grading "
+          f"({', '.join(str(c.args['draws']) for c in cases)} + 2 x repeat)")
+    if exact:
+        exact_sampler(check, cases, expected, exact)
+    for label, correct, words, modules in subs:
+        n = seeds if correct else bug_seeds
+        if n == 0:
+            continue
+        failed, caught, seconds, example = 0, 0, 0.0, ""
+        for s in range(n):
+            wrong = []
+            for i, (case, exp) in enumerate(zip(cases, expected)):
+                args = {**case.args, "seed": int(np.random.default_rng([s, i]).integers(2**62))}
+                seeded = type(case)(case.label, args, *[getattr(case, f) for f in _other_fields(case)])
+                start = time.perf_counter()
+                try:
+                    with contextlib.redirect_stdout(io.StringIO()):  # a submission's prints
+                        got = run_scenario(check, modules, seeded)
+                except Exception as exc:  # a raising submission fails the case, as the sandbox reports it
+                    wrong.append(f"{type(exc).__name__}: {exc}")
+                    continue
+                finally:
+                    seconds += time.perf_counter() - start
+                verdict = check.verdict(seeded, exp, got, reveal=True)
+                if not verdict.passed:
+                    wrong.append(verdict.message)
+            if wrong:
+                failed += 1
+                caught += any(words in w for w in wrong)
+                example = example or wrong[0]
+        if correct:
+            print(f"  {label:42s} false fails {failed}/{n} ({100 * failed / n:.2f}%)  "
+                  f"{seconds / n:.3f} s per grading" + (f"\n    e.g. {example[:300]}" if failed else ""))
+        else:
+            print(f"  {label:42s} detected {caught}/{n} ({100 * caught / n:.1f}%), failed {failed}/{n}  "
+                  f"{seconds / n:.3f} s per grading" + (f"\n    e.g. {example[:200]}" if failed else ""))
 
 
 def old_seeding_problem(got, expected, repeat, *, call="sample", source="rng", collision=None):
@@ -204,7 +216,8 @@ def main() -> None:
     parser.add_argument("--only", nargs="*", default=list(CHECKS), choices=list(CHECKS))
     args = parser.parse_args()
     for name in args.only:
-        measure(name, args.seeds, args.seeds if args.bug_seeds is None else args.bug_seeds, args.draws, args.bugs, args.contracts, args.exact, args.before)
+        bug_seeds = args.seeds if args.bug_seeds is None else args.bug_seeds
+        measure(name, args.seeds, bug_seeds, args.draws, args.bugs, args.contracts, args.exact, args.before)
 
 
 if __name__ == "__main__":
