@@ -142,26 +142,33 @@ def perplexity_cases(ctx: CaseContext, count: int = 30) -> list[Case]:
     return cases
 
 
+# Enough for the chi-square tests at one in a million against the catalogue's
+# samplers, and for the stale-context likelihood ratio with a wide margin
+# (benchmarks/sampling_power.py); the submission draws each one.
+DRAWS, REPEAT = 400, 50
+
+
 def sample_cases(ctx: CaseContext) -> list[Case]:
     cases = []
     # max_len None: sample(rng), its default used by omission.
     for n, k, max_len in [(2, 0.0, None), (3, 0.0, 100), (2, 0.2, 6)]:
         corpus = with_odd_tokens(ctx.rng, sentences(ctx.rng, 25))
-        args = {"corpus": corpus, "n": n, "k": k, "max_len": max_len, "draws": 2000, "repeat": 100,
+        args = {"corpus": corpus, "n": n, "k": k, "max_len": max_len, "draws": DRAWS, "repeat": REPEAT,
                 "seed": int(ctx.rng.integers(2**62))}
         call = "sample(rng)" if max_len is None else f"sample(rng, max_len={max_len})"
-        cases.append(Case(f"{_model_label(corpus, n, k)}; 2000 draws of {call}", args))
+        cases.append(Case(f"{_model_label(corpus, n, k)}; {DRAWS} draws of {call}", args))
     # Fitted, sampled from, fitted again: nothing of the first model may stay behind.
     before = sentences(ctx.rng, 10)
     cases.append(Case(f"{_model_label(corpus, 2, 0.0, before=before)} (sampled from in between); "
-                      f"2000 draws of sample(rng, max_len=100)",
+                      f"{DRAWS} draws of sample(rng, max_len=100)",
                       {**cases[0].args, "max_len": 100, "fitted_before_on": before, "sampled_before": True,
                        "seed": int(ctx.rng.integers(2**62))}))
     # One long sentence of distinct words: the bigram model has a single draw,
     # longer than the default max_len, which must cut it at exactly 100 tokens.
     long = [[f"w{i:03d}" for i in range(150)]]
-    cases.append(Case(f"NGramLM(n=2, k=0.0) fitted on one sentence of 150 distinct words; 50 draws of sample(rng)",
-                      {"corpus": long, "n": 2, "k": 0.0, "max_len": None, "draws": 50, "repeat": 10,
+    # Each of its draws asks prob about 152 words 100 times: a few draws show the cut.
+    cases.append(Case(f"NGramLM(n=2, k=0.0) fitted on one sentence of 150 distinct words; 10 draws of sample(rng)",
+                      {"corpus": long, "n": 2, "k": 0.0, "max_len": None, "draws": 10, "repeat": 5,
                        "seed": int(ctx.rng.integers(2**62))}))
     return cases
 
@@ -231,7 +238,7 @@ def ngram_checks() -> list[Check]:
               sample_cases, judge=judge_sample, composes=("prob_mle", "prob_add_k"), limits=Limits(cpu_s=30, wall_s=45),
               timeout_hint=("sample must stop at EOS, or after max_len tokens at the latest. If it does, "
                             "make prob fast (count once, in fit): sample asks it about every word of the "
-                            "vocabulary at every step, 2000 times per case.")),
+                            f"vocabulary at every step, {DRAWS} times per case.")),
         Check("no_mutation", "no function changes its arguments", scenarios.no_mutation,
               no_mutation_cases, property_check=True, composes=("perplexity", "sample"), limits=quick),
         Check("bad_arguments", "ValueError for arguments outside the domain", scenarios.bad_argument,

@@ -165,19 +165,22 @@ def sgd_cases(ctx: CaseContext) -> list[Case]:
     return cases
 
 
+DRAWS = 500  # the chi-square tests' power against the catalogue's samplers: benchmarks/sampling_power.py
+
+
 def sample_cases(ctx: CaseContext) -> list[Case]:
     cases = []
     # Large biases make every parameter move the distribution far beyond
-    # what 2000 draws can miss; start 0 and end V - 1 are the edges of the ids.
+    # what the draws can miss; start 0 and end V - 1 are the edges of the ids.
     sizes = [(3, 2, 3, 3, 1, None), (4, 2, 2, 3, 0, 3), (3, 3, 2, 1, 2, None), (4, 3, 2, 4, 3, 0)]
     for (V, D, J, max_len, start, end), act in zip(sizes, emphasis(ctx, len(sizes))):
         rng = ctx.rng
         args = {"params": _lm_params(rng, V, D, J, scale=1.5, bias=1.5), "activation": act,
-                "start": start, "max_len": max_len, "end": end, "draws": 2000, "repeat": 50,
+                "start": start, "max_len": max_len, "end": end, "draws": DRAWS, "repeat": 50,
                 "seed": int(rng.integers(2**62))}
         stop = "" if end is None else f", end={end}"
         cases.append(Case(f"RNNLM(vocab_size={V}, embed_dim={D}, hidden_size={J}, activation={act!r}) with its "
-                          f"params assigned; 2000 draws of sample(rng, start={args['start']}, max_len={max_len}{stop})", args))
+                          f"params assigned; {DRAWS} draws of sample(rng, start={args['start']}, max_len={max_len}{stop})", args))
     return cases
 
 

@@ -233,6 +233,9 @@ def perplexity_cases(ctx: CaseContext) -> list[Case]:
     return cases
 
 
+GENERATE_DRAWS = 300  # the chi-square test's power against the catalogue's samplers: benchmarks/sampling_power.py
+
+
 def generate_cases(ctx: CaseContext) -> list[Case]:
     pre_ln = ctx.variant["pre_ln"]
     cases = []
@@ -242,10 +245,10 @@ def generate_cases(ctx: CaseContext) -> list[Case]:
         rng = ctx.rng
         config = lm_config(V, context, 4, 1, 2, 8, pre_ln)
         args = {**_lm_args(rng, config), "prompt": [int(t) for t in rng.integers(0, V, prompt_len)],
-                "max_new_tokens": new, "temperature": temperature, "draws": 1000, "repeat": 30,
+                "max_new_tokens": new, "temperature": temperature, "draws": GENERATE_DRAWS, "repeat": 30,
                 "seed": int(rng.integers(2**62))}
         args["state"]["lm_head.weight"] *= 2.0  # distinct next-token distributions
-        cases.append(Case(f"{_describe(config)} with its weights loaded; 1000 draws of generate(model, "
+        cases.append(Case(f"{_describe(config)} with its weights loaded; {GENERATE_DRAWS} draws of generate(model, "
                           f"idx={[args['prompt']]}, max_new_tokens={new}, "
                           f"{'temperature left out' if temperature is None else f'temperature={temperature}'}, "
                           f"generator), and with max_new_tokens=0",

@@ -6,17 +6,22 @@ chi-square test, with the exact probabilities of the reference model, for
 whole sentences and for their first two tokens. The significance level is one in a
 million, so a correct submission fails by bad luck essentially never, while
 a sampler off by one context, ignoring smoothing or never drawing EOS
-is far beyond the critical value with 2000 draws.
+is far beyond the critical value with the few hundred draws of a case. Two
+named mistakes get tests of their own at the same level: a context that never
+moves forward (a likelihood ratio) and unseen successors never drawn under
+add-k.
 """
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 
 from lmgrade import CaseVerdict, fit_problem, seeding_problem
 
 BOS, EOS = "<s>", "</s>"
 DEFAULT_MAX_LEN = 100  # sample's default in the contract
+LOG_MILLION = math.log(1e6)  # the named-mistake tests' level, as the chi-square tests'
 
 
 class _Model:
@@ -42,6 +47,14 @@ class _Model:
             context = (context + (word,))[1:] if self.n > 1 else ()
         return p
 
+
+    def stale(self, tokens: tuple, max_len: int) -> float:
+        """P(a draw is `tokens`) for a sampler whose context never leaves the all-BOS start."""
+        start = (BOS,) * (self.n - 1)
+        p = 1.0
+        for word in tokens + ((EOS,) if len(tokens) < max_len else ()):
+            p *= self.p(word, start)
+        return p
 
     def continued(self, tokens: tuple, max_len: int) -> float:
         """P(a draw starts with `tokens` and goes on after them)."""
@@ -75,6 +88,9 @@ def judge_sample(check, case, expected, got, *, reveal: bool) -> CaseVerdict:
 
     total = len(got["draws"])
     draws = [tuple(d) for d in got["draws"]]
+    problem = _stale_context(model, draws, max_len)
+    if problem:
+        return CaseVerdict(False, problem)
     impossible = next((d for d in draws if model.sequence(d, max_len) == 0.0), None)
     if impossible is not None:
         return CaseVerdict(False, f"sample drew {list(impossible)!r:.120}, which has probability 0 under the model")
@@ -93,6 +109,32 @@ def judge_sample(check, case, expected, got, *, reveal: bool) -> CaseVerdict:
         if problem:
             return CaseVerdict(False, problem.replace("do not follow the model", "do not follow p(. | context)"))
     return CaseVerdict(True)
+
+
+def _stale_context(model: _Model, draws: list[tuple], max_len: int) -> str | None:
+    """The named mistake of a context that never moves forward, by its likelihood ratio.
+
+    Under a correct sampler the ratio P_stale(draws) / P(draws) has mean at
+    most 1, so it reaches a million with probability at most one in a million
+    (Markov's inequality): the same level as the chi-square tests, and far
+    more power against this one alternative, which a few hundred draws show.
+    """
+    if model.n == 1:
+        return None
+    log_ratio = 0.0
+    for draw in draws:
+        q = model.stale(draw, max_len)
+        if q == 0.0:
+            return None
+        p = model.sequence(draw, max_len)
+        log_ratio += math.inf if p == 0.0 else math.log(q) - math.log(p)
+    if log_ratio < LOG_MILLION:
+        return None
+    times = "infinitely" if math.isinf(log_ratio) else f"e^{log_ratio:.0f} times"
+    start = " ".join([BOS] * (model.n - 1))
+    return (f"the {len(draws)} draws do not follow p(. | context): they are {times} likelier if every word is "
+            f"drawn from p(. | {start}), the starting context (a correct sampler reaches a million in fewer "
+            f"than one run in a million). sample must move the context forward after each word")
 
 
 SEEN_ONLY = ("sample draws only from the words seen after each context: under add-k smoothing every word of "

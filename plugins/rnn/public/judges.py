@@ -55,10 +55,10 @@ def judge_sample(check, case, expected, got, *, reveal: bool) -> CaseVerdict:
         problem = _valid(draw, max_len, end, V)
         if problem:
             return CaseVerdict(False, problem)
-    problem = seeding_problem(got, expected, args["repeat"])
+    table = expected["table"]
+    problem = seeding_problem(got, expected, args["repeat"], collision=sum(p * p for p in table.values()))
     if problem:
         return CaseVerdict(False, problem)
-    table = expected["table"]
     draws = [tuple(d) for d in got["draws"]]
     problem = fit_problem("whole samples", Counter(draws), lambda s: table.get(s, 0.0), len(draws), reveal)
     if problem is None:

@@ -37,7 +37,8 @@ def judge_generate(check, case, expected, got, *, reveal: bool) -> CaseVerdict:
         greedy = max(table, key=table.get)
         if only == greedy and table[greedy] < 0.999:
             return CaseVerdict(False, f"all {len(got['draws'])} draws were the same sequence: {ARGMAX}")
-    problem = seeding_problem(got, expected, args["repeat"], call="generate", source="the generator it is given")
+    problem = seeding_problem(got, expected, args["repeat"], call="generate", source="the generator it is given",
+                              collision=sum(p * p for p in table.values()))
     if problem:
         return CaseVerdict(False, problem)
     problem = fit_problem("the continuations", draws, lambda s: table.get(s, 0.0), len(got["draws"]), reveal)
