@@ -64,14 +64,25 @@ def main() -> int:
         return subprocess.run([str(BIN / "python"), "-m", "pytest", *rest], cwd=ROOT).returncode
     if command == "lint":
         ruff = str(BIN / "ruff")
-        return subprocess.run([ruff, "check", "."], cwd=ROOT).returncode or \
-            subprocess.run([ruff, "format", "--check", "."], cwd=ROOT).returncode
+        return (
+            subprocess.run([ruff, "check", "."], cwd=ROOT).returncode
+            or subprocess.run([ruff, "format", "--check", "."], cwd=ROOT).returncode
+        )
     if command == "mutants":  # the full mutation run, a benchmark: minutes per assignment
-        names = rest or subprocess.run([str(BIN / "python"), "-c", "from lmgrade import catalog; "
-                                        "print(*catalog.assignment_folders())"],
-                                       cwd=ROOT, check=True, capture_output=True, text=True).stdout.split()
-        return max(subprocess.run([str(BIN / "lmgrade"), "mutants", name, "-o", f"mutants-{name}.json"],
-                                  cwd=ROOT).returncode for name in names)
+        names = (
+            rest
+            or subprocess.run(
+                [str(BIN / "python"), "-c", "from lmgrade import catalog; print(*catalog.assignment_folders())"],
+                cwd=ROOT,
+                check=True,
+                capture_output=True,
+                text=True,
+            ).stdout.split()
+        )
+        return max(
+            subprocess.run([str(BIN / "lmgrade"), "mutants", name, "-o", f"mutants-{name}.json"], cwd=ROOT).returncode
+            for name in names
+        )
     return 0
 
 

@@ -22,18 +22,37 @@ from .sandbox.limits import Limits
 # name -> the module of lmgrade that defines it ("module:name" where it is named otherwise there),
 # imported on first use.
 _LAZY = {
-    "AssignmentPlugin": "assignment_plugin", "AssignmentSource": "assignment_plugin",
+    "AssignmentPlugin": "assignment_plugin",
+    "AssignmentSource": "assignment_plugin",
     "Bug": "flawed",
-    "AGREE": "gradcheck", "agreement": "gradcheck", "finite_differences": "gradcheck", "warnings_of": "gradcheck",
+    "AGREE": "gradcheck",
+    "agreement": "gradcheck",
+    "finite_differences": "gradcheck",
+    "warnings_of": "gradcheck",
     "which_half": "gradcheck",
     "no_work": "liveness:dead",  # why answers show no work (None: they do), as property checks pay
     "markov_sequences": "sequences",
-    "fit_problem": "stats", "seeding_problem": "stats",
-    "Timing": "speed", "run_laps": "speed",
+    "fit_problem": "stats",
+    "seeding_problem": "stats",
+    "Timing": "speed",
+    "run_laps": "speed",
 }
 
-__all__ = ["PROPERTY", "Case", "CaseContext", "CaseVerdict", "Check", "Limits", "Mistake", "Tolerance", "compare",
-           "hookimpl", "property_result", "raised", *_LAZY]
+__all__ = [
+    "PROPERTY",
+    "Case",
+    "CaseContext",
+    "CaseVerdict",
+    "Check",
+    "Limits",
+    "Mistake",
+    "Tolerance",
+    "compare",
+    "hookimpl",
+    "property_result",
+    "raised",
+    *_LAZY,
+]
 __version__ = "0.1.0"
 
 

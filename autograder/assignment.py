@@ -95,8 +95,9 @@ class AssignmentSpec:
     def reference_folder(self) -> Path:
         """The folder of the reference package, which holds one file per submitted file."""
         if self.reference_package is None:
-            raise ModuleNotFoundError(f"{self.path}: neither the plugin nor [assignment] reference names "
-                                      "the reference package")
+            raise ModuleNotFoundError(
+                f"{self.path}: neither the plugin nor [assignment] reference names the reference package"
+            )
         return package_folder(self.reference_package)
 
     def resolve_variant(self, settings: dict[str, str]) -> dict[str, Any]:
@@ -162,7 +163,7 @@ class _Reader:
             raise self.error(key, f"expected {names}, got {type(value).__name__} {value!r}")
         return value
 
-    def sub(self, key: str) -> "_Reader":
+    def sub(self, key: str) -> _Reader:
         value = self.get(key, dict, {})
         return _Reader(self.path, value, f"{self.section}.{key}" if self.section else key)
 
@@ -235,30 +236,47 @@ def load_assignment(path: Path) -> AssignmentSpec:
         points = c.get("points", (int, float), None)
         if points is not None and points < 0:
             raise c.error("points", f"must be >= 0, got {points!r}")
-        only = _by_variant(c.sub("only"), variants, lambda r, key, value: r.get(key, list),
-                           "a list of the variant's values")
-        points_when = _by_variant(c.sub("points_when"), variants, _points_by_value,
-                                  "a table {value = points}")
+        only = _by_variant(
+            c.sub("only"), variants, lambda r, key, value: r.get(key, list), "a list of the variant's values"
+        )
+        points_when = _by_variant(c.sub("points_when"), variants, _points_by_value, "a table {value = points}")
         visibility = c.get("visibility", str, None)
         if visibility is not None and visibility not in VISIBILITIES:
             raise c.error("visibility", f"{visibility!r} is not one of {', '.join(VISIBILITIES)}")
         climits = c.sub("limits")
-        checks[cname] = CheckConfig(points, visibility, _limits(climits), _choice(c, "device", DEVICES),
-                                    _choice(c, "when_absent", WHEN_ABSENT), only, points_when)
+        checks[cname] = CheckConfig(
+            points,
+            visibility,
+            _limits(climits),
+            _choice(c, "device", DEVICES),
+            _choice(c, "when_absent", WHEN_ABSENT),
+            only,
+            points_when,
+        )
 
     gpu = top.sub("gpu")
     gpu.only({"when_absent"})
 
     forbidden, forbidden_also = _forbidden(top.sub("forbidden"))
 
-    return AssignmentSpec(name=name, title=meta.get("title", str, name), path=path,
-                          files=tuple(files), reference_package=meta.get("reference", str, None),
-                          preload=tuple(preload), variants=variants, templates=templates,
-                          limits=limits, checks=checks, forbidden=forbidden, forbidden_also=forbidden_also,
-                          when_absent=_choice(gpu, "when_absent", WHEN_ABSENT) or "not_counted")
+    return AssignmentSpec(
+        name=name,
+        title=meta.get("title", str, name),
+        path=path,
+        files=tuple(files),
+        reference_package=meta.get("reference", str, None),
+        preload=tuple(preload),
+        variants=variants,
+        templates=templates,
+        limits=limits,
+        checks=checks,
+        forbidden=forbidden,
+        forbidden_also=forbidden_also,
+        when_absent=_choice(gpu, "when_absent", WHEN_ABSENT) or "not_counted",
+    )
 
 
-def _by_variant(table: "_Reader", variants: dict[str, Variant], read, expected: str) -> dict:
+def _by_variant(table: _Reader, variants: dict[str, Variant], read, expected: str) -> dict:
     """{variant: what `read` gives for it}, each value checked against the variant's choices."""
     out = {}
     for key in table.table:
@@ -269,13 +287,14 @@ def _by_variant(table: "_Reader", variants: dict[str, Variant], read, expected: 
         listed = value if isinstance(value, list) else list(value)
         strangers = [v for v in listed if not isinstance(v, str) or spelled and v not in spelled]
         if strangers or not listed:
-            raise table.error(key, f"expected {expected}, with values among {', '.join(sorted(spelled))}; "
-                                   f"got {value!r}")
+            raise table.error(
+                key, f"expected {expected}, with values among {', '.join(sorted(spelled))}; got {value!r}"
+            )
         out[key] = tuple(value) if isinstance(value, list) else value
     return out
 
 
-def _points_by_value(table: "_Reader", key: str, variant: Variant) -> dict[str, float]:
+def _points_by_value(table: _Reader, key: str, variant: Variant) -> dict[str, float]:
     by_value = table.sub(key)
     for value in by_value.table:
         points = by_value.get(value, (int, float))
@@ -284,7 +303,7 @@ def _points_by_value(table: "_Reader", key: str, variant: Variant) -> dict[str, 
     return {value: float(points) for value, points in by_value.table.items()}
 
 
-def _choice(table: "_Reader", key: str, choices: tuple[str, ...]) -> str | None:
+def _choice(table: _Reader, key: str, choices: tuple[str, ...]) -> str | None:
     value = table.get(key, str, None)
     if value is not None and value not in choices:
         raise table.error(key, f"{value!r} is not one of {', '.join(choices)}")
@@ -295,7 +314,7 @@ def _dotted(value) -> bool:
     return isinstance(value, str) and all(part.isidentifier() for part in value.removesuffix("*").split("."))
 
 
-def _forbidden(table: "_Reader") -> tuple[tuple[str, ...], dict[str, tuple[str, ...]]]:
+def _forbidden(table: _Reader) -> tuple[tuple[str, ...], dict[str, tuple[str, ...]]]:
     table.only({"apis", "also"})
     apis = table.get("apis", list, [])
     if not all(_dotted(a) for a in apis):
@@ -333,8 +352,9 @@ class Assignment:
         return files
 
 
-def bind(spec: AssignmentSpec, provided: list[Check], device: str = "cpu",
-         variant: dict[str, Any] | None = None) -> Assignment:
+def bind(
+    spec: AssignmentSpec, provided: list[Check], device: str = "cpu", variant: dict[str, Any] | None = None
+) -> Assignment:
     """Apply assignment.toml's points, visibility, limits and devices to the plugins' checks.
 
     Checks keep the order of assignment.toml; checks that only a plugin names
@@ -354,10 +374,13 @@ def bind(spec: AssignmentSpec, provided: list[Check], device: str = "cpu",
     elsewhere = {name for name, config in spec.checks.items() if not config.applies(variant)}
     unknown = [name for name in spec.checks if name not in by_name and name not in elsewhere]
     if unknown:
-        raise AssignmentError(f"{spec.path}: [checks.{unknown[0]}]: no plugin provides a check of that name "
-                              f"(known: {', '.join(sorted(by_name)) or 'none'})")
-    ordered = [n for n in spec.checks if n in by_name and n not in elsewhere] + \
-        [n for n in by_name if n not in spec.checks]
+        raise AssignmentError(
+            f"{spec.path}: [checks.{unknown[0]}]: no plugin provides a check of that name "
+            f"(known: {', '.join(sorted(by_name)) or 'none'})"
+        )
+    ordered = [n for n in spec.checks if n in by_name and n not in elsewhere] + [
+        n for n in by_name if n not in spec.checks
+    ]
     checks = []
     for name in ordered:
         check = by_name[name]
@@ -365,14 +388,20 @@ def bind(spec: AssignmentSpec, provided: list[Check], device: str = "cpu",
         points = config.points_in(variant)
         strangers = [f for f in check.files if f not in spec.files]
         if strangers:
-            raise AssignmentError(f"the check {name!r} of {spec.name} imports {strangers[0]!r}, which is not "
-                                  f"among the files of {spec.path} ({', '.join(spec.files)})")
+            raise AssignmentError(
+                f"the check {name!r} of {spec.name} imports {strangers[0]!r}, which is not "
+                f"among the files of {spec.path} ({', '.join(spec.files)})"
+            )
         limits = {**check.limits.as_dict(), **spec.limits, **config.limits}
-        bound = replace(check, files=check.files or spec.files,
-                        points=check.points if points is None else float(points),
-                        visibility=config.visibility or check.visibility,
-                        limits=Limits(**limits), device=config.device or check.device,
-                        when_absent=config.when_absent or spec.when_absent)
+        bound = replace(
+            check,
+            files=check.files or spec.files,
+            points=check.points if points is None else float(points),
+            visibility=config.visibility or check.visibility,
+            limits=Limits(**limits),
+            device=config.device or check.device,
+            when_absent=config.when_absent or spec.when_absent,
+        )
         checks.append(on_device(bound, device))
     return Assignment(spec, checks)
 
@@ -383,6 +412,11 @@ def on_device(check: Check, device: str) -> Check:
         return check
     if check.when_absent == "cpu":
         return replace(check, device="cpu")
-    return replace(check, points=0.0, unavailable=(
-        "not run: this check needs a CUDA GPU and this run has none (no GPU found, or --device cpu); "
-        "it is not counted here and is graded on a GPU machine"))
+    return replace(
+        check,
+        points=0.0,
+        unavailable=(
+            "not run: this check needs a CUDA GPU and this run has none (no GPU found, or --device cpu); "
+            "it is not counted here and is graded on a GPU machine"
+        ),
+    )

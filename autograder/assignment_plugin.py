@@ -27,9 +27,10 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import inspect
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from .hookspecs import hookimpl
 
@@ -38,9 +39,9 @@ from .hookspecs import hookimpl
 class AssignmentSource:
     """Where one assignment lives: what the `lmgrade_assignments` hook returns for it."""
 
-    folder: Path                  # assignment.toml and its templates; the folder's name is the assignment's
+    folder: Path  # assignment.toml and its templates; the folder's name is the assignment's
     reference: str | None = None  # the reference package (assignment.toml's `reference` overrides it)
-    public: str | None = None     # the package a student bundle carries, if any
+    public: str | None = None  # the package a student bundle carries, if any
 
 
 def package_folder(name: str) -> Path:
@@ -57,9 +58,18 @@ def package_folder(name: str) -> Path:
 class AssignmentPlugin:
     """The hooks of one assignment, from where its parts are (see the module docstring)."""
 
-    def __init__(self, name: str, *, package: str, folder: str | Path, reference: str,
-                 checks: str | Callable[..., list], bugs: str | Callable[[], dict] | dict | None = None,
-                 equivalent_mutants: Path | None = None, public: str | None = "public"):
+    def __init__(
+        self,
+        name: str,
+        *,
+        package: str,
+        folder: str | Path,
+        reference: str,
+        checks: str | Callable[..., list],
+        bugs: str | Callable[[], dict] | dict | None = None,
+        equivalent_mutants: Path | None = None,
+        public: str | None = "public",
+    ):
         self.name, self.package = name, package
         self.reference = self._absolute(reference)
         self.public = f"{package}.{public}" if public else None

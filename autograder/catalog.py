@@ -31,8 +31,9 @@ def sources(pm: pluggy.PluginManager | None = None) -> dict[str, Found]:
             source = replace(source, folder=Path(source.folder))
             name = source.folder.name
             if name in found and found[name].source.folder != source.folder:
-                raise AssignmentError(f"two plugins provide an assignment named {name!r}: "
-                                      f"{found[name].source.folder} and {source.folder}")
+                raise AssignmentError(
+                    f"two plugins provide an assignment named {name!r}: {found[name].source.folder} and {source.folder}"
+                )
             found[name] = Found(source, distribution_of(pm, impl.plugin))
     return dict(sorted(found.items()))
 
@@ -48,10 +49,16 @@ def load_spec(name: str, pm: pluggy.PluginManager | None = None) -> AssignmentSp
         raise AssignmentError(f"unknown assignment {name!r} (available: {', '.join(found) or 'none'})")
     source = found[name].source
     spec = load_assignment(source.folder / "assignment.toml")
-    return replace(spec, reference_package=spec.reference_package or source.reference,
-                   public_package=source.public,
-                   hidden=tuple(folder for key, other in found.items()
-                                if key != name and (folder := _reference_folder(other.source)) is not None))
+    return replace(
+        spec,
+        reference_package=spec.reference_package or source.reference,
+        public_package=source.public,
+        hidden=tuple(
+            folder
+            for key, other in found.items()
+            if key != name and (folder := _reference_folder(other.source)) is not None
+        ),
+    )
 
 
 def _reference_folder(source: AssignmentSource) -> Path | None:
@@ -78,9 +85,13 @@ def variant_settings(name: str, pm: pluggy.PluginManager | None = None) -> list[
     return out
 
 
-def load(name: str, settings: dict[str, str] | None = None,
-         pm: pluggy.PluginManager | None = None, device: str = "auto",
-         graded_here: bool = True) -> tuple[Assignment, dict]:
+def load(
+    name: str,
+    settings: dict[str, str] | None = None,
+    pm: pluggy.PluginManager | None = None,
+    device: str = "auto",
+    graded_here: bool = True,
+) -> tuple[Assignment, dict]:
     """The assignment `name` with the variant chosen by ``--set`` settings, for `device` (auto, cpu, cuda).
 
     `graded_here=False` is for a client whose workers grade (a Dask
@@ -91,11 +102,13 @@ def load(name: str, settings: dict[str, str] | None = None,
     variant = spec.resolve_variant(settings or {})
     provided = [c for checks in pm.hook.lmgrade_checks(assignment=name, variant=variant) for c in checks or []]
     wants_cuda = any(c.device == "cuda" for c in provided) or any(
-        config.device == "cuda" for config in spec.checks.values())
+        config.device == "cuda" for config in spec.checks.values()
+    )
     if not wants_cuda:
         return bind(spec, provided, "cpu", variant), variant
-    return bind(spec, provided, device if device == "cuda" and not graded_here else resolve_device(device),
-                variant), variant
+    return bind(
+        spec, provided, device if device == "cuda" and not graded_here else resolve_device(device), variant
+    ), variant
 
 
 def bugs(name: str, pm: pluggy.PluginManager | None = None) -> dict:

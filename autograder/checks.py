@@ -24,8 +24,9 @@ wrong but live answer still earns the property.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -63,7 +64,7 @@ class Case:
     label: str
     args: Any
     # This case's own tolerance, where it differs from the check's (float32 inputs).
-    tolerance: "Tolerance | None" = None
+    tolerance: Tolerance | None = None
 
 
 @dataclass
@@ -120,7 +121,7 @@ class Check:
     # A property check: its scenario returns property_result(answer, holds).
     property_check: bool = False
     # A timing check: how its laps are timed and judged (`lmgrade.speed`).
-    timing: "Timing | None" = None
+    timing: Timing | None = None
     # The checks of the components this check's scenario runs the student's code of
     # (a block runs the student's LayerNorm): where one of them fails in the same
     # grading, this check names it and loses at most its own share of its points.
@@ -159,13 +160,15 @@ class Check:
         diff = compare(expected, got, tolerance, reveal=reveal)
         return CaseVerdict(diff is None, diff or "")
 
-    def _property_verdict(self, expected: Any, got: Any, tolerance: Tolerance, reveal: bool,
-                          dead: str | None) -> CaseVerdict:
+    def _property_verdict(
+        self, expected: Any, got: Any, tolerance: Tolerance, reveal: bool, dead: str | None
+    ) -> CaseVerdict:
         """The property as seen; paid where it holds beside an answer that shows work."""
         holds = compare(expected[PROPERTY], got[PROPERTY], tolerance, reveal=reveal)
         if holds is not None:
-            return CaseVerdict(False, f"the property does not hold: {holds}"
-                                      f"{exception_hint(expected[PROPERTY], got[PROPERTY])}")
+            return CaseVerdict(
+                False, f"the property does not hold: {holds}{exception_hint(expected[PROPERTY], got[PROPERTY])}"
+            )
         answer = compare(expected[ANSWER], got[ANSWER], tolerance, reveal=reveal)
         if answer is None or dead is None:
             return CaseVerdict(True, "the property holds")
@@ -173,8 +176,10 @@ class Check:
         return CaseVerdict(False, f"the property holds, but {why}, so the property earns nothing here: {answer}")
 
 
-ASSERT_HINT = ("an assert is not the contract's ValueError (and python -O removes it): use raise ValueError, "
-               "the contract asks for it")
+ASSERT_HINT = (
+    "an assert is not the contract's ValueError (and python -O removes it): use raise ValueError, "
+    "the contract asks for it"
+)
 
 
 def exception_hint(expected: Any, got: Any) -> str:

@@ -5,10 +5,10 @@ from __future__ import annotations
 import importlib.metadata
 import json
 import shutil
-import tempfile
-import traceback
 import sys
+import tempfile
 import threading
+import traceback
 from pathlib import Path
 
 import click
@@ -21,18 +21,19 @@ from . import __version__, catalog, reproduce, templates, wire
 from .assignment import AssignmentError
 from .bundle.build import build_bundle
 from .bundle.public import PublicChecks, public_checks
-from .device import CHOICES as DEVICE_CHOICES, DeviceError
+from .device import CHOICES as DEVICE_CHOICES
+from .device import DeviceError
 from .errors import HarnessFault
+from .expected_store import default_store
 from .feedback import human_bytes, outcome_verdict
 from .flawed import write_flawed
-from .expected_store import default_store
 from .grade import grade_submission
 from .grading import Grader
-from .results import GradingRun
 from .oracle import LiveReference
-from .seeds import PUBLIC_SECRET, SECRET_ENV, course_secret
 from .reports.terminal import describe_defences, print_report
+from .results import GradingRun
 from .sandbox.limits import default_jobs
+from .seeds import PUBLIC_SECRET, SECRET_ENV, course_secret
 
 console = Console(highlight=False)
 err_console = Console(stderr=True, highlight=False)
@@ -68,8 +69,10 @@ class _Commands(click.Group):
             raise click.ClickException(f"harness fault: {exc}") from None
         except Exception:
             traceback.print_exc()
-            err_console.print("lmgrade itself failed (not your submission or your command): please report "
-                              "this, with the traceback above.")
+            err_console.print(
+                "lmgrade itself failed (not your submission or your command): please report "
+                "this, with the traceback above."
+            )
             ctx.exit(1)
 
 
@@ -85,10 +88,14 @@ def writable_folder(folder: Path, what: str) -> None:
 
 
 device_option = click.option(
-    "--device", type=click.Choice(DEVICE_CHOICES), default="auto", show_default=True,
-    help="Where the checks that assignment.toml marks device = \"cuda\" run: cuda, or auto when a GPU is usable. "
-         "Without one they follow the assignment's [gpu] when_absent policy (CPU sizes and bounds, or listed as "
-         "not counted).")
+    "--device",
+    type=click.Choice(DEVICE_CHOICES),
+    default="auto",
+    show_default=True,
+    help='Where the checks that assignment.toml marks device = "cuda" run: cuda, or auto when a GPU is usable. '
+    "Without one they follow the assignment's [gpu] when_absent policy (CPU sizes and bounds, or listed as "
+    "not counted).",
+)
 
 
 def existing(path: Path, consequence: str) -> Path:
@@ -111,13 +118,17 @@ def _variants_help() -> str:
         specs = [catalog.load_spec(name) for name in catalog.assignment_folders()]
     except Exception:  # a broken assignment file is reported when it is used, not in help
         return "Choose an assignment variant (see `lmgrade list`)."
-    choices = [f"{spec.name}: " + ", ".join(f"{v.name}=" + "|".join(catalog.as_setting(c)
-                                                                     for c in v.choices)
-                                            for v in spec.variants.values())
-               for spec in specs if spec.variants]
-    return ("Choose an assignment variant (" + "; ".join(choices) + "). Give generate and grade the same one. "
-            "The zip of gradescope and the bundle of student-bundle grade only the variant they were built "
-            "for: a bundle's check and pytest check it with no --set, and refuse another.")
+    choices = [
+        f"{spec.name}: "
+        + ", ".join(f"{v.name}=" + "|".join(catalog.as_setting(c) for c in v.choices) for v in spec.variants.values())
+        for spec in specs
+        if spec.variants
+    ]
+    return (
+        "Choose an assignment variant (" + "; ".join(choices) + "). Give generate and grade the same one. "
+        "The zip of gradescope and the bundle of student-bundle grade only the variant they were built "
+        "for: a bundle's check and pytest check it with no --set, and refuse another."
+    )
 
 
 set_option = click.option("--set", "settings", multiple=True, metavar="KEY=VALUE", help=_variants_help())
@@ -140,8 +151,11 @@ def list_() -> None:
     for assignment, _ in loaded:
         spec = assignment.spec
         distribution = found[spec.name].distribution
-        origin = (f"from the package {distribution} {importlib.metadata.version(distribution)}" if distribution
-                  else "from a plugin registered without an entry point")
+        origin = (
+            f"from the package {distribution} {importlib.metadata.version(distribution)}"
+            if distribution
+            else "from a plugin registered without an entry point"
+        )
         table = Table(title=f"{spec.name}: {spec.title}", title_justify="left")
         table.add_column("check")
         table.add_column("what it tests")
@@ -153,15 +167,23 @@ def list_() -> None:
         console.print(f"files: {', '.join(spec.files)}; total {sum(c.points for c in assignment.checks):g} points")
         console.print(origin)
         if spec.variants:
-            console.print("variants: " + ", ".join(
-                f"{v.name}={v.default} ({'/'.join(map(str, v.choices))})" for v in spec.variants.values()))
+            console.print(
+                "variants: "
+                + ", ".join(f"{v.name}={v.default} ({'/'.join(map(str, v.choices))})" for v in spec.variants.values())
+            )
         console.print()
 
 
 @main.command()
 @click.argument("assignment")
-@click.option("-o", "--output", "out_dir", required=True, type=click.Path(file_okay=False, path_type=Path),
-              help="Folder to write the starter files and the handout into.")
+@click.option(
+    "-o",
+    "--output",
+    "out_dir",
+    required=True,
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Folder to write the starter files and the handout into.",
+)
 @set_option
 @click.option("--force", is_flag=True, help="Overwrite files of the same names already in the folder.")
 def generate(assignment: str, out_dir: Path, settings: tuple[str, ...], force: bool) -> None:
@@ -170,16 +192,26 @@ def generate(assignment: str, out_dir: Path, settings: tuple[str, ...], force: b
     try:
         written = templates.generate(bound, variant, out_dir, overwrite=force)
     except templates.WouldOverwrite as exc:
-        raise UserError(f"{out_dir} already holds {', '.join(exc.names)}: nothing was written "
-                        "(--force overwrites them)") from None
+        raise UserError(
+            f"{out_dir} already holds {', '.join(exc.names)}: nothing was written (--force overwrites them)"
+        ) from None
     except OSError as exc:
         raise UserError(f"cannot write into {out_dir}: {exc.strerror or exc}") from None
     for path in written:
         console.print(f"wrote {path}")
 
 
-def run_grading(assignment, variant, submission: Path, *, results: Path | None, jobs: int,
-                visible_only: bool = False, title: str | None = None, grader: Grader | None = None) -> GradingRun:
+def run_grading(
+    assignment,
+    variant,
+    submission: Path,
+    *,
+    results: Path | None,
+    jobs: int,
+    visible_only: bool = False,
+    title: str | None = None,
+    grader: Grader | None = None,
+) -> GradingRun:
     """Grade one submission with a progress bar; print the report."""
     running: list[str] = []  # the checks under way, named beside the bar (some take a while)
     lock = threading.Lock()  # checks start and finish in the grader's threads
@@ -196,10 +228,18 @@ def run_grading(assignment, variant, submission: Path, *, results: Path | None, 
 
     with _progress() as progress:
         task = progress.add_task(f"grading {assignment.name}", total=None)
-        run = grade_submission(assignment, variant, submission, results=results, jobs=jobs,
-                               visible_only=visible_only, grader=grader,
-                               on_start=lambda n: progress.update(task, total=n),
-                               on_check_start=started, on_verdict=finished)
+        run = grade_submission(
+            assignment,
+            variant,
+            submission,
+            results=results,
+            jobs=jobs,
+            visible_only=visible_only,
+            grader=grader,
+            on_start=lambda n: progress.update(task, total=n),
+            on_check_start=started,
+            on_verdict=finished,
+        )
     if run.note:
         console.print(Text(run.note))
     # The folder graded, or what was given where that was a .zip (unpacked into a folder that is gone now).
@@ -210,8 +250,14 @@ def run_grading(assignment, variant, submission: Path, *, results: Path | None, 
 
 
 def _progress() -> Progress:
-    return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                    console=err_console, transient=True)
+    return Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=err_console,
+        transient=True,
+    )
 
 
 @main.command()
@@ -219,14 +265,21 @@ def _progress() -> Progress:
 # A path that does not exist is a usage error; anything there (an empty folder, a .zip, a stray file) is graded,
 # with results.json saying why it scores what it does.
 @click.argument("submission_dir", type=click.Path(path_type=Path))
-@click.option("--results", type=click.Path(dir_okay=False, path_type=Path), default=Path("results.json"),
-              show_default=True, help="Where to write Gradescope's results.json.")
+@click.option(
+    "--results",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=Path("results.json"),
+    show_default=True,
+    help="Where to write Gradescope's results.json.",
+)
 @set_option
 @device_option
-@click.option("--jobs", type=click.IntRange(min=1), default=default_jobs, show_default="up to 4",
-              help="Checks run in parallel.")
-def grade(assignment: str, submission_dir: Path, results: Path, settings: tuple[str, ...], device: str,
-          jobs: int) -> None:
+@click.option(
+    "--jobs", type=click.IntRange(min=1), default=default_jobs, show_default="up to 4", help="Checks run in parallel."
+)
+def grade(
+    assignment: str, submission_dir: Path, results: Path, settings: tuple[str, ...], device: str, jobs: int
+) -> None:
     """Grade a submission folder (or a .zip) against the reference; write results.json."""
     existing(submission_dir, "nothing was graded, and no results file written")
     writable_folder(results.parent if str(results.parent) else Path("."), "--results")
@@ -239,16 +292,34 @@ def grade(assignment: str, submission_dir: Path, results: Path, settings: tuple[
 @click.argument("assignment")
 @click.argument("submission_dir", required=False, default=".", type=click.Path(path_type=Path))
 @set_option
-@click.option("--case", "case_spec", metavar="CHECK:N",
-              help="Show case N of a public check instead of running every check: its arguments, what was "
-                   "expected, what your code returned, the entries that differ and the known mistake it matches.")
-@click.option("--full", is_flag=True,
-              help="With --case: every value in full and every differing entry (by default, a screen or two).")
-@click.option("--save-args", "save_args", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE",
-              help="With --case: write the case's arguments to FILE, for the printed snippet to rerun it "
-                   "(nothing is written without it).")
-def check(assignment: str, submission_dir: Path, settings: tuple[str, ...], case_spec: str | None, full: bool,
-          save_args: Path | None) -> None:
+@click.option(
+    "--case",
+    "case_spec",
+    metavar="CHECK:N",
+    help="Show case N of a public check instead of running every check: its arguments, what was "
+    "expected, what your code returned, the entries that differ and the known mistake it matches.",
+)
+@click.option(
+    "--full",
+    is_flag=True,
+    help="With --case: every value in full and every differing entry (by default, a screen or two).",
+)
+@click.option(
+    "--save-args",
+    "save_args",
+    type=click.Path(dir_okay=False, path_type=Path),
+    metavar="FILE",
+    help="With --case: write the case's arguments to FILE, for the printed snippet to rerun it "
+    "(nothing is written without it).",
+)
+def check(
+    assignment: str,
+    submission_dir: Path,
+    settings: tuple[str, ...],
+    case_spec: str | None,
+    full: bool,
+    save_args: Path | None,
+) -> None:
     """Run the public checks on your own work (no results.json).
 
     With a student bundle installed, its recorded checks; in the course's own
@@ -262,21 +333,36 @@ def check(assignment: str, submission_dir: Path, settings: tuple[str, ...], case
         show_case(public, submission_dir, case_spec, full=full, save_args=save_args, command=(assignment, settings))
         return
     with public.grader(jobs=default_jobs()) as grader:
-        run_grading(public.assignment, public.variant, submission_dir, results=None, jobs=default_jobs(),
-                    visible_only=True, grader=grader)
+        run_grading(
+            public.assignment,
+            public.variant,
+            submission_dir,
+            results=None,
+            jobs=default_jobs(),
+            visible_only=True,
+            grader=grader,
+        )
     if public.not_run_here():
         console.print(public.not_run_here())
 
 
-def show_case(public: PublicChecks, submission: Path, spec: str, *, full: bool = False,
-              save_args: Path | None = None, command: tuple[str, tuple[str, ...]] = ("", ())) -> None:
+def show_case(
+    public: PublicChecks,
+    submission: Path,
+    spec: str,
+    *,
+    full: bool = False,
+    save_args: Path | None = None,
+    command: tuple[str, tuple[str, ...]] = ("", ()),
+) -> None:
     """`check --case CHECK:N`: one public case, what the submission made of it, and how to rerun it."""
     try:
         name, number = reproduce.parse(spec)
         why = {c["name"]: c["why"] for c in public.left_out}
         if name in why:
-            raise reproduce.CaseNotShown(f"--case: {name} is not a public check here ({why[name]}): "
-                                         "its cases are not shown")
+            raise reproduce.CaseNotShown(
+                f"--case: {name} is not a public check here ({why[name]}): its cases are not shown"
+            )
         check_ = reproduce.find(public.assignment.checks, name)
     except reproduce.CaseNotShown as exc:
         raise UserError(str(exc)) from None
@@ -298,8 +384,19 @@ def show_case(public: PublicChecks, submission: Path, spec: str, *, full: bool =
         else:
             assignment, settings = command
             folder = [] if submission == Path(".") else [str(submission)]
-            again = " ".join(["lmgrade", "check", assignment, *folder, *(f"--set {s}" for s in settings), "--case",
-                              spec, "--save-args", f"case-{name}-{number}.wire"])
+            again = " ".join(
+                [
+                    "lmgrade",
+                    "check",
+                    assignment,
+                    *folder,
+                    *(f"--set {s}" for s in settings),
+                    "--case",
+                    spec,
+                    "--save-args",
+                    f"case-{name}-{number}.wire",
+                ]
+            )
             click.echo(f"\n(to rerun it in your own Python: {again}, then run the snippet it prints)")
         ran = grader.run_case(check_, number, submission)
     outcome, mistake = ran.outcome, ran.mistake
@@ -317,16 +414,25 @@ def show_case(public: PublicChecks, submission: Path, spec: str, *, full: bool =
     limit = reproduce.MAX_LISTED if full else reproduce.SHORT_LISTED
     shown = lines[:limit] or [verdict.message]
     more = len(lines) - len(shown) if lines else 0
-    click.echo(f"\nthis case fails ({len(lines) or 1} differing entries, tolerance {tol}):\n" + "\n".join(shown)
-               + (f"\n... and {more} more" + ("" if full else " (--full lists them)") if more > 0 else ""))
+    click.echo(
+        f"\nthis case fails ({len(lines) or 1} differing entries, tolerance {tol}):\n"
+        + "\n".join(shown)
+        + (f"\n... and {more} more" + ("" if full else " (--full lists them)") if more > 0 else "")
+    )
     if mistake is not None:
         click.echo(f"\nThis answer matches a known mistake: {mistake.explanation}.")
 
 
 @main.command()
 @click.argument("assignment")
-@click.option("-o", "--output", "out_path", required=True, type=click.Path(dir_okay=False, path_type=Path),
-              help="Where to write the zip to upload to Gradescope.")
+@click.option(
+    "-o",
+    "--output",
+    "out_path",
+    required=True,
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Where to write the zip to upload to Gradescope.",
+)
 @set_option
 def gradescope(assignment: str, out_path: Path, settings: tuple[str, ...]) -> None:
     """Build the Gradescope autograder zip of an assignment and variant.
@@ -341,28 +447,40 @@ def gradescope(assignment: str, out_path: Path, settings: tuple[str, ...]) -> No
     secret = course_secret()
     public = secret == PUBLIC_SECRET
     if public:
-        err_console.print(f"[bold red]WARNING: {SECRET_ENV} is not set: this zip uses the public default secret, "
-                          "which every student has, so the hidden inputs can be computed in advance. Set "
-                          f"{SECRET_ENV} to the course's own secret and build again for a real course.[/bold red]")
+        err_console.print(
+            f"[bold red]WARNING: {SECRET_ENV} is not set: this zip uses the public default secret, "
+            "which every student has, so the hidden inputs can be computed in advance. Set "
+            f"{SECRET_ENV} to the course's own secret and build again for a real course.[/bold red]"
+        )
     try:
         built = build_zip(bound, variant, _settings(settings), out_path, secret=secret, public_secret=public)
     except ZipError as exc:
         raise UserError(str(exc)) from None
     config = built.config
-    console.print(f"wrote {built.path} ({built.size / 1024:.0f} KiB): {config.title}, "
-                  f"{len(config.checks)} checks, {sum(c.points for c in config.checks):g} points, "
-                  f"lmgrade {config.lmgrade_version}, torch: {built.torch or 'not needed'}")
+    console.print(
+        f"wrote {built.path} ({built.size / 1024:.0f} KiB): {config.title}, "
+        f"{len(config.checks)} checks, {sum(c.points for c in config.checks):g} points, "
+        f"lmgrade {config.lmgrade_version}, torch: {built.torch or 'not needed'}"
+    )
     if built.worst_case_s > config.time_budget_s:
-        err_console.print(f"[yellow]note: the checks' time limits add up to {built.worst_case_s:g} s, more than "
-                          f"the {config.time_budget_s:g} s this zip grades for before Gradescope's timeout; a "
-                          "submission that uses every limit is stopped there and its remaining checks score 0. "
-                          "Raise the timeout on Gradescope and set LMGRADE_GRADESCOPE_TIMEOUT to it.[/yellow]")
+        err_console.print(
+            f"[yellow]note: the checks' time limits add up to {built.worst_case_s:g} s, more than "
+            f"the {config.time_budget_s:g} s this zip grades for before Gradescope's timeout; a "
+            "submission that uses every limit is stopped there and its remaining checks score 0. "
+            "Raise the timeout on Gradescope and set LMGRADE_GRADESCOPE_TIMEOUT to it.[/yellow]"
+        )
 
 
 @main.command("student-bundle")
 @click.argument("assignment")
-@click.option("-o", "--output", required=True, type=click.Path(path_type=Path), metavar="DIR_OR_ZIP",
-              help="A new folder, or a file ending in .zip, to write the bundle to.")
+@click.option(
+    "-o",
+    "--output",
+    required=True,
+    type=click.Path(path_type=Path),
+    metavar="DIR_OR_ZIP",
+    help="A new folder, or a file ending in .zip, to write the bundle to.",
+)
 @set_option
 def student_bundle(assignment: str, output: Path, settings: tuple[str, ...]) -> None:
     """Write the students' bundle: starter files, handout, and the public checks to run locally."""
@@ -375,15 +493,29 @@ def student_bundle(assignment: str, output: Path, settings: tuple[str, ...]) -> 
         raise UserError(str(exc)) from None
     except OSError as exc:
         raise UserError(f"cannot write the bundle to {output}: {exc.strerror or exc}") from None
-    console.print(f"wrote {bundle.path} ({human_bytes(bundle.size_bytes)}): {len(bundle.files)} files, "
-                  f"students install it with: python -m pip install wheels/{bundle.wheel}")
+    console.print(
+        f"wrote {bundle.path} ({human_bytes(bundle.size_bytes)}): {len(bundle.files)} files, "
+        f"students install it with: python -m pip install wheels/{bundle.wheel}"
+    )
 
 
 @main.command()
-@click.option("-o", "--output", "out_dir", type=click.Path(file_okay=False, path_type=Path),
-              default=Path("lmgrade-demo"), show_default=True, help="Folder for the demo's files and results.")
-@click.option("--assignment", "only", multiple=True, metavar="NAME",
-              help="Demonstrate only this assignment (repeatable; default: every one).")
+@click.option(
+    "-o",
+    "--output",
+    "out_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path("lmgrade-demo"),
+    show_default=True,
+    help="Folder for the demo's files and results.",
+)
+@click.option(
+    "--assignment",
+    "only",
+    multiple=True,
+    metavar="NAME",
+    help="Demonstrate only this assignment (repeatable; default: every one).",
+)
 def demo(out_dir: Path, only: tuple[str, ...]) -> None:
     """The whole pipeline on built-in data: generate, grade three submissions per assignment, report."""
     names = list(only) or list(catalog.assignment_folders())
@@ -402,13 +534,27 @@ def demo(out_dir: Path, only: tuple[str, ...]) -> None:
         shown = [bug for bug in catalog.bugs(name).values() if bug.demo]
         flawed = write_flawed(spec.reference_folder(), spec.files, out_dir / name / "submissions" / "flawed", shown)
         # One grader for the three: the expected values are computed once, the sandbox started once.
-        with Grader(bound, variant, LiveReference(spec), secret=course_secret(), jobs=default_jobs(),
-                    protected=[(out_dir / name / "results").resolve()], store=default_store()) as grader:
+        with Grader(
+            bound,
+            variant,
+            LiveReference(spec),
+            secret=course_secret(),
+            jobs=default_jobs(),
+            protected=[(out_dir / name / "results").resolve()],
+            store=default_store(),
+        ) as grader:
             for label, folder in (("starter", starter), ("reference", reference), ("flawed", flawed)):
                 console.rule(f"{name}: grade the {label} submission")
                 results = out_dir / name / "results" / f"{label}.json"
-                run = run_grading(bound, variant, folder, results=results, jobs=default_jobs(),
-                                  title=f"{name}: {label} submission", grader=grader)
+                run = run_grading(
+                    bound,
+                    variant,
+                    folder,
+                    results=results,
+                    jobs=default_jobs(),
+                    title=f"{name}: {label} submission",
+                    grader=grader,
+                )
                 totals[(name, label)] = (run.score, run.max_score, results)
     console.rule("summary")
     for (name, label), (score, maximum, results) in totals.items():
@@ -418,18 +564,42 @@ def demo(out_dir: Path, only: tuple[str, ...]) -> None:
 @main.command("regrade")
 @click.argument("assignment")
 @click.argument("submissions_root", type=click.Path(path_type=Path))
-@click.option("-o", "--output", "csv_path", required=True, type=click.Path(dir_okay=False, path_type=Path),
-              help="The scores CSV to write; results/ (one results.json per submission) and report.html go "
-                   "beside it.")
+@click.option(
+    "-o",
+    "--output",
+    "csv_path",
+    required=True,
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="The scores CSV to write; results/ (one results.json per submission) and report.html go beside it.",
+)
 @set_option
 @device_option
-@click.option("--jobs", type=click.IntRange(min=1), default=default_jobs, show_default="up to 4",
-              help="Sandboxed runs in parallel, here (a Dask worker runs as many as it has threads).")
-@click.option("--executor", "executor_spec", default="local", show_default=True,
-              metavar="local|dask://HOST:PORT|SCHEDULER_FILE", help="Where to grade: here, or on a Dask cluster.")
+@click.option(
+    "--jobs",
+    type=click.IntRange(min=1),
+    default=default_jobs,
+    show_default="up to 4",
+    help="Sandboxed runs in parallel, here (a Dask worker runs as many as it has threads).",
+)
+@click.option(
+    "--executor",
+    "executor_spec",
+    default="local",
+    show_default=True,
+    metavar="local|dask://HOST:PORT|SCHEDULER_FILE",
+    help="Where to grade: here, or on a Dask cluster.",
+)
 @click.option("--force", is_flag=True, help="Grade every submission again, even those unchanged since the last run.")
-def regrade_command(assignment: str, submissions_root: Path, csv_path: Path, settings: tuple[str, ...],
-                    device: str, jobs: int, executor_spec: str, force: bool) -> None:
+def regrade_command(
+    assignment: str,
+    submissions_root: Path,
+    csv_path: Path,
+    settings: tuple[str, ...],
+    device: str,
+    jobs: int,
+    executor_spec: str,
+    force: bool,
+) -> None:
     """Grade every sub-folder of SUBMISSIONS_ROOT: a scores CSV, results and a class report.
 
     Understands Gradescope's "Export Submissions" folder (its
@@ -461,34 +631,63 @@ def regrade_command(assignment: str, submissions_root: Path, csv_path: Path, set
         console.print(note, soft_wrap=True)
     try:
         with RegradeProgress(err_console, f"regrading {assignment}") as progress:
-            summary = regrade(bound, variant, layout, csv_path, secret=secret, force=force, listener=progress,
-                              make_executor=lambda: make_executor(connection, bound, variant, jobs=jobs,
-                                                                  secret=secret, protected=protected,
-                                                                  device=device))
+            summary = regrade(
+                bound,
+                variant,
+                layout,
+                csv_path,
+                secret=secret,
+                force=force,
+                listener=progress,
+                make_executor=lambda: make_executor(
+                    connection, bound, variant, jobs=jobs, secret=secret, protected=protected, device=device
+                ),
+            )
     except ExecutorError as exc:
         raise UserError(str(exc)) from None
-    console.print(f"{len(summary.rows)} submissions: {summary.graded} graded, {summary.resumed} unchanged since "
-                  f"the last run, {len(summary.failures)} failed")
+    console.print(
+        f"{len(summary.rows)} submissions: {summary.graded} graded, {summary.resumed} unchanged since "
+        f"the last run, {len(summary.failures)} failed"
+    )
     console.print(f"scores: {summary.csv}\nresults: {summary.results}\nreport: {summary.report}")
     if summary.failures:
         for key, error in summary.failures:
             err_console.print(Text(f"  {key}: {error}"))
-        raise click.ClickException(f"{len(summary.failures)} submission(s) could not be graded (listed above; "
-                                   "their rows are empty): run the same command again to retry them")
+        raise click.ClickException(
+            f"{len(summary.failures)} submission(s) could not be graded (listed above; "
+            "their rows are empty): run the same command again to retry them"
+        )
 
 
 @main.command()
 @click.argument("assignment")
 @set_option
-@click.option("--jobs", type=click.IntRange(min=1), default=default_jobs, show_default="up to 4",
-              help="Sandboxed runs in parallel.")
-@click.option("--max", "max_mutants", type=click.IntRange(min=1), default=None,
-              help="Grade a seeded sample of this many mutants instead of all of them.")
+@click.option(
+    "--jobs",
+    type=click.IntRange(min=1),
+    default=default_jobs,
+    show_default="up to 4",
+    help="Sandboxed runs in parallel.",
+)
+@click.option(
+    "--max",
+    "max_mutants",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Grade a seeded sample of this many mutants instead of all of them.",
+)
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the --max sample.")
-@click.option("-o", "--output", "report_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="Write the whole report as JSON here.")
-def mutants(assignment: str, settings: tuple[str, ...], jobs: int, max_mutants: int | None, seed: int,
-            report_path: Path | None) -> None:
+@click.option(
+    "-o",
+    "--output",
+    "report_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Write the whole report as JSON here.",
+)
+def mutants(
+    assignment: str, settings: tuple[str, ...], jobs: int, max_mutants: int | None, seed: int, report_path: Path | None
+) -> None:
     """Grade every single-point mutant of the reference: what do the checks miss?
 
     Without --set, every variant is graded, each with its own score: a
@@ -497,25 +696,37 @@ def mutants(assignment: str, settings: tuple[str, ...], jobs: int, max_mutants: 
     """
     from .mutants import run_mutants
 
-    chosen = [settings] if settings else [tuple(f"{k}={v}" for k, v in other.items())
-                                          for other in catalog.variant_settings(assignment)]
+    chosen = (
+        [settings]
+        if settings
+        else [tuple(f"{k}={v}" for k, v in other.items()) for other in catalog.variant_settings(assignment)]
+    )
     reports = {}
     for pairs in chosen:
         bound, variant = _load(assignment, pairs)
         name = ", ".join(f"{k}={catalog.as_setting(v)}" for k, v in variant.items()) or "the only variant"
         with _progress() as progress:
             task = progress.add_task(f"mutants of {assignment} ({name})", total=None)
-            report = run_mutants(bound, variant, jobs=jobs, max_mutants=max_mutants, seed=seed,
-                                 on_start=lambda n, task=task: progress.update(task, total=n),
-                                 on_result=lambda r, task=task: progress.advance(task))
+            report = run_mutants(
+                bound,
+                variant,
+                jobs=jobs,
+                max_mutants=max_mutants,
+                seed=seed,
+                on_start=lambda n, task=task: progress.update(task, total=n),
+                on_result=lambda r, task=task: progress.advance(task),
+            )
         if len(chosen) > 1:
             console.print(Text(f"\nvariant {name}", style="bold"))
         print_mutants_report(report)
         reports[name] = report
     if report_path:
         report_path.parent.mkdir(parents=True, exist_ok=True)
-        data = next(iter(reports.values())).as_dict() if len(reports) == 1 else {
-            "assignment": assignment, "variants": {k: r.as_dict() for k, r in reports.items()}}
+        data = (
+            next(iter(reports.values())).as_dict()
+            if len(reports) == 1
+            else {"assignment": assignment, "variants": {k: r.as_dict() for k, r in reports.items()}}
+        )
         report_path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
         console.print(f"report written to {report_path}")
 
@@ -527,18 +738,28 @@ def print_mutants_report(report) -> None:
             t.add_column(column, justify="left" if not column else "right")
         for key, tally in tallies.items():
             named = f"{tally.named}/{tally.killed}" if tally.killed else "-"
-            t.add_row(key, str(tally.total), str(tally.equivalent), str(tally.killed),
-                      str(tally.counted - tally.killed), f"{100 * tally.score:.1f}%", named)
+            t.add_row(
+                key,
+                str(tally.total),
+                str(tally.equivalent),
+                str(tally.killed),
+                str(tally.counted - tally.killed),
+                f"{100 * tally.score:.1f}%",
+                named,
+            )
         return t
 
     sampled = f" (a sample of {len(report.results)} of {report.made})" if len(report.results) < report.made else ""
-    console.print(table(f"{report.assignment}: mutation score by file{sampled}",
-                        report.tally(lambda r: r.mutant.file)))
-    console.print(table("by function", dict(sorted(report.tally(lambda r: f"{r.mutant.file} {r.mutant.function}").items()))))
+    console.print(table(f"{report.assignment}: mutation score by file{sampled}", report.tally(lambda r: r.mutant.file)))
+    console.print(
+        table("by function", dict(sorted(report.tally(lambda r: f"{r.mutant.file} {r.mutant.function}").items())))
+    )
     overall = report.tally().get("all")
     if overall:
-        console.print(f"mutation score: {overall.killed} killed of {overall.counted} "
-                      f"({overall.total} made, {overall.equivalent} equivalent) = {100 * overall.score:.1f}%")
+        console.print(
+            f"mutation score: {overall.killed} killed of {overall.counted} "
+            f"({overall.total} made, {overall.equivalent} equivalent) = {100 * overall.score:.1f}%"
+        )
     if report.survivors:
         console.print(Text(f"\n{len(report.survivors)} survivor(s), not on the equivalent list:", style="bold"))
         for result in report.survivors:

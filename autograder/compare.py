@@ -74,8 +74,9 @@ def _plain(value: Any, tol: Tolerance | None) -> str:
     if isinstance(value, np.ndarray):
         if value.dtype.kind not in "biuf":
             return np.array2string(value, threshold=20, edgeitems=3)
-        with np.printoptions(precision=8 if tol is None else digits(tol) - 1, threshold=20, edgeitems=3,
-                             floatmode="maxprec"):
+        with np.printoptions(
+            precision=8 if tol is None else digits(tol) - 1, threshold=20, edgeitems=3, floatmode="maxprec"
+        ):
             return np.array2string(value, separator=", ")
     if _is_number(value) or isinstance(value, (bool, np.bool_)):
         return number(value, tol)
@@ -116,7 +117,7 @@ def _items(n: int) -> str:
 
 
 def _is_number(value: Any) -> bool:
-    return (isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_)))
+    return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_))
 
 
 def _close(expected: float, got: float, tol: Tolerance) -> bool:
@@ -144,8 +145,10 @@ def compare(expected: Any, got: Any, tol: Tolerance, *, reveal: bool = True, pat
         err = abs(float(got) - float(expected))
         if not reveal:
             return f"wrong value{where}: off by {_error(err)} (tolerance {tol})"
-        return (f"wrong value{where}: expected {number(expected, tol, beside=got)}, "
-                f"got {number(got, tol, beside=expected)} (error {_error(err)}, tolerance {tol})")
+        return (
+            f"wrong value{where}: expected {number(expected, tol, beside=got)}, "
+            f"got {number(got, tol, beside=expected)} (error {_error(err)}, tolerance {tol})"
+        )
     if isinstance(expected, (bool, np.bool_, str, type(None))):
         if type(got) is type(expected) and got == expected:
             return None
@@ -155,12 +158,15 @@ def compare(expected: Any, got: Any, tol: Tolerance, *, reveal: bool = True, pat
     if isinstance(expected, (list, tuple)):
         if type(got) is not type(expected):
             return f"expected a {type(expected).__name__}{where}, got {_type_name(got)}" + (
-                f" {_short(got, tol=tol)}" if reveal else "")
+                f" {_short(got, tol=tol)}" if reveal else ""
+            )
         if len(got) != len(expected):
             if not reveal:
                 return f"wrong length{where}: got {_items(len(got))}"
-            return (f"wrong length{where}: expected {_items(len(expected))}, got {len(got)}\n"
-                    f"  expected {_short(expected, tol=tol)}\n  got      {_short(got, tol=tol)}")
+            return (
+                f"wrong length{where}: expected {_items(len(expected))}, got {len(got)}\n"
+                f"  expected {_short(expected, tol=tol)}\n  got      {_short(got, tol=tol)}"
+            )
         for i, (e, g) in enumerate(zip(expected, got)):
             inner = f"{path}[{i}]" if reveal else _hidden_path(path, index=True)
             diff = compare(e, g, tol, reveal=reveal, path=inner)
@@ -174,8 +180,9 @@ def compare(expected: Any, got: Any, tol: Tolerance, *, reveal: bool = True, pat
     if isinstance(expected, dict):
         if not isinstance(got, dict):
             return f"expected a dict{where}, got {_type_name(got)}" + (f" {_short(got, tol=tol)}" if reveal else "")
-        diff = _membership("keys", where, [k for k in expected if k not in got],
-                           [k for k in got if k not in expected], reveal)
+        diff = _membership(
+            "keys", where, [k for k in expected if k not in got], [k for k in got if k not in expected], reveal
+        )
         if diff:
             return diff
         for key, e in expected.items():
@@ -230,5 +237,7 @@ def _compare_arrays(expected: Any, got: Any, tol: Tolerance, reveal: bool, where
     if not reveal:
         return f"{head}; the largest error is {_error(float(err.max()))} (tolerance {tol})"
     idx = tuple(int(i) for i in index)
-    return (f"{head}; the largest error is at index {idx}: expected {number(e[index], tol, beside=g[index])}, "
-            f"got {number(g[index], tol, beside=e[index])} (max error {_error(float(err.max()))}, tolerance {tol})")
+    return (
+        f"{head}; the largest error is at index {idx}: expected {number(e[index], tol, beside=g[index])}, "
+        f"got {number(g[index], tol, beside=e[index])} (max error {_error(float(err.max()))}, tolerance {tol})"
+    )

@@ -14,7 +14,7 @@ from .checks import Check
 
 
 def subject(check: Check) -> str:
-    """What a check grades, from its title: "LayerNorm: output and gradients" -> "LayerNorm", "pad adds ..." -> "pad"."""
+    """What a check grades, from its title: "LayerNorm: output and gradients" -> "LayerNorm", "pad adds" -> "pad"."""
     if ":" in check.title:
         return check.title.split(":", 1)[0].strip()
     return check.title.split()[0] if check.title.split() else check.name
@@ -62,9 +62,11 @@ def first_failed(check: Check, by_name: dict[str, Check], failed: set[str]) -> C
 def note(check: Check, component: Check) -> str:
     """The composed check's first line when `component` failed."""
     share = check.points * check.own_share
-    return (f"{subject(component)} differs, see {component.name}: fix that first. This check runs your "
-            f"{subject(component)}, so it loses at most its own share here ({share:g} of {check.points:g} "
-            f"points); the rest is counted on {component.name}.")
+    return (
+        f"{subject(component)} differs, see {component.name}: fix that first. This check runs your "
+        f"{subject(component)}, so it loses at most its own share here ({share:g} of {check.points:g} "
+        f"points); the rest is counted on {component.name}."
+    )
 
 
 def capped(check: Check, score: float) -> float:

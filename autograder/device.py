@@ -22,7 +22,7 @@ def cuda_available() -> bool:
 
 
 def resolve(requested: str) -> str:
-    """"cuda" or "cpu" for what was asked; `DeviceError` for cuda where there is none."""
+    """ "cuda" or "cpu" for what was asked; `DeviceError` for cuda where there is none."""
     if requested not in CHOICES:
         raise DeviceError(f"--device {requested}: choose one of {', '.join(CHOICES)}")
     if requested == "cpu":
@@ -30,6 +30,8 @@ def resolve(requested: str) -> str:
     if cuda_available():
         return "cuda"
     if requested == "cuda":
-        raise DeviceError("--device cuda: no CUDA GPU is usable here (torch.cuda.is_available() is False); "
-                          "use --device cpu or auto, or grade on a GPU machine")
+        raise DeviceError(
+            "--device cuda: no CUDA GPU is usable here (torch.cuda.is_available() is False); "
+            "use --device cpu or auto, or grade on a GPU machine"
+        )
     return "cpu"

@@ -37,8 +37,9 @@ def draw_cases(check: Check, assignment: str, variant: dict, secret: str) -> lis
 class ExpectedValues:
     """The expected values of one assignment and variant, for the cases `secret` draws."""
 
-    def __init__(self, assignment: Assignment, variant: dict, oracle: Oracle, *, secret: str,
-                 store: ExpectedStore | None = None):
+    def __init__(
+        self, assignment: Assignment, variant: dict, oracle: Oracle, *, secret: str, store: ExpectedStore | None = None
+    ):
         self.assignment, self.variant, self.oracle, self.secret = assignment, variant, oracle, secret
         # Only a live reference's values are stored: the store's key describes its code.
         self.store = store if oracle.reference_folder is not None else None
@@ -63,11 +64,18 @@ class ExpectedValues:
             # (atomics, the kernels cuBLAS picks): they are computed on the grading machine each time.
             return None
         if self._code is None:
-            modules = [check.scenario, check.make_cases, check.judge,
-                       *(m.patch for c in self.assignment.checks for m in c.mistakes)]
+            modules = [
+                check.scenario,
+                check.make_cases,
+                check.judge,
+                *(m.patch for c in self.assignment.checks for m in c.mistakes),
+            ]
             folders = [Path(f).parent for f in self.assignment.check_module_files().values()]
-            folders += [Path(sys.modules[f.__module__].__file__).parent for f in modules
-                        if f is not None and getattr(sys.modules.get(f.__module__), "__file__", None)]
+            folders += [
+                Path(sys.modules[f.__module__].__file__).parent
+                for f in modules
+                if f is not None and getattr(sys.modules.get(f.__module__), "__file__", None)
+            ]
             self._code = code_digest(self.oracle.reference_folder, self.assignment.spec.files, folders)
         return entry_key(self._code, check, self.variant, cases, what)
 
@@ -91,10 +99,12 @@ class ExpectedValues:
                         self._reference_s[check.name] = time.perf_counter() - started
                     if key is not None:
                         self.store.put(key, {"expected": expected, "seconds": self._reference_s[check.name]})
-                if check.property_check and not all(isinstance(e, dict) and set(e) == {ANSWER, PROPERTY}
-                                                    for e in expected):
-                    raise HarnessFault(f"{check.name} is a property check: its scenario must return "
-                                       "property_result(answer, holds)")
+                if check.property_check and not all(
+                    isinstance(e, dict) and set(e) == {ANSWER, PROPERTY} for e in expected
+                ):
+                    raise HarnessFault(
+                        f"{check.name} is a property check: its scenario must return property_result(answer, holds)"
+                    )
                 self._expected[check.name] = (cases, expected)
             return self._expected[check.name]
 
@@ -129,8 +139,9 @@ class ExpectedValues:
                 else:
                     answers = [self._mistaken_answer(check, case, mistake) for case in cases]
                     if stored_key is not None:
-                        self.store.put(stored_key, [{"crashed": True} if a is CRASHES else {"answer": a}
-                                                    for a in answers])
+                        self.store.put(
+                            stored_key, [{"crashed": True} if a is CRASHES else {"answer": a} for a in answers]
+                        )
                 self._mistaken[key] = answers
             return self._mistaken[key]
 
@@ -155,9 +166,13 @@ class ExpectedValues:
         tolerances = [check.tolerance_of(cases[i]) for i in answered]
         for mistake in check.mistakes:
             answers = self.mistake_answers(check, cases, mistake)
-            if all(answers[i] is not CRASHES for i in answered) and \
-                    explains([answers[i] for i in answered], [outcomes[i].value for i in answered], tolerances) and \
-                    (right is None or not explains([answers[i] for i in answered], [right[i] for i in answered],
-                                                   tolerances)):
+            if (
+                all(answers[i] is not CRASHES for i in answered)
+                and explains([answers[i] for i in answered], [outcomes[i].value for i in answered], tolerances)
+                and (
+                    right is None
+                    or not explains([answers[i] for i in answered], [right[i] for i in answered], tolerances)
+                )
+            ):
                 return mistake
         return None

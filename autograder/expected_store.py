@@ -22,7 +22,7 @@ import json
 import os
 import sys
 import tempfile
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -43,7 +43,7 @@ def default_folder() -> Path | None:
     return Path(base) / "lmgrade" / "expected"
 
 
-@lru_cache(maxsize=None)
+@cache
 def _tree_digest(folder: Path) -> str:
     """SHA-256 of the names and bytes of the Python files under `folder`."""
     digest = hashlib.sha256()

@@ -23,16 +23,19 @@ MAX_FEEDBACK_CHARS = 6000
 OUTPUT_EXCERPT_CHARS = 600
 
 
-def outcome_verdict(check: Check, case: Case, expected: Any, outcome: CaseOutcome, reveal: bool,
-                    dead: str | None = "") -> CaseVerdict:
+def outcome_verdict(
+    check: Check, case: Case, expected: Any, outcome: CaseOutcome, reveal: bool, dead: str | None = ""
+) -> CaseVerdict:
     """Turn what happened in the sandbox into a verdict on one case (`dead`: see `Check.verdict`)."""
     if outcome.kind == "ok":
         return check.verdict(case, expected, outcome.value, reveal=reveal, dead=dead)
     if outcome.kind in ("error", "import_error"):
         err = outcome.error or {}
         if outcome.kind == "import_error":
-            return CaseVerdict(False, f"could not import the submission: {err.get('type')}: {err.get('message')}\n"
-                                      + traceback_tail(err))
+            return CaseVerdict(
+                False,
+                f"could not import the submission: {err.get('type')}: {err.get('message')}\n" + traceback_tail(err),
+            )
         if err.get("type") == "NotImplementedError":
             return CaseVerdict(False, NOT_IMPLEMENTED)
         if err.get("type") == "MemoryError":
@@ -48,8 +51,10 @@ def outcome_verdict(check: Check, case: Case, expected: Any, outcome: CaseOutcom
 def forbidden_message(apis: list[str], where: str = "") -> str:
     """What a student reads when a case used a library API the assignment forbids."""
     named = ", ".join(apis)
-    return (f"used {named}{where}, which this assignment forbids: the point is to write it yourself "
-            "(see the handout's list of forbidden APIs)")
+    return (
+        f"used {named}{where}, which this assignment forbids: the point is to write it yourself "
+        "(see the handout's list of forbidden APIs)"
+    )
 
 
 def traceback_tail(err: dict, lines: int = 6) -> str:

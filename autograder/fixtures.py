@@ -30,9 +30,10 @@ import hashlib
 import importlib
 import io
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from . import __version__, wire
 from .assignment import Assignment, AssignmentSpec
@@ -67,11 +68,21 @@ def visible_checks(assignment: Assignment) -> list[Check]:
 def left_out(assignment: Assignment) -> list[dict]:
     """The checks `visible_checks` leaves out, each with its points and why: for `lmgrade check` to say."""
     kept = {c.name for c in visible_checks(assignment)}
-    return [{"name": c.name, "points": c.points,
-             "why": ("timed against the reference solution" if c.timing is not None
-                     else "not counted without a GPU" if c.unavailable
-                     else c.visibility.replace("_", " "))}
-            for c in assignment.checks if c.name not in kept]
+    return [
+        {
+            "name": c.name,
+            "points": c.points,
+            "why": (
+                "timed against the reference solution"
+                if c.timing is not None
+                else "not counted without a GPU"
+                if c.unavailable
+                else c.visibility.replace("_", " ")
+            ),
+        }
+        for c in assignment.checks
+        if c.name not in kept
+    ]
 
 
 @dataclass
@@ -88,19 +99,21 @@ class Fixtures:
 
     assignment: str
     variant: dict
-    spec: dict                           # AssignmentSpec fields, recorded
-    checks: dict[str, dict]              # check name -> recorded Check fields
+    spec: dict  # AssignmentSpec fields, recorded
+    checks: dict[str, dict]  # check name -> recorded Check fields
     cases: dict[str, list[RecordedCase]]  # check name -> its recorded cases
     left_out: list[dict] = dataclasses.field(default_factory=list)  # see `left_out`
     version: str = __version__
-    folder: Path | None = None           # where it was read from
+    folder: Path | None = None  # where it was read from
 
     # --- what the oracle and the student's run need ---------------------------
 
     def recorded(self, check_name: str) -> list[RecordedCase]:
         if check_name not in self.cases:
-            raise FixtureError(f"no fixture of the check {check_name!r} of {self.assignment}: it is not one "
-                               f"of the public checks recorded ({', '.join(self.cases) or 'none'})")
+            raise FixtureError(
+                f"no fixture of the check {check_name!r} of {self.assignment}: it is not one "
+                f"of the public checks recorded ({', '.join(self.cases) or 'none'})"
+            )
         return self.cases[check_name]
 
     def named_modules(self) -> set[str]:
@@ -125,34 +138,54 @@ class Fixtures:
         """The public checks as an `Assignment` to grade with, their cases the recorded ones."""
         root = self.folder if self.folder is not None else Path(".")
         spec = AssignmentSpec(**_from_plain(self.spec), path=root / DOCUMENT, templates={}, checks={}, limits={})
-        checks = [Check(**_from_plain(fields), make_cases=RecordedCases([r.case for r in self.cases[name]]))
-                  for name, fields in self.checks.items()]
+        checks = [
+            Check(**_from_plain(fields), make_cases=RecordedCases([r.case for r in self.cases[name]]))
+            for name, fields in self.checks.items()
+        ]
         return Assignment(spec, checks)
 
     # --- on disk ---------------------------------------------------------------
 
     def write(self, folder: Path) -> None:
         folder.mkdir(parents=True, exist_ok=True)
-        doc, arrays = wire.to_document({
-            "checks": self.checks,
-            "cases": {name: [{"label": r.case.label, "args": r.case.args,
-                              "tolerance": _to_plain(r.case.tolerance, f"{name} case tolerance"),
-                              "expected": r.expected, "mistaken": r.mistaken} for r in recorded]
-                      for name, recorded in self.cases.items()},
-            "spec": self.spec,
-        })
+        doc, arrays = wire.to_document(
+            {
+                "checks": self.checks,
+                "cases": {
+                    name: [
+                        {
+                            "label": r.case.label,
+                            "args": r.case.args,
+                            "tolerance": _to_plain(r.case.tolerance, f"{name} case tolerance"),
+                            "expected": r.expected,
+                            "mistaken": r.mistaken,
+                        }
+                        for r in recorded
+                    ]
+                    for name, recorded in self.cases.items()
+                },
+                "spec": self.spec,
+            }
+        )
         buffer = io.BytesIO()
         wire.save_arrays(arrays, buffer, compressed=True)
         blob = buffer.getvalue()
-        header = {"format": FORMAT, "lmgrade": self.version, "assignment": self.assignment,
-                  "variant": self.variant, "seed": "public", "left_out": self.left_out,
-                  ARRAYS: hashlib.sha256(blob).hexdigest()}
+        header = {
+            "format": FORMAT,
+            "lmgrade": self.version,
+            "assignment": self.assignment,
+            "variant": self.variant,
+            "seed": "public",
+            "left_out": self.left_out,
+            ARRAYS: hashlib.sha256(blob).hexdigest(),
+        }
         (folder / ARRAYS).write_bytes(blob)
-        (folder / DOCUMENT).write_text(json.dumps({**header, "document": doc}, separators=(",", ":"),
-                                                  allow_nan=False) + "\n", encoding="utf-8")
+        (folder / DOCUMENT).write_text(
+            json.dumps({**header, "document": doc}, separators=(",", ":"), allow_nan=False) + "\n", encoding="utf-8"
+        )
 
     @classmethod
-    def read(cls, folder: Path) -> "Fixtures":
+    def read(cls, folder: Path) -> Fixtures:
         folder = Path(folder)
         try:
             top = json.loads((folder / DOCUMENT).read_text(encoding="utf-8"))
@@ -160,21 +193,35 @@ class Fixtures:
         except (OSError, ValueError) as exc:
             raise FixtureError(f"the fixtures in {folder} cannot be read ({exc})") from None
         if not isinstance(top, dict) or top.get("format") != FORMAT:
-            raise FixtureError(f"{folder / DOCUMENT} is not a fixture file of format {FORMAT}: "
-                               "rebuild the bundle with this version of lmgrade")
+            raise FixtureError(
+                f"{folder / DOCUMENT} is not a fixture file of format {FORMAT}: "
+                "rebuild the bundle with this version of lmgrade"
+            )
         if hashlib.sha256(blob).hexdigest() != top.get(ARRAYS):
-            raise FixtureError(f"{folder / ARRAYS} does not match {DOCUMENT} (changed or truncated): "
-                               "reinstall the bundle")
+            raise FixtureError(
+                f"{folder / ARRAYS} does not match {DOCUMENT} (changed or truncated): reinstall the bundle"
+            )
         try:
             body = wire.from_document(top["document"], wire.load_arrays(io.BytesIO(blob)))
         except (KeyError, ValueError) as exc:
             raise FixtureError(f"the fixtures in {folder} are malformed ({exc})") from None
-        cases = {name: [RecordedCase(Case(c["label"], c["args"], _from_plain(c["tolerance"])), c["expected"],
-                                     c["mistaken"]) for c in recorded]
-                 for name, recorded in body["cases"].items()}
-        return cls(assignment=top["assignment"], variant=top["variant"], spec=body["spec"],
-                   checks=body["checks"], cases=cases, left_out=top.get("left_out", []),
-                   version=top.get("lmgrade", "?"), folder=folder)
+        cases = {
+            name: [
+                RecordedCase(Case(c["label"], c["args"], _from_plain(c["tolerance"])), c["expected"], c["mistaken"])
+                for c in recorded
+            ]
+            for name, recorded in body["cases"].items()
+        }
+        return cls(
+            assignment=top["assignment"],
+            variant=top["variant"],
+            spec=body["spec"],
+            checks=body["checks"],
+            cases=cases,
+            left_out=top.get("left_out", []),
+            version=top.get("lmgrade", "?"),
+            folder=folder,
+        )
 
 
 class RecordedCases:
@@ -189,13 +236,27 @@ class RecordedCases:
 
 def describe(assignment: Assignment, variant: dict) -> Fixtures:
     """The public checks and the assignment's spec as recorded, without their cases yet."""
-    checks = {check.name: {f.name: _to_plain(getattr(check, f.name), f"{check.name}.{f.name}")
-                           for f in dataclasses.fields(check) if f.name not in _CHECK_FIELDS_LEFT_OUT}
-              for check in visible_checks(assignment)}
-    spec = {f.name: _to_plain(getattr(assignment.spec, f.name), f"the assignment's {f.name}")
-            for f in dataclasses.fields(assignment.spec) if f.name not in _SPEC_FIELDS_LEFT_OUT}
-    return Fixtures(assignment=assignment.name, variant=dict(variant), spec=spec, checks=checks, cases={},
-                    left_out=left_out(assignment))
+    checks = {
+        check.name: {
+            f.name: _to_plain(getattr(check, f.name), f"{check.name}.{f.name}")
+            for f in dataclasses.fields(check)
+            if f.name not in _CHECK_FIELDS_LEFT_OUT
+        }
+        for check in visible_checks(assignment)
+    }
+    spec = {
+        f.name: _to_plain(getattr(assignment.spec, f.name), f"the assignment's {f.name}")
+        for f in dataclasses.fields(assignment.spec)
+        if f.name not in _SPEC_FIELDS_LEFT_OUT
+    }
+    return Fixtures(
+        assignment=assignment.name,
+        variant=dict(variant),
+        spec=spec,
+        checks=checks,
+        cases={},
+        left_out=left_out(assignment),
+    )
 
 
 def record(assignment: Assignment, variant: dict, oracle: LiveReference | None = None) -> Fixtures:
@@ -207,7 +268,8 @@ def record(assignment: Assignment, variant: dict, oracle: LiveReference | None =
         expected = oracle.expected(check, drawn)
         fixtures.cases[check.name] = [
             RecordedCase(case, value, {m.name: _mistaken(oracle, check, case, m) for m in check.mistakes})
-            for case, value in zip(drawn, expected)]
+            for case, value in zip(drawn, expected)
+        ]
     return fixtures
 
 
@@ -221,13 +283,17 @@ def _mistaken(oracle: LiveReference, check: Check, case: Case, mistake: Mistake)
 
 # --- recorded fields: plain data, names of functions and dataclasses, mistakes ---
 
+
 def _to_plain(value: Any, where: str) -> Any:
     if isinstance(value, Mistake):  # never its edits or patch: they are made from the reference
         return {"$mistake": [value.name, value.explanation]}
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {"$object": _name_of(type(value), where),
-                "fields": {f.name: _to_plain(getattr(value, f.name), f"{where}.{f.name}")
-                           for f in dataclasses.fields(value)}}
+        return {
+            "$object": _name_of(type(value), where),
+            "fields": {
+                f.name: _to_plain(getattr(value, f.name), f"{where}.{f.name}") for f in dataclasses.fields(value)
+            },
+        }
     if callable(value):
         return {"$function": _name_of(value, where)}
     if isinstance(value, (list, tuple)):
@@ -264,14 +330,16 @@ def _name_of(obj: Callable, where: str) -> str:
     except FixtureError:
         found = None
     if found is not obj:
-        raise FixtureError(f"{where} is {obj!r}, which cannot be recorded: a bundle names functions and "
-                           f"classes by module and name, so it must be a module-level one of "
-                           f"{' or '.join(ALLOWED_MODULES)}, or of a plugin's public package")
+        raise FixtureError(
+            f"{where} is {obj!r}, which cannot be recorded: a bundle names functions and "
+            f"classes by module and name, so it must be a module-level one of "
+            f"{' or '.join(ALLOWED_MODULES)}, or of a plugin's public package"
+        )
     return name
 
 
 def allowed_module(module: str) -> bool:
-    """Whether fixtures may name `module`: lmgrade's own, or one of a plugin's public package (what a bundle carries)."""
+    """Whether fixtures may name `module`: lmgrade's own, or one of a plugin's public package (a bundle's)."""
     return module.split(".")[0] in ALLOWED_MODULES or "public" in module.split(".")[1:]
 
 

@@ -21,11 +21,11 @@ class StaleBug(AssertionError):
 
 @dataclass(frozen=True)
 class Bug:
-    what: str                                   # one sentence: the bug as a student would make it
-    file: str                                   # the submitted file it changes
-    edits: tuple[tuple[str, str], ...]          # (the reference's text, what the student wrote instead)
+    what: str  # one sentence: the bug as a student would make it
+    file: str  # the submitted file it changes
+    edits: tuple[tuple[str, str], ...]  # (the reference's text, what the student wrote instead)
     loses: dict[str, str] = field(default_factory=dict)  # check -> words its feedback must contain
-    demo: bool = False                          # part of the demo's flawed submission
+    demo: bool = False  # part of the demo's flawed submission
     # The variant it is graded in, as --set settings ({"positions": "rope"}); empty: the default one.
     variant: dict[str, str] = field(default_factory=dict)
 
@@ -33,10 +33,14 @@ class Bug:
 def without_docstring(source: str) -> str:
     """`source` without its module docstring (a reference's says it is the reference)."""
     body = ast.parse(source).body
-    if body and isinstance(body[0], ast.Expr) and isinstance(getattr(body[0], "value", None), ast.Constant) \
-            and isinstance(body[0].value.value, str):
+    if (
+        body
+        and isinstance(body[0], ast.Expr)
+        and isinstance(getattr(body[0], "value", None), ast.Constant)
+        and isinstance(body[0].value.value, str)
+    ):
         lines = source.splitlines(keepends=True)
-        return "".join(lines[body[0].end_lineno:]).lstrip("\n")
+        return "".join(lines[body[0].end_lineno :]).lstrip("\n")
     return source
 
 

@@ -38,8 +38,19 @@ _BUILTINS = frozenset(dir(builtins))
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 _ASSIGNS = (ast.Assign, ast.AnnAssign, ast.AugAssign)
 # Module-level statements whose bodies still define module-level names.
-_BLOCKS = (ast.If, ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, ast.Try, ast.ExceptHandler,
-           ast.Match, ast.match_case, *((ast.TryStar,) if hasattr(ast, "TryStar") else ()))
+_BLOCKS = (
+    ast.If,
+    ast.For,
+    ast.AsyncFor,
+    ast.While,
+    ast.With,
+    ast.AsyncWith,
+    ast.Try,
+    ast.ExceptHandler,
+    ast.Match,
+    ast.match_case,
+    *((ast.TryStar,) if hasattr(ast, "TryStar") else ()),
+)
 _DOTTED = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
 _PERCENT_S_ONLY = re.compile(r"(?:[^%]|%[s%])*", re.DOTALL)
 # Folding is for names, which are short; the caps keep absurd inputs cheap.
@@ -63,8 +74,7 @@ class Uses:
     check; the files are parsed and the reach graph built only here.
     """
 
-    def __init__(self, sources: dict[str, str], forbidden: Sequence[str],
-                 also: Mapping[str, Sequence[str]] = {}):
+    def __init__(self, sources: dict[str, str], forbidden: Sequence[str], also: Mapping[str, Sequence[str]] = {}):
         self.modules = _parse_all(sources)
         self.findings = _findings(self.modules, list(sources), _Rules(forbidden, also))
         self.graph = _reach_graph(self.modules)
@@ -88,8 +98,9 @@ class Uses:
                 todo.extend(self.graph[key])
         return seen
 
-    def relevant(self, roots: Iterable[str], files: Iterable[str],
-                 findings: Iterable[Finding] | None = None) -> list[Finding]:
+    def relevant(
+        self, roots: Iterable[str], files: Iterable[str], findings: Iterable[Finding] | None = None
+    ) -> list[Finding]:
         """The findings that a check running `roots`, with `files` loaded, is responsible for.
 
         Those in code the roots reach, and module-level ones of a loaded file
@@ -103,8 +114,7 @@ class Uses:
         return [f for f in findings if (f.file, f.scope) in hit or (f.scope is None and f.file in loaded)]
 
 
-def scan(sources: dict[str, str], forbidden: Sequence[str],
-         also: Mapping[str, Sequence[str]] = {}) -> list[Finding]:
+def scan(sources: dict[str, str], forbidden: Sequence[str], also: Mapping[str, Sequence[str]] = {}) -> list[Finding]:
     """Every use of a forbidden API in `sources` ({file name: text}), once per (file, line, api).
 
     `forbidden` holds dotted paths, a trailing `*` being a wildcard on the
@@ -120,8 +130,9 @@ def reached(sources: dict[str, str], roots: Iterable[str]) -> set[tuple[str, str
     return Uses(sources, ()).reached(roots)
 
 
-def relevant(findings: Iterable[Finding], sources: dict[str, str], roots: Iterable[str],
-             files: Iterable[str]) -> list[Finding]:
+def relevant(
+    findings: Iterable[Finding], sources: dict[str, str], roots: Iterable[str], files: Iterable[str]
+) -> list[Finding]:
     """`Uses.relevant` for findings made elsewhere."""
     return Uses(sources, ()).relevant(roots, files, findings)
 
@@ -293,8 +304,11 @@ def _module(file: str, source: str, tree: ast.Module) -> _Module:
 def _bind(bindings: dict[str, list[str | ast.expr]], target: ast.expr, value: ast.expr) -> None:
     if isinstance(target, ast.Name):
         bindings[target.id].append(value)
-    elif (isinstance(target, (ast.Tuple, ast.List)) and isinstance(value, (ast.Tuple, ast.List))
-          and len(target.elts) == len(value.elts)):
+    elif (
+        isinstance(target, (ast.Tuple, ast.List))
+        and isinstance(value, (ast.Tuple, ast.List))
+        and len(target.elts) == len(value.elts)
+    ):
         for t, v in zip(target.elts, value.elts):
             _bind(bindings, t, v)
 
@@ -323,8 +337,9 @@ def _scan_module(mod: _Module, resolver: _Resolver, rules: _Rules, defined: set[
         # Children before parents, so that the memo keeps the recursion shallow.
         for node in reversed(list(ast.walk(unit))):
             apis: set[str] = set()
-            if isinstance(node, ast.Call) or (isinstance(node, (ast.Name, ast.Attribute, ast.Subscript))
-                                              and isinstance(node.ctx, ast.Load)):
+            if isinstance(node, ast.Call) or (
+                isinstance(node, (ast.Name, ast.Attribute, ast.Subscript)) and isinstance(node.ctx, ast.Load)
+            ):
                 for path in resolver.resolve(mod, node):
                     apis |= rules.path_apis(path)
             if isinstance(node, (ast.Constant, ast.JoinedStr, ast.BinOp, ast.Call)):
@@ -384,8 +399,11 @@ class _Resolver:
             if kind == "path" and name not in mod.bound:
                 # A name the file never binds comes from a star import or builtins;
                 # the submission's own star-imported module wins over a library.
-                own = [s for s in mod.stars if s in self.modules
-                       and (name in self.modules[s].defined or name in self.modules[s].bindings)]
+                own = [
+                    s
+                    for s in mod.stars
+                    if s in self.modules and (name in self.modules[s].defined or name in self.modules[s].bindings)
+                ]
                 out |= self._expand({f"{star}.{name}" for star in own or mod.stars})
                 if name in _BUILTINS:
                     out.add(f"builtins.{name}")
@@ -426,7 +444,7 @@ class _Resolver:
         """Paths for `mapping[key]` where the mapping holds modules or a namespace's members."""
         out = set()
         for path in mappings:
-            prefix = "" if path == "sys.modules" else path[:-len("__dict__")] if path.endswith(".__dict__") else None
+            prefix = "" if path == "sys.modules" else path[: -len("__dict__")] if path.endswith(".__dict__") else None
             if prefix is not None:
                 out |= {prefix + key for key in keys}
         return out
@@ -472,8 +490,12 @@ class _Resolver:
             return _combine("".join, [self.fold(mod, v) for v in node.values])
         if isinstance(node, ast.FormattedValue) and node.format_spec is None and node.conversion in (-1, ord("s")):
             return self.fold(mod, node.value)
-        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and not node.keywords
-                and not any(isinstance(a, ast.Starred) for a in node.args)):
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and not node.keywords
+            and not any(isinstance(a, ast.Starred) for a in node.args)
+        ):
             method, owner = node.func.attr, self.fold(mod, node.func.value)
             if method == "join" and len(node.args) == 1 and isinstance(node.args[0], (ast.List, ast.Tuple)):
                 items = [self.fold(mod, e) for e in node.args[0].elts]
@@ -514,8 +536,9 @@ def _absolute(name: str, package: str) -> str:
     return f"{base}.{name[level:]}" if base and name[level:] else base or name[level:]
 
 
-def _refs(modules: dict[str, _Module], mod: _Module, name: str,
-          seen: frozenset[tuple[str, str]] = frozenset()) -> set[tuple[str, str]]:
+def _refs(
+    modules: dict[str, _Module], mod: _Module, name: str, seen: frozenset[tuple[str, str]] = frozenset()
+) -> set[tuple[str, str]]:
     """The top-level definitions `name` may denote in `mod`: its own, or one imported from another file."""
     if (mod.file, name) in seen:
         return set()

@@ -10,7 +10,8 @@ fork server before any student code: numpy only.
 from __future__ import annotations
 
 import warnings
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -18,8 +19,9 @@ EPS = 1e-6
 AGREE = "agree"
 
 
-def finite_differences(loss: Callable[[], float], arrays: dict[str, np.ndarray],
-                       assign: Callable[[str, np.ndarray], None]) -> dict[str, np.ndarray]:
+def finite_differences(
+    loss: Callable[[], float], arrays: dict[str, np.ndarray], assign: Callable[[str, np.ndarray], None]
+) -> dict[str, np.ndarray]:
     """d loss / d each array, by central differences; `assign(name, array)` puts an array in place."""
     grads = {}
     for name, value in arrays.items():
@@ -73,12 +75,19 @@ def which_half(forward: str | None, backward: str | None, what: str, agrees: boo
     if said is None:
         return f"the {what} is wrong: {forward}" if forward else f"the backward is wrong: {backward}"
     if forward is not None and agrees:
-        return (f"the {what} is wrong: {forward}\nYour backward does agree with finite differences of your own "
-                f"{what}: fix the {what} first.")
+        return (
+            f"the {what} is wrong: {forward}\nYour backward does agree with finite differences of your own "
+            f"{what}: fix the {what} first."
+        )
     if forward is None:
-        hint = (f"\nIt does not agree with finite differences of your own {what} either ({said})." if not agrees
-                else f"\nIt agrees with finite differences of your own {what}, which is right: look at what "
-                     "backward assumes that forward does not do (a cache, a default).")
+        hint = (
+            f"\nIt does not agree with finite differences of your own {what} either ({said})."
+            if not agrees
+            else f"\nIt agrees with finite differences of your own {what}, which is right: look at what "
+            "backward assumes that forward does not do (a cache, a default)."
+        )
         return f"the backward is wrong: {backward}{hint}"
-    return (f"the {what} is wrong: {forward}\nThe backward is wrong too, and does not agree with finite "
-            f"differences of your own {what} ({said}).")
+    return (
+        f"the {what} is wrong: {forward}\nThe backward is wrong too, and does not agree with finite "
+        f"differences of your own {what} ({said})."
+    )

@@ -11,8 +11,8 @@ left valid and says so.
 from __future__ import annotations
 
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from .assignment import Assignment
 from .checks import Check
@@ -25,13 +25,21 @@ from .seeds import course_secret
 from .submission import UnreadableSubmission, graded_files_hash, locate, lone_zip, missing_hint, unpack_zip
 
 
-def grade_submission(assignment: Assignment, variant: dict, submission: Path, *,
-                     results: Path | None = None, jobs: int = 1, visible_only: bool = False,
-                     grader: Grader | None = None, secret: str | None = None,
-                     store: ExpectedStore | None = None,
-                     on_start: Callable[[int], None] | None = None,
-                     on_verdict: Callable[[Verdict], None] | None = None,
-                     on_check_start: Callable[[Check], None] | None = None) -> GradingRun:
+def grade_submission(
+    assignment: Assignment,
+    variant: dict,
+    submission: Path,
+    *,
+    results: Path | None = None,
+    jobs: int = 1,
+    visible_only: bool = False,
+    grader: Grader | None = None,
+    secret: str | None = None,
+    store: ExpectedStore | None = None,
+    on_start: Callable[[int], None] | None = None,
+    on_verdict: Callable[[Verdict], None] | None = None,
+    on_check_start: Callable[[Check], None] | None = None,
+) -> GradingRun:
     """Grade one submission folder; keep `results` (if given) a valid results.json throughout.
 
     `grader` lets many submissions share one sandbox pool and one set of
@@ -40,14 +48,39 @@ def grade_submission(assignment: Assignment, variant: dict, submission: Path, *,
     writing a results.json that says so.
     """
     with tempfile.TemporaryDirectory(prefix="lmgrade-upload-") as scratch:
-        return _grade_submission(assignment, variant, Path(submission), Path(scratch), results=results, jobs=jobs,
-                                 visible_only=visible_only, grader=grader, secret=secret, store=store,
-                                 on_start=on_start,
-                                 on_verdict=on_verdict, on_check_start=on_check_start)
+        return _grade_submission(
+            assignment,
+            variant,
+            Path(submission),
+            Path(scratch),
+            results=results,
+            jobs=jobs,
+            visible_only=visible_only,
+            grader=grader,
+            secret=secret,
+            store=store,
+            on_start=on_start,
+            on_verdict=on_verdict,
+            on_check_start=on_check_start,
+        )
 
 
-def _grade_submission(assignment, variant, submission: Path, scratch: Path, *, results, jobs, visible_only, grader,
-                      secret, store, on_start, on_verdict, on_check_start) -> GradingRun:
+def _grade_submission(
+    assignment,
+    variant,
+    submission: Path,
+    scratch: Path,
+    *,
+    results,
+    jobs,
+    visible_only,
+    grader,
+    secret,
+    store,
+    on_start,
+    on_verdict,
+    on_check_start,
+) -> GradingRun:
     checks = [c for c in assignment.checks if c.visibility == "visible" or not visible_only]
     position = {c.name: i for i, c in enumerate(checks, start=1)}
     said = []
@@ -56,15 +89,20 @@ def _grade_submission(assignment, variant, submission: Path, scratch: Path, *, r
     if archive is not None or alone is not None:
         try:
             submission = unpack_zip(archive or alone, scratch / "submission")
-            said.append(f"{archive.name}: graded the files of the .zip." if archive is not None else
-                        f"The submission holds only {alone.name}: it was unpacked and its files graded.")
+            said.append(
+                f"{archive.name}: graded the files of the .zip."
+                if archive is not None
+                else f"The submission holds only {alone.name}: it was unpacked and its files graded."
+            )
         except UnreadableSubmission as exc:
             said.append(str(exc))
             submission = scratch / "empty"
             submission.mkdir()
     elif not submission.is_dir():
-        said.append(f"{submission} {'is not a folder or a .zip' if submission.exists() else 'does not exist'}: "
-                    "nothing was graded.")
+        said.append(
+            f"{submission} {'is not a folder or a .zip' if submission.exists() else 'does not exist'}: "
+            "nothing was graded."
+        )
         submission = scratch / "empty"
         submission.mkdir()
     submission, note = locate(submission, assignment.spec.files)
@@ -91,14 +129,30 @@ def _grade_submission(assignment, variant, submission: Path, scratch: Path, *, r
             on_start(len(checks))
         if grader is None:
             protected = [Path(results).resolve()] if results else []
-            with Grader(assignment, variant, LiveReference(assignment.spec),
-                        secret=course_secret() if secret is None else secret, jobs=jobs,
-                        protected=protected, store=store or default_store()) as own:
-                own.grade(submission, on_verdict=record, only=set(position), on_import_failure=import_failed,
-                          on_check_start=on_check_start)
+            with Grader(
+                assignment,
+                variant,
+                LiveReference(assignment.spec),
+                secret=course_secret() if secret is None else secret,
+                jobs=jobs,
+                protected=protected,
+                store=store or default_store(),
+            ) as own:
+                own.grade(
+                    submission,
+                    on_verdict=record,
+                    only=set(position),
+                    on_import_failure=import_failed,
+                    on_check_start=on_check_start,
+                )
         else:
-            grader.grade(submission, on_verdict=record, only=set(position), on_import_failure=import_failed,
-                         on_check_start=on_check_start)
+            grader.grade(
+                submission,
+                on_verdict=record,
+                only=set(position),
+                on_import_failure=import_failed,
+                on_check_start=on_check_start,
+            )
     except BaseException:  # a HarnessFault, a bug of the harness, an interrupt: never the submission's
         if results_file:
             results_file.output = "\n".join([HARNESS_FAULT_NOTE, *said]).strip()

@@ -16,10 +16,11 @@ import random
 import shutil
 import tempfile
 import threading
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from . import atomic, composition, forbidden, liveness, timing_grading
 from .assignment import Assignment
@@ -43,35 +44,46 @@ class CaseRun:
     """One case of a check run on a submission (`Grader.run_case`)."""
 
     check: Check
-    number: int               # from 1
-    of: int                   # the check's cases
+    number: int  # from 1
+    of: int  # the check's cases
     case: Case
     expected: Any
     outcome: CaseOutcome
-    mistake: Mistake | None   # the known mistake the answer matches
+    mistake: Mistake | None  # the known mistake the answer matches
 
 
 class Grader:
     """Grades submissions of one assignment; owns the sandbox pool."""
 
-    def __init__(self, assignment: Assignment, variant: dict, oracle: Oracle, *, secret: str, jobs: int = 1,
-                 protected: list[Path] = (), landlock: bool = True, store: ExpectedStore | None = None):
+    def __init__(
+        self,
+        assignment: Assignment,
+        variant: dict,
+        oracle: Oracle,
+        *,
+        secret: str,
+        jobs: int = 1,
+        protected: list[Path] = (),
+        landlock: bool = True,
+        store: ExpectedStore | None = None,
+    ):
         self.assignment, self.variant, self.oracle = assignment, variant, oracle
         self.secret, self.jobs = secret, max(1, jobs)
         self.protected = [Path(p).resolve() for p in protected]
         self.expected = ExpectedValues(assignment, variant, oracle, secret=secret, store=store)
-        self.store = self.expected.store   # None unless the oracle is a live reference
+        self.store = self.expected.store  # None unless the oracle is a live reference
         if self.store is not None:
             self.protected.append(self.store.folder.resolve())
         spec = assignment.spec
-        preload = ["numpy", *spec.preload,
-                   *sorted({c.scenario.__module__ for c in assignment.checks})]
-        self.pool = SandboxPool(preload=preload, forbidden_modules=[spec.reference_package],
-                                protected=[*oracle.protected_paths(), spec.root, *self.protected,
-                                           *self._plugin_paths()],
-                                jobs=self.jobs, landlock=landlock,
-                                forbidden_apis={"apis": list(spec.forbidden),
-                                                "also": {k: list(v) for k, v in spec.forbidden_also.items()}})
+        preload = ["numpy", *spec.preload, *sorted({c.scenario.__module__ for c in assignment.checks})]
+        self.pool = SandboxPool(
+            preload=preload,
+            forbidden_modules=[spec.reference_package],
+            protected=[*oracle.protected_paths(), spec.root, *self.protected, *self._plugin_paths()],
+            jobs=self.jobs,
+            landlock=landlock,
+            forbidden_apis={"apis": list(spec.forbidden), "also": {k: list(v) for k, v in spec.forbidden_also.items()}},
+        )
         self._lock = threading.Lock()
         self._reference_copy: Path | None = None
         self.imports = ImportProbe(assignment, variant, self.pool)
@@ -103,7 +115,7 @@ class Grader:
                 self._reference_copy = copy
             return self._reference_copy
 
-    def __enter__(self) -> "Grader":
+    def __enter__(self) -> Grader:
         return self
 
     def __exit__(self, *exc) -> None:
@@ -157,9 +169,15 @@ class Grader:
         """The public names each stub defines: what the contract expects of each file."""
         return self.imports.contract_names()
 
-    def grade_check(self, check: Check, number: int, submission: Path,
-                    uses: forbidden.Uses | None = None, imports: Imports | None = None,
-                    wrong: str | None = None) -> Verdict:
+    def grade_check(
+        self,
+        check: Check,
+        number: int,
+        submission: Path,
+        uses: forbidden.Uses | None = None,
+        imports: Imports | None = None,
+        wrong: str | None = None,
+    ) -> Verdict:
         """One check's verdict; `wrong` names a failed check of the code it composes (timing checks say so)."""
         if check.unavailable:
             return Verdict(check, number, 0.0, check.unavailable)
@@ -170,35 +188,57 @@ class Grader:
         reveal = check.visibility == "visible"
         missing = [f for f in check.files if not (submission / f).is_file()]
         if missing:
-            return not_run(check, number, cases, f"not graded: {', '.join(missing)} is missing from the "
-                                                  "submission (see above)")
+            return not_run(
+                check, number, cases, f"not graded: {', '.join(missing)} is missing from the submission (see above)"
+            )
         found = uses.relevant(check.uses, check.files) if uses is not None and uses.findings else []
         if found:
-            return not_run(check, number, cases, "\n".join(
-                forbidden_message([f.api], f" in {f.file} line {f.line} (`{f.code[:120]}`)") for f in found[:5]))
+            return not_run(
+                check,
+                number,
+                cases,
+                "\n".join(
+                    forbidden_message([f.api], f" in {f.file} line {f.line} (`{f.code[:120]}`)") for f in found[:5]
+                ),
+            )
         if check.timing is not None:
             return self.grade_timing(check, number, submission, cases, wrong)
         # Limits follow the reference's time once it is known; until then (an untouched stub needs no
         # reference run at all) the check's floors.
         known = self.expected_known(check)
         limits = self.limits_of(check) if known else check.limits
-        run = self.pool.run(scenario=check.scenario_ref, submission=submission, files=list(check.files),
-                            cases=[c.args for c in cases], limits=limits, device=check.device)
-        untouched = all(o.kind == "error" and (o.error or {}).get("type") == "NotImplementedError"
-                        for o in run.outcomes)
+        run = self.pool.run(
+            scenario=check.scenario_ref,
+            submission=submission,
+            files=list(check.files),
+            cases=[c.args for c in cases],
+            limits=limits,
+            device=check.device,
+        )
+        untouched = all(
+            o.kind == "error" and (o.error or {}).get("type") == "NotImplementedError" for o in run.outcomes
+        )
         if not known and not untouched:
             # Something was tried: now the reference runs, and its time sets the limits. A case
             # cut off at the floors is run again within them, so a slow but correct submission is not
             # timed out by a floor shorter than this machine needs.
             following = self.limits_of(check)
             if following != limits and any(o.kind == "timeout" for o in run.outcomes):
-                run = self.pool.run(scenario=check.scenario_ref, submission=submission, files=list(check.files),
-                                    cases=[c.args for c in cases], limits=following, device=check.device)
+                run = self.pool.run(
+                    scenario=check.scenario_ref,
+                    submission=submission,
+                    files=list(check.files),
+                    cases=[c.args for c in cases],
+                    limits=following,
+                    device=check.device,
+                )
         # An untouched stub (NotImplementedError on every case) needs no reference run, nor its training.
         expected = [None] * len(cases) if untouched else self.cases_and_expected(check)[1]
         dead = _property_liveness(check, expected, run.outcomes)
-        judged = [(case, self.imports.with_hints(outcome_verdict(check, case, exp, outcome, reveal, dead), imports.defined))
-                  for case, exp, outcome in zip(cases, expected, run.outcomes)]
+        judged = [
+            (case, self.imports.with_hints(outcome_verdict(check, case, exp, outcome, reveal, dead), imports.defined))
+            for case, exp, outcome in zip(cases, expected, run.outcomes)
+        ]
         passed = sum(v.passed for _, v in judged)
         mistake = self.diagnose(check, cases, run.outcomes) if passed < len(cases) and check.mistakes else None
         score = check.points * passed / len(cases) if cases else 0.0
@@ -206,20 +246,35 @@ class Grader:
         printed = describe_output(run.output, failed=passed < len(cases), reveal=reveal)
         if printed:
             output += "\n" + printed
-        return Verdict(check, number, score, output, judged, wall_s=run.wall_s, defences=run.defences,
-                       mistake=mistake, expected=list(expected),
-                       answers=[o.value if o.kind == "ok" else None for o in run.outcomes])
+        return Verdict(
+            check,
+            number,
+            score,
+            output,
+            judged,
+            wall_s=run.wall_s,
+            defences=run.defences,
+            mistake=mistake,
+            expected=list(expected),
+            answers=[o.value if o.kind == "ok" else None for o in run.outcomes],
+        )
 
-    def grade_timing(self, check: Check, number: int, submission: Path, cases: list[Case],
-                     wrong: str | None = None) -> Verdict:
+    def grade_timing(
+        self, check: Check, number: int, submission: Path, cases: list[Case], wrong: str | None = None
+    ) -> Verdict:
         """A timing check: the submission's laps against the reference's, interleaved (`speed`)."""
         reference = self.reference_submission()
         if reference is None:
-            return not_run(check, number, cases, "not run here: timing is judged against the reference "
-                                                  "solution, which only the course's autograder has")
+            return not_run(
+                check,
+                number,
+                cases,
+                "not run here: timing is judged against the reference solution, which only the course's autograder has",
+            )
         rng = random.Random(f"{self.secret}/{self.assignment.name}/{check.name}/verified laps")
-        return timing_grading.grade_timing(self.pool, check, number, submission, reference, self.oracle.modules,
-                                           cases, rng, wrong)
+        return timing_grading.grade_timing(
+            self.pool, check, number, submission, reference, self.oracle.modules, cases, rng, wrong
+        )
 
     def run_case(self, check: Check, number: int, submission: Path) -> CaseRun:
         """Case `number` (from 1) of `check` run on the submission, under the check's own limits, and the known
@@ -228,27 +283,42 @@ class Grader:
         if not 1 <= number <= len(cases):
             raise IndexError(f"{check.name} has {len(cases)} cases")
         case = cases[number - 1]
-        outcome = self.pool.run(scenario=check.scenario_ref, submission=Path(submission).resolve(),
-                                files=list(check.files), cases=[case.args], limits=check.limits,
-                                device=check.device).outcomes[0]
+        outcome = self.pool.run(
+            scenario=check.scenario_ref,
+            submission=Path(submission).resolve(),
+            files=list(check.files),
+            cases=[case.args],
+            limits=check.limits,
+            device=check.device,
+        ).outcomes[0]
         # The known mistake this one answer matches, as grading names one that matches every answer.
         mistake = None
         if outcome.kind == "ok" and check.mistakes:
             others = [CaseOutcome("not_run")] * len(cases)
-            mistake = self.diagnose(check, cases, others[:number - 1] + [outcome] + others[number:])
+            mistake = self.diagnose(check, cases, others[: number - 1] + [outcome] + others[number:])
         return CaseRun(check, number, len(cases), case, expected[number - 1], outcome, mistake)
 
-    def grade(self, submission: Path, on_verdict: Callable[[Verdict], None] | None = None,
-              only: set[str] | None = None, on_import_failure: Callable[[str], None] | None = None,
-              on_check_start: Callable[[Check], None] | None = None) -> list[Verdict]:
+    def grade(
+        self,
+        submission: Path,
+        on_verdict: Callable[[Verdict], None] | None = None,
+        only: set[str] | None = None,
+        on_import_failure: Callable[[str], None] | None = None,
+        on_check_start: Callable[[Check], None] | None = None,
+    ) -> list[Verdict]:
         """Verdicts of the checks named in `only` (all by default), numbered as in the assignment.
 
         `on_import_failure` hears, once, what stopped the submitted files from importing;
         `on_check_start` hears of each check as it begins (progress for slow checks).
         """
         with tempfile.TemporaryDirectory(prefix="lmgrade-snapshot-") as scratch:
-            return self._grade(self._snapshot(Path(submission).resolve(), Path(scratch)), on_verdict=on_verdict,
-                               only=only, on_import_failure=on_import_failure, on_check_start=on_check_start)
+            return self._grade(
+                self._snapshot(Path(submission).resolve(), Path(scratch)),
+                on_verdict=on_verdict,
+                only=only,
+                on_import_failure=on_import_failure,
+                on_check_start=on_check_start,
+            )
 
     def _snapshot(self, submission: Path, scratch: Path) -> Path:
         """The submission as it is now, in a folder of the grading's own, for every check to grade.
@@ -257,9 +327,12 @@ class Grader:
         version graded by every check; the results file a grading writes into
         the folder it grades is not part of the submission, nor readable by it.
         """
+
         def ours(path: Path) -> bool:  # a results file this grading writes, or one of its temporary files
             path = path.resolve()
-            return any(path == p or (path.parent == p.parent and atomic.is_temporary_results(path)) for p in self.protected)
+            return any(
+                path == p or (path.parent == p.parent and atomic.is_temporary_results(path)) for p in self.protected
+            )
 
         try:
             copy_files(submission, scratch / "submission", leave_out=ours)

@@ -17,8 +17,11 @@ def check_command(name: str, variant: dict, defaults: dict) -> str:
     The command that checks this variant both in the course's checkout and in
     the variant's own bundle (which checks its variant with or without it).
     """
-    chosen = "".join(f" --set {key}={as_setting(value)}" for key, value in variant.items()
-                     if key in defaults and value != defaults[key])
+    chosen = "".join(
+        f" --set {key}={as_setting(value)}"
+        for key, value in variant.items()
+        if key in defaults and value != defaults[key]
+    )
     return f"lmgrade check {name}{chosen}"
 
 
@@ -50,12 +53,15 @@ def grading_table(checks: list[Check]) -> str:
     rows = ["| check | what it tests | limits | points |", "|---|---|---|---|"]
     for check in checks:
         shown = "" if check.visibility == "visible" else f" (results shown {check.visibility.replace('_', ' ')})"
-        rows.append(f"| `{cell(check.name)}` | {cell(check.title + shown)} | {cell(limits_in_words(check))} | "
-                    f"{check.points:g} |")
+        rows.append(
+            f"| `{cell(check.name)}` | {cell(check.title + shown)} | {cell(limits_in_words(check))} | "
+            f"{check.points:g} |"
+        )
     return "\n".join(rows) + (
         "\n\nA check fails a case that gives a wrong answer, raises, or runs past its limits. Printing (any "
         "amount), temporary files and files written beside your code never cost a point. A property check "
         "(arguments left unchanged, the contract's ValueErrors, causality) reports what it sees and pays only "
         "beside answers that show work, so that code returning constants or raising earns nothing. A check "
         "that runs another of your components (a block runs your LayerNorm) names that component's check "
-        "when it failed, and loses at most its own share of its points.")
+        "when it failed, and loses at most its own share of its points."
+    )

@@ -9,7 +9,6 @@ shows a whole package.
 
 from __future__ import annotations
 
-
 import pluggy
 
 hookspec = pluggy.HookspecMarker("lmgrade")

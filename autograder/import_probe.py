@@ -62,33 +62,36 @@ class ImportProbe:
 
     def _probe(self, submission: Path, present: list[str]) -> Imports:
         limits = Limits(**{**Limits().as_dict(), **self.assignment.spec.limits})
-        outcome = self.pool.run(scenario="lmgrade.loader:import_probe", submission=submission, files=present,
-                                cases=[None], limits=limits).outcomes[0]
+        outcome = self.pool.run(
+            scenario="lmgrade.loader:import_probe", submission=submission, files=present, cases=[None], limits=limits
+        ).outcomes[0]
         if outcome.kind != "import_error":
             return Imports(defined=outcome.value if outcome.kind == "ok" and isinstance(outcome.value, dict) else {})
         error = outcome.error or {}
         broken = error.get("file") if error.get("file") in present else present[0]
         where = error.get("where") or f"{error.get('type')}: {error.get('message')}"
-        return Imports(broken, f"{broken} could not be imported, so the checks that need it were not graded:\n"
-                               f"{where}")
+        return Imports(broken, f"{broken} could not be imported, so the checks that need it were not graded:\n{where}")
 
     def contract_names(self) -> dict[str, list[str]]:
         """The public names each stub defines: what the contract expects of each file."""
         with self._lock:
             if self._contract is None:
                 stubs = templates.render(self.assignment, self.variant)
-                self._contract = {loader.module_name(f): top_level_names(stubs[f])
-                                  for f in self.assignment.spec.files if f in stubs}
+                self._contract = {
+                    loader.module_name(f): top_level_names(stubs[f]) for f in self.assignment.spec.files if f in stubs
+                }
             return self._contract
 
     def with_hints(self, verdict: CaseVerdict, defined: dict[str, list[str]]) -> CaseVerdict:
-        """A missing name (`module 'ngram' has no attribute 'pad'`): say what the file defines and the contract wants."""
+        """A missing name (`module 'ngram' has no attribute 'pad'`): what the file defines, what the contract wants."""
         found = MISSING_NAME.search(verdict.message)
         if verdict.passed or not found or found.group(1) not in self.contract_names():
             return verdict
         module = found.group(1)
-        hint = (f"\n{module}.py must define: {', '.join(self.contract_names()[module])}; "
-                f"it defines: {', '.join(defined.get(module, [])) or 'nothing public'}")
+        hint = (
+            f"\n{module}.py must define: {', '.join(self.contract_names()[module])}; "
+            f"it defines: {', '.join(defined.get(module, [])) or 'nothing public'}"
+        )
         return CaseVerdict(False, verdict.message + hint)
 
 

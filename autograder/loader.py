@@ -18,9 +18,9 @@ import importlib.abc
 import importlib.util
 import sys
 import threading
+from collections.abc import Sequence
 from pathlib import Path
 from types import ModuleType
-from typing import Sequence
 
 # sys.modules is shared by every thread of the grading process.
 _LOCK = threading.RLock()

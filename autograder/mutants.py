@@ -27,11 +27,11 @@ import sys
 import tempfile
 import threading
 from collections import defaultdict
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -59,8 +59,8 @@ class MutantResult:
     mutant: Mutant
     score: float
     max_score: float
-    failed: list[str]            # the checks that lost points
-    named: list[str]             # the known mistakes their feedback named
+    failed: list[str]  # the checks that lost points
+    named: list[str]  # the known mistakes their feedback named
     equivalent: str | None = None  # why, where the mutant is listed as equivalent
     variant: dict = field(default_factory=dict)  # the variant that killed it, or the last one tried
 
@@ -93,14 +93,20 @@ class Tally:
         return self.killed / self.counted if self.counted else 1.0
 
     def as_dict(self) -> dict:
-        return {"total": self.total, "equivalent": self.equivalent, "killed": self.killed,
-                "survived": self.counted - self.killed, "named": self.named, "score": round(self.score, 4)}
+        return {
+            "total": self.total,
+            "equivalent": self.equivalent,
+            "killed": self.killed,
+            "survived": self.counted - self.killed,
+            "named": self.named,
+            "score": round(self.score, 4),
+        }
 
 
 @dataclass
 class MutantsReport:
     assignment: str
-    made: int                                   # mutants made, before any --max sample
+    made: int  # mutants made, before any --max sample
     results: list[MutantResult]
     unused_equivalents: list[str] = field(default_factory=list)  # listed, but no such mutant was graded
 
@@ -126,15 +132,27 @@ class MutantsReport:
             "graded": len(self.results),
             "overall": self.tally()["all"].as_dict() if self.results else Tally().as_dict(),
             "by_file": {k: t.as_dict() for k, t in sorted(self.tally(lambda r: r.mutant.file).items())},
-            "by_function": {k: t.as_dict() for k, t in sorted(
-                self.tally(lambda r: f"{r.mutant.file} {r.mutant.function}").items())},
+            "by_function": {
+                k: t.as_dict() for k, t in sorted(self.tally(lambda r: f"{r.mutant.file} {r.mutant.function}").items())
+            },
             "survivors": [r.mutant.diff() for r in self.survivors],
             "killed_but_listed_equivalent": [label(r.mutant) for r in self.killed_but_listed],
             "unused_equivalents": self.unused_equivalents,
-            "mutants": [{"mutant": label(r.mutant), "line": r.mutant.line, "operator": r.mutant.operator,
-                         "killed": r.killed, "variant": r.variant, "score": r.score, "max_score": r.max_score,
-                         "failed_checks": r.failed, "named": r.named, "equivalent": r.equivalent}
-                        for r in self.results],
+            "mutants": [
+                {
+                    "mutant": label(r.mutant),
+                    "line": r.mutant.line,
+                    "operator": r.mutant.operator,
+                    "killed": r.killed,
+                    "variant": r.variant,
+                    "score": r.score,
+                    "max_score": r.max_score,
+                    "failed_checks": r.failed,
+                    "named": r.named,
+                    "equivalent": r.equivalent,
+                }
+                for r in self.results
+            ],
         }
 
 
@@ -152,10 +170,14 @@ def load_equivalents(name: str, pm=None) -> dict[str, str]:
             except tomllib.TOMLDecodeError as exc:
                 raise AssignmentError(f"{path}: not valid TOML: {exc}") from None
             for i, entry in enumerate(data.get("equivalent", []), start=1):
-                if not isinstance(entry, dict) or set(entry) != {"mutant", "why"} or not all(
-                        isinstance(v, str) and v.strip() for v in entry.values()):
-                    raise AssignmentError(f"{path}: [[equivalent]] number {i}: expected the keys "
-                                          "mutant and why, each a non-empty string")
+                if (
+                    not isinstance(entry, dict)
+                    or set(entry) != {"mutant", "why"}
+                    or not all(isinstance(v, str) and v.strip() for v in entry.values())
+                ):
+                    raise AssignmentError(
+                        f"{path}: [[equivalent]] number {i}: expected the keys mutant and why, each a non-empty string"
+                    )
                 listed[entry["mutant"]] = entry["why"]
     return listed
 
@@ -187,10 +209,18 @@ def write_mutant(assignment: Assignment, mutant: Mutant, folder: Path) -> Path:
     return folder
 
 
-def run_mutants(assignment: Assignment, variant: dict, *, jobs: int = 1, max_mutants: int | None = None,
-                seed: int = 0, secret: str | None = None, select: Callable[[Mutant], bool] | None = None,
-                on_start: Callable[[int], None] | None = None,
-                on_result: Callable[[MutantResult], None] | None = None) -> MutantsReport:
+def run_mutants(
+    assignment: Assignment,
+    variant: dict,
+    *,
+    jobs: int = 1,
+    max_mutants: int | None = None,
+    seed: int = 0,
+    secret: str | None = None,
+    select: Callable[[Mutant], bool] | None = None,
+    on_start: Callable[[int], None] | None = None,
+    on_result: Callable[[MutantResult], None] | None = None,
+) -> MutantsReport:
     """Grade every (or a seeded sample of) mutant of the reference; see the module docstring.
 
     Every mutant is graded in `variant` alone: the score is that variant's.
@@ -205,9 +235,16 @@ def run_mutants(assignment: Assignment, variant: dict, *, jobs: int = 1, max_mut
     secret = course_secret() if secret is None else secret
     with tempfile.TemporaryDirectory(prefix="lmgrade-mutants-") as tmp, ExitStack() as stack:
         reference = LiveReference(assignment.spec)
-        graders = [(bound, chosen_variant, stack.enter_context(
-                    Grader(bound, chosen_variant, reference, secret=secret, jobs=jobs, store=default_store())))
-                   for bound, chosen_variant in [(assignment, variant)]]
+        graders = [
+            (
+                bound,
+                chosen_variant,
+                stack.enter_context(
+                    Grader(bound, chosen_variant, reference, secret=secret, jobs=jobs, store=default_store())
+                ),
+            )
+            for bound, chosen_variant in [(assignment, variant)]
+        ]
 
         def grade(index: int) -> None:
             mutant = chosen[index]
@@ -215,9 +252,15 @@ def run_mutants(assignment: Assignment, variant: dict, *, jobs: int = 1, max_mut
             for bound, chosen_variant, grader in graders:
                 run = grade_submission(bound, chosen_variant, folder, grader=grader)
                 failed = [v for v in run.verdicts if not v.passed]
-                result = MutantResult(mutant, run.score, run.max_score, [v.check.name for v in failed],
-                                      sorted({v.mistake.name for v in failed if v.mistake is not None}),
-                                      equivalents.get(label(mutant)), dict(chosen_variant))
+                result = MutantResult(
+                    mutant,
+                    run.score,
+                    run.max_score,
+                    [v.check.name for v in failed],
+                    sorted({v.mistake.name for v in failed if v.mistake is not None}),
+                    equivalents.get(label(mutant)),
+                    dict(chosen_variant),
+                )
                 if result.killed:
                     break
             with lock:

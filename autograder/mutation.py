@@ -44,8 +44,8 @@ import builtins
 import math
 import re
 import warnings
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
-from typing import Callable, Iterator
 
 MODULE = "<module>"
 
@@ -233,10 +233,16 @@ class _Module:
                     imported.add(name)
                     if isinstance(node, ast.Import) and alias.name == "math":
                         math_names.add(name)
-        defined = {node.name for node in tree.body
-                   if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
-        assigned = {target.id for node in tree.body if isinstance(node, ast.Assign)
-                    for target in node.targets if isinstance(target, ast.Name)}
+        defined = {
+            node.name for node in tree.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+        }
+        assigned = {
+            target.id
+            for node in tree.body
+            if isinstance(node, ast.Assign)
+            for target in node.targets
+            if isinstance(target, ast.Name)
+        }
         parents = {child: parent for parent in ast.walk(tree) for child in ast.iter_child_nodes(parent)}
         return cls(text, parents, frozenset(imported | defined | assigned), frozenset(imported), frozenset(math_names))
 
@@ -302,40 +308,95 @@ def _is_main_guard(node: ast.AST) -> bool:
 # Each takes a node and the module and yields the edits it makes at that node (often none).
 
 _SYMBOLS = {
-    ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//", ast.Mod: "%", ast.Pow: "**",
-    ast.MatMult: "@", ast.BitOr: "|", ast.BitAnd: "&", ast.BitXor: "^", ast.LShift: "<<", ast.RShift: ">>",
+    ast.Add: "+",
+    ast.Sub: "-",
+    ast.Mult: "*",
+    ast.Div: "/",
+    ast.FloorDiv: "//",
+    ast.Mod: "%",
+    ast.Pow: "**",
+    ast.MatMult: "@",
+    ast.BitOr: "|",
+    ast.BitAnd: "&",
+    ast.BitXor: "^",
+    ast.LShift: "<<",
+    ast.RShift: ">>",
 }
 _ARITH_SWAPS = {
-    ast.Add: "-", ast.Sub: "+", ast.Mult: "/", ast.Div: "*", ast.FloorDiv: "/", ast.Pow: "*", ast.Mod: "//",
+    ast.Add: "-",
+    ast.Sub: "+",
+    ast.Mult: "/",
+    ast.Div: "*",
+    ast.FloorDiv: "/",
+    ast.Pow: "*",
+    ast.Mod: "//",
     ast.MatMult: "*",
 }
 _AUG_SWAPS = {ast.Add: "-=", ast.Sub: "+=", ast.Mult: "/=", ast.Div: "*="}
 _COMPARE_PATTERNS = {
-    ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==", ast.NotEq: "!=",
-    ast.In: r"\bin\b", ast.NotIn: r"\bnot\s+in\b", ast.Is: r"\bis\b", ast.IsNot: r"\bis\s+not\b",
+    ast.Lt: "<",
+    ast.LtE: "<=",
+    ast.Gt: ">",
+    ast.GtE: ">=",
+    ast.Eq: "==",
+    ast.NotEq: "!=",
+    ast.In: r"\bin\b",
+    ast.NotIn: r"\bnot\s+in\b",
+    ast.Is: r"\bis\b",
+    ast.IsNot: r"\bis\s+not\b",
 }
 _COMPARE_SWAPS = {
-    ast.Lt: "<=", ast.LtE: "<", ast.Gt: ">=", ast.GtE: ">", ast.Eq: "!=", ast.NotEq: "==",
-    ast.In: "not in", ast.NotIn: "in", ast.Is: "is not", ast.IsNot: "is",
+    ast.Lt: "<=",
+    ast.LtE: "<",
+    ast.Gt: ">=",
+    ast.GtE: ">",
+    ast.Eq: "!=",
+    ast.NotEq: "==",
+    ast.In: "not in",
+    ast.NotIn: "in",
+    ast.Is: "is not",
+    ast.IsNot: "is",
 }
 # Negating these would repeat another operator's mutant: `compare` already
 # turns `a == b` into `a != b`, and `bool` turns `not c` into `c`.
 _EXACTLY_NEGATED_BY_COMPARE = (ast.Eq, ast.NotEq, ast.In, ast.NotIn, ast.Is, ast.IsNot)
 
 _FUNCTION_SWAPS = {
-    "log": ("log2", "log10"), "log2": ("log",), "log10": ("log",),
-    "sum": ("mean",), "mean": ("sum",),
-    "max": ("min",), "min": ("max",),
-    "argmax": ("argmin",), "argmin": ("argmax",),
-    "amax": ("amin",), "amin": ("amax",),
-    "softmax": ("log_softmax",), "log_softmax": ("softmax",),
+    "log": ("log2", "log10"),
+    "log2": ("log",),
+    "log10": ("log",),
+    "sum": ("mean",),
+    "mean": ("sum",),
+    "max": ("min",),
+    "min": ("max",),
+    "argmax": ("argmin",),
+    "argmin": ("argmax",),
+    "amax": ("amin",),
+    "amin": ("amax",),
+    "softmax": ("log_softmax",),
+    "log_softmax": ("softmax",),
 }
 # Reductions and softmaxes, whose first argument (as a method: `x.sum(-1)`) or
 # second (as a function: `np.sum(x, -1)`) may be the axis.
-_TAKES_AXIS = frozenset({
-    "softmax", "log_softmax", "sum", "mean", "max", "min", "argmax", "argmin", "amax", "amin",
-    "cumsum", "prod", "std", "var", "logsumexp",
-})
+_TAKES_AXIS = frozenset(
+    {
+        "softmax",
+        "log_softmax",
+        "sum",
+        "mean",
+        "max",
+        "min",
+        "argmax",
+        "argmin",
+        "amax",
+        "amin",
+        "cumsum",
+        "prod",
+        "std",
+        "var",
+        "logsumexp",
+    }
+)
 _AXIS_KEYWORDS = frozenset({"axis", "dim"})
 _KEEPDIM_KEYWORDS = frozenset({"keepdims", "keepdim"})
 # The first two axes confused, the last with the one before it or with the first.
@@ -452,8 +513,11 @@ def _negate_cond(node: ast.AST, module: _Module) -> Iterator[_Edit]:
 def _negated_by_another_operator(condition: ast.expr) -> bool:
     if isinstance(condition, ast.UnaryOp) and isinstance(condition.op, ast.Not):
         return True
-    return (isinstance(condition, ast.Compare) and len(condition.ops) == 1
-            and isinstance(condition.ops[0], _EXACTLY_NEGATED_BY_COMPARE))
+    return (
+        isinstance(condition, ast.Compare)
+        and len(condition.ops) == 1
+        and isinstance(condition.ops[0], _EXACTLY_NEGATED_BY_COMPARE)
+    )
 
 
 def _arith(node: ast.AST, module: _Module) -> Iterator[_Edit]:
@@ -555,7 +619,8 @@ def _const(node: ast.AST, module: _Module) -> Iterator[_Edit]:
 def _drop_stmt(node: ast.AST, module: _Module) -> Iterator[_Edit]:
     """A simple statement with an effect (assignment, call, del) replaced by `pass`."""
     if isinstance(node, (ast.Assign, ast.AugAssign, ast.Expr, ast.Delete)) or (
-            isinstance(node, ast.AnnAssign) and node.value is not None):
+        isinstance(node, ast.AnnAssign) and node.value is not None
+    ):
         yield _Edit(*module.text.span(node), "pass")
 
 
@@ -578,6 +643,7 @@ OPERATORS: tuple[str, ...] = tuple(_OPERATORS)
 
 
 # --- Helpers of the operators --------------------------------------------------------------------
+
 
 def _replaced_tokens(tokens: list[tuple[int, int]], replacement: str, text: _Text) -> _Edit:
     """One edit from the first token to the last, each token replaced, the text between them kept."""
@@ -642,7 +708,8 @@ def _binds_looser_than_plus(node: ast.expr) -> bool:
     if isinstance(node, ast.UnaryOp):
         return isinstance(node.op, ast.Not)
     return isinstance(node, ast.BinOp) and isinstance(
-        node.op, (ast.BitOr, ast.BitXor, ast.BitAnd, ast.LShift, ast.RShift))
+        node.op, (ast.BitOr, ast.BitXor, ast.BitAnd, ast.LShift, ast.RShift)
+    )
 
 
 def _negative_needs_brackets(node: ast.Constant, parent: ast.AST | None) -> bool:

@@ -74,8 +74,9 @@ class LiveReference:
             self.reference_folder: Path = spec.reference_folder()
             self.modules = load_files(self.reference_folder, spec.files)
         except Exception as exc:
-            raise OracleError(f"the reference solution of {spec.name} cannot be imported here "
-                              f"({type(exc).__name__}: {exc})") from exc
+            raise OracleError(
+                f"the reference solution of {spec.name} cannot be imported here ({type(exc).__name__}: {exc})"
+            ) from exc
         self._flawed: dict[Mistake, dict] = {}
         self._lock = threading.Lock()  # checks are judged in parallel threads
         one_thread()
@@ -90,8 +91,9 @@ class LiveReference:
             try:
                 out.append(run_scenario(check, self.modules, case))
             except Exception as exc:
-                raise OracleError(f"the reference failed on {check.name} case {i + 1} ({case.label}): "
-                                  f"{type(exc).__name__}: {exc}") from exc
+                raise OracleError(
+                    f"the reference failed on {check.name} case {i + 1} ({case.label}): {type(exc).__name__}: {exc}"
+                ) from exc
         return out
 
     def _flawed_modules(self, mistake: Mistake) -> dict:
@@ -109,8 +111,7 @@ class LiveReference:
                 for filename in self.spec.files:
                     source = (self.reference_folder / filename).read_text(encoding="utf-8")
                     edits = tuple((old, new) for file, old, new in mistake.edits if file == filename)
-                    (Path(tmp) / filename).write_text(apply(source, edits, f"mistake {mistake.name}"),
-                                                      encoding="utf-8")
+                    (Path(tmp) / filename).write_text(apply(source, edits, f"mistake {mistake.name}"), encoding="utf-8")
                 copies = load_files(Path(tmp), self.spec.files)
         if mistake.patch is not None:
             mistake.patch(copies)
@@ -146,9 +147,11 @@ class RecordedReference:
 
     def __init__(self, fixtures, variant: dict):
         if dict(variant) != dict(fixtures.variant):
-            raise FixtureError(f"the fixtures of {fixtures.assignment} were recorded for "
-                               f"{_settings(fixtures.variant)}, not {_settings(variant)}: "
-                               "build the bundle with the variant you grade")
+            raise FixtureError(
+                f"the fixtures of {fixtures.assignment} were recorded for "
+                f"{_settings(fixtures.variant)}, not {_settings(variant)}: "
+                "build the bundle with the variant you grade"
+            )
         self.fixtures = fixtures
         self.reference_folder: Path | None = None
         self.modules: dict = {}
@@ -161,8 +164,10 @@ class RecordedReference:
         recorded = self._matching(check, cases)
         for mistake in check.mistakes:  # asked later, one case at a time: missing answers fail now
             if any(mistake.name not in r.mistaken for r in recorded):
-                raise FixtureError(f"no recorded answers of the mistake {mistake.name!r} on {check.name}: "
-                                   "the fixtures were recorded with other graders; rebuild the bundle")
+                raise FixtureError(
+                    f"no recorded answers of the mistake {mistake.name!r} on {check.name}: "
+                    "the fixtures were recorded with other graders; rebuild the bundle"
+                )
         return [r.expected for r in recorded]
 
     def mistaken(self, check: Check, case: Case, mistake: Mistake) -> Any:
@@ -179,12 +184,16 @@ class RecordedReference:
     def _matching(self, check: Check, cases: list[Case]) -> list:
         recorded = self.fixtures.recorded(check.name)
         if len(recorded) != len(cases):
-            raise FixtureError(f"{check.name} has {len(cases)} cases, but {len(recorded)} were recorded: "
-                               "the fixtures belong to other cases; rebuild the bundle")
+            raise FixtureError(
+                f"{check.name} has {len(cases)} cases, but {len(recorded)} were recorded: "
+                "the fixtures belong to other cases; rebuild the bundle"
+            )
         for i, (r, case) in enumerate(zip(recorded, cases), start=1):
             if not _same_case(r.case, case):
-                raise FixtureError(f"{check.name} case {i} ({case.label}) is not the case recorded there "
-                                   f"({r.case.label}): the fixtures belong to other cases; rebuild the bundle")
+                raise FixtureError(
+                    f"{check.name} case {i} ({case.label}) is not the case recorded there "
+                    f"({r.case.label}): the fixtures belong to other cases; rebuild the bundle"
+                )
         return recorded
 
 

@@ -21,7 +21,7 @@ from . import wire
 from .checks import Check
 from .compare import Tolerance, compare, digits, number
 
-MAX_LISTED = 200   # differing entries listed with --full
+MAX_LISTED = 200  # differing entries listed with --full
 SHORT_LISTED = 10  # ... and without it
 
 
@@ -49,19 +49,21 @@ def find(checks: list[Check], name: str) -> Check:
 def snippet(check: Check, args_file: Path) -> str:
     module, _, function = check.scenario_ref.partition(":")
     files = ", ".join(repr(f) for f in check.files)
-    return "\n".join([
-        "from pathlib import Path",
-        "from lmgrade import wire",
-        "from lmgrade.loader import load_files",
-        f"from {module} import {function}",
-        "",
-        f"args = wire.decode(Path({str(args_file)!r}).read_bytes())",
-        f"modules = load_files(Path('.'), [{files}])   # run it in your submission's folder",
-        f"print({function}(modules, args))",
-    ])
+    return "\n".join(
+        [
+            "from pathlib import Path",
+            "from lmgrade import wire",
+            "from lmgrade.loader import load_files",
+            f"from {module} import {function}",
+            "",
+            f"args = wire.decode(Path({str(args_file)!r}).read_bytes())",
+            f"modules = load_files(Path('.'), [{files}])   # run it in your submission's folder",
+            f"print({function}(modules, args))",
+        ]
+    )
 
 
-SHORT_DIGITS = 6   # of the values shown without --full; the differences are listed to the tolerance's digits
+SHORT_DIGITS = 6  # of the values shown without --full; the differences are listed to the tolerance's digits
 SHORT_ENTRIES = 6  # of an array shown without --full: its first and last few, on one line
 SHORT_CHARS = 300  # of any other value shown without --full
 
@@ -69,8 +71,9 @@ SHORT_CHARS = 300  # of any other value shown without --full
 def show(value: Any, *, full: bool = False, tol: Tolerance | None = None) -> str:
     """`value` for a student to read: a dict one entry a line; without `full`, each array on one line, shortened."""
     precision = 17 if full or tol is None else min(SHORT_DIGITS, digits(tol))
-    with np.printoptions(linewidth=120 if full else 10**6, precision=precision, floatmode="maxprec",
-                         threshold=np.inf if full else 1000):
+    with np.printoptions(
+        linewidth=120 if full else 10**6, precision=precision, floatmode="maxprec", threshold=np.inf if full else 1000
+    ):
         return "\n".join(_lines(value, full, ""))
 
 
@@ -94,11 +97,11 @@ def _one(value: Any, full: bool) -> str:
         return repr(_plain_scalars(value))
     if isinstance(value, np.ndarray) and value.size > SHORT_ENTRIES:
         flat = value.ravel()
-        head, tail = flat[:SHORT_ENTRIES - 2], flat[-2:]
+        head, tail = flat[: SHORT_ENTRIES - 2], flat[-2:]
         entries = ", ".join(np.array2string(x) for x in head) + ", ..., " + ", ".join(np.array2string(x) for x in tail)
         return f"array of shape {value.shape}, {value.dtype}: [{entries}]"
     text = repr(_plain_scalars(value))
-    return text if len(text) <= SHORT_CHARS else text[:SHORT_CHARS - 3] + "..."
+    return text if len(text) <= SHORT_CHARS else text[: SHORT_CHARS - 3] + "..."
 
 
 def _plain_scalars(value: Any) -> Any:
@@ -120,10 +123,18 @@ def differences(expected: Any, got: Any, tol: Tolerance, path: str = "") -> list
         return [line for i, (e, g) in enumerate(zip(expected, got)) for line in differences(e, g, tol, f"{path}[{i}]")]
     if isinstance(expected, wire.Tensor) and isinstance(got, wire.Tensor):
         expected, got = expected.values, got.values
-    if isinstance(expected, np.ndarray) and isinstance(got, np.ndarray) and expected.shape == got.shape \
-            and expected.dtype.kind in "fiub" and got.dtype.kind in "fiub":
+    if (
+        isinstance(expected, np.ndarray)
+        and isinstance(got, np.ndarray)
+        and expected.shape == got.shape
+        and expected.dtype.kind in "fiub"
+        and got.dtype.kind in "fiub"
+    ):
         bad = ~np.isclose(got, expected, rtol=tol.rtol, atol=tol.atol, equal_nan=True)
-        return [f"{path}[{', '.join(map(str, index))}]: expected {number(expected[index], tol, beside=got[index])}, "
-                f"got {number(got[index], tol, beside=expected[index])}" for index in zip(*np.nonzero(bad))]
+        return [
+            f"{path}[{', '.join(map(str, index))}]: expected {number(expected[index], tol, beside=got[index])}, "
+            f"got {number(got[index], tol, beside=expected[index])}"
+            for index in zip(*np.nonzero(bad))
+        ]
     message = compare(expected, got, tol, reveal=True)
     return [] if message is None else [f"{path or 'the answer'}: {message}"]

@@ -16,8 +16,9 @@ from pathlib import Path
 
 from .checks import Case, CaseVerdict, Check, Mistake
 
-HARNESS_FAULT_NOTE = ("The autograder itself failed, not your submission: please tell the course staff "
-                      "(your score is not final).")
+HARNESS_FAULT_NOTE = (
+    "The autograder itself failed, not your submission: please tell the course staff (your score is not final)."
+)
 
 
 @dataclass
@@ -44,10 +45,15 @@ class Verdict:
     def passed(self) -> bool:
         return self.score >= self.max_score
 
-    def plain(self) -> "CheckScore":
+    def plain(self) -> CheckScore:
         """This verdict as plain data."""
-        return CheckScore(self.check.name, round(self.score, 6), self.max_score, self.output,
-                          self.mistake.name if self.mistake else "")
+        return CheckScore(
+            self.check.name,
+            round(self.score, 6),
+            self.max_score,
+            self.output,
+            self.mistake.name if self.mistake else "",
+        )
 
 
 def not_run(check: Check, number: int, cases: list[Case], reason: str) -> Verdict:
@@ -59,10 +65,10 @@ def not_run(check: Check, number: int, cases: list[Case], reason: str) -> Verdic
 class GradingRun:
     """What grading one submission gave."""
 
-    submission: Path          # the folder that was graded
-    note: str                 # where the files were found, when not at the top; an import failure
+    submission: Path  # the folder that was graded
+    note: str  # where the files were found, when not at the top; an import failure
     verdicts: list[Verdict]
-    files_hash: str = ""      # of the assignment's files graded (`submission.graded_files_hash`)
+    files_hash: str = ""  # of the assignment's files graded (`submission.graded_files_hash`)
 
     @property
     def score(self) -> float:
@@ -85,7 +91,7 @@ class CheckScore:
     score: float
     max_score: float
     output: str
-    mistake: str = ""        # the known mistake the feedback named, if any
+    mistake: str = ""  # the known mistake the feedback named, if any
 
     @property
     def passed(self) -> bool:
@@ -97,11 +103,11 @@ class Graded:
     """A `GradingRun` as plain data, or why a submission has none (`error`)."""
 
     checks: tuple[CheckScore, ...] = ()
-    note: str = ""           # where the files were found, when not at the top
+    note: str = ""  # where the files were found, when not at the top
     wall_s: float = 0.0
     error: str = ""
-    files_hash: str = ""     # of the assignment's files graded: identical submissions share it
-    zero_cause: str = ""     # for a score of 0, why (`regrade.graded.ZERO_CAUSES`)
+    files_hash: str = ""  # of the assignment's files graded: identical submissions share it
+    zero_cause: str = ""  # for a score of 0, why (`regrade.graded.ZERO_CAUSES`)
 
     @property
     def score(self) -> float:
@@ -115,18 +121,24 @@ class Graded:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, data: dict) -> "Graded":
-        return cls(checks=tuple(CheckScore(**c) for c in data.get("checks", ())), note=data.get("note", ""),
-                   wall_s=data.get("wall_s", 0.0), error=data.get("error", ""),
-                   files_hash=data.get("files_hash", ""), zero_cause=data.get("zero_cause", ""))
+    def from_dict(cls, data: dict) -> Graded:
+        return cls(
+            checks=tuple(CheckScore(**c) for c in data.get("checks", ())),
+            note=data.get("note", ""),
+            wall_s=data.get("wall_s", 0.0),
+            error=data.get("error", ""),
+            files_hash=data.get("files_hash", ""),
+            zero_cause=data.get("zero_cause", ""),
+        )
 
     @classmethod
-    def of(cls, run: GradingRun, *, wall_s: float = 0.0, zero_cause: str = "") -> "Graded":
-        return cls(tuple(v.plain() for v in run.verdicts), run.note, wall_s, files_hash=run.files_hash,
-                   zero_cause=zero_cause)
+    def of(cls, run: GradingRun, *, wall_s: float = 0.0, zero_cause: str = "") -> Graded:
+        return cls(
+            tuple(v.plain() for v in run.verdicts), run.note, wall_s, files_hash=run.files_hash, zero_cause=zero_cause
+        )
 
     @classmethod
-    def failed(cls, exc: BaseException) -> "Graded":
+    def failed(cls, exc: BaseException) -> Graded:
         return cls(error=describe_failure(exc))
 
 

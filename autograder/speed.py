@@ -16,12 +16,13 @@ run, then judged) is `timing_grading`.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 from .sandbox import stopwatch
 
-L2_FLUSH_BYTES = 256 * 2**20   # larger than the L2 cache of any current GPU
+L2_FLUSH_BYTES = 256 * 2**20  # larger than the L2 cache of any current GPU
 
 
 @dataclass(frozen=True)
@@ -39,11 +40,11 @@ class Timing:
     reset: Callable[[Any], None] | None = None
     warmup: int = 3
     laps: int = 12
-    rounds: int = 2               # interleaved runs of each side
-    bound: float = 3.0            # largest student/reference ratio paid, on the CPU ...
-    bound_cuda: float = 2.0       # ... and on CUDA
-    suspicious: float = 10.0      # this many times faster than the reference: flagged for review
-    verified: int = 3             # laps of the submission recomputed with the reference
+    rounds: int = 2  # interleaved runs of each side
+    bound: float = 3.0  # largest student/reference ratio paid, on the CPU ...
+    bound_cuda: float = 2.0  # ... and on CUDA
+    suspicious: float = 10.0  # this many times faster than the reference: flagged for review
+    verified: int = 3  # laps of the submission recomputed with the reference
 
     @property
     def sandboxed_runs(self) -> int:
@@ -74,4 +75,5 @@ def _l2_flusher(device: str) -> Callable[[], None]:
     def flush() -> None:
         scratch.zero_()
         torch.cuda.synchronize()
+
     return flush

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from typing import Callable
+from collections.abc import Callable
 
 LEVEL = 1e-6  # every test's false-fail probability on a correct sampler
 ALPHA_Z = 4.7534  # standard normal quantile of 1 - 1e-6
@@ -45,8 +45,9 @@ def chi2_test(observed: Counter, probability, total: int) -> tuple[float, int, o
     return stat, len(cells) - 1, worst[0], worst[1], worst[2]
 
 
-def seeding_problem(got: dict, expected: dict, repeat: int, *, call: str = "sample",
-                    source: str = "rng", collision: float | None = None) -> str | None:
+def seeding_problem(
+    got: dict, expected: dict, repeat: int, *, call: str = "sample", source: str = "rng", collision: float | None = None
+) -> str | None:
     """Whether the draws came from the given generator alone.
 
     ``again``: `repeat` draws with the first seed again (global generators
@@ -58,11 +59,13 @@ def seeding_problem(got: dict, expected: dict, repeat: int, *, call: str = "samp
     repeats 30 draws every 20 runs.
     """
     if got["again"] != got["draws"][:repeat]:
-        return (f"the same seed gave different draws: {call} must take all its randomness "
-                f"from {source} (not a global generator or one of its own)")
+        return (
+            f"the same seed gave different draws: {call} must take all its randomness "
+            f"from {source} (not a global generator or one of its own)"
+        )
     if collision is None:
         collision = collision_estimate(expected["draws"])
-    if got["other"] == got["draws"][:repeat] and collision ** repeat < LEVEL:
+    if got["other"] == got["draws"][:repeat] and collision**repeat < LEVEL:
         return f"{repeat} draws with another seed were exactly the same: {call} ignores {source}"
     return None
 
@@ -74,8 +77,9 @@ def collision_estimate(draws: list) -> float:
     return sum(c * (c - 1) for c in counts.values()) / (n * (n - 1)) if n > 1 else 1.0
 
 
-def fit_problem(what: str, observed: Counter, probability: Callable[[object], float], total: int,
-                reveal: bool) -> str | None:
+def fit_problem(
+    what: str, observed: Counter, probability: Callable[[object], float], total: int, reveal: bool
+) -> str | None:
     """A message when the frequencies of `what` are beyond the critical value, else None."""
     stat, df, worst, obs, exp = chi2_test(observed, probability, total)
     if df < 1:
@@ -84,6 +88,8 @@ def fit_problem(what: str, observed: Counter, probability: Callable[[object], fl
     if stat <= critical:
         return None
     detail = f"; the furthest off is {worst!r:.80}: drawn {obs} times, expected about {exp:.0f}" if reveal else ""
-    return (f"the {total} draws do not follow the model: the frequencies of {what} are off "
-            f"(chi-square {stat:.1f} on {df} degrees of freedom; a correct sampler stays below "
-            f"{critical:.1f} in all but one run in a million){detail}")
+    return (
+        f"the {total} draws do not follow the model: the frequencies of {what} are off "
+        f"(chi-square {stat:.1f} on {df} degrees of freedom; a correct sampler stays below "
+        f"{critical:.1f} in all but one run in a million){detail}"
+    )

@@ -16,14 +16,14 @@ import os
 import shutil
 import stat
 import zipfile
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 # Folders that are never part of a submission: neither searched nor copied
 # into the sandbox (a virtual environment beside the code can weigh gigabytes).
 SKIPPED_FOLDERS = frozenset({"__MACOSX", "__pycache__", ".git", "node_modules", ".venv", "venv"})
 
-MAX_SUBMISSION_BYTES = 64 * 2**20   # what the sandbox copies of a submission, and a .zip may unpack to
+MAX_SUBMISSION_BYTES = 64 * 2**20  # what the sandbox copies of a submission, and a .zip may unpack to
 MAX_UNPACKED_FILES = 2000
 
 
@@ -39,8 +39,7 @@ def unpack_zip(archive: Path, into: Path) -> Path:
             if len(members) > MAX_UNPACKED_FILES:
                 raise UnreadableSubmission(f"{archive.name} holds more than {MAX_UNPACKED_FILES} files")
             if sum(m.file_size for m in members) > MAX_SUBMISSION_BYTES:
-                raise UnreadableSubmission(f"{archive.name} unpacks to more than "
-                                           f"{MAX_SUBMISSION_BYTES // 2**20} MiB")
+                raise UnreadableSubmission(f"{archive.name} unpacks to more than {MAX_SUBMISSION_BYTES // 2**20} MiB")
             root = into.resolve()
             for member in members:
                 target = (root / member.filename).resolve()
@@ -66,8 +65,11 @@ def lone_zip(folder: Path) -> Path | None:
     file in it: it is unpacked and graded as a .zip given directly would be.
     """
     try:
-        held = [path for relative, path in submission_files(folder)
-                if not any(part.startswith(".") for part in relative.split("/"))]
+        held = [
+            path
+            for relative, path in submission_files(folder)
+            if not any(part.startswith(".") for part in relative.split("/"))
+        ]
     except OSError:
         return None
     if len(held) == 1 and held[0].suffix.lower() == ".zip":
@@ -79,9 +81,12 @@ def missing_hint(folder: Path, files: tuple[str, ...]) -> str:
     """What to tell a student whose submission lacks some of `files`: what it holds instead."""
     if not folder.is_dir():
         return f"The submission folder {folder.name} does not exist: nothing was graded."
-    held = sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*")
-                  if p.is_file() and not any(part in SKIPPED_FOLDERS or part.startswith(".")
-                                             for part in p.relative_to(folder).parts))
+    held = sorted(
+        p.relative_to(folder).as_posix()
+        for p in folder.rglob("*")
+        if p.is_file()
+        and not any(part in SKIPPED_FOLDERS or part.startswith(".") for part in p.relative_to(folder).parts)
+    )
     missing = [f for f in files if not (folder / f).is_file()]
     if not missing:
         return ""
@@ -97,6 +102,8 @@ def missing_hint(folder: Path, files: tuple[str, ...]) -> str:
             line += f" - rename `{close[0]}` to `{name}`?"
         lines.append(line)
     return "\n".join(lines)
+
+
 MAX_DEPTH = 3
 
 
@@ -109,14 +116,18 @@ def walk(folder: Path):
     """
     for root, dirs, names in os.walk(folder, followlinks=False):
         dirs[:] = [d for d in dirs if d not in SKIPPED_FOLDERS and not os.path.islink(os.path.join(root, d))]
-        yield Path(root), dirs, [n for n in names if os.path.isfile(os.path.join(root, n))
-                                 and not os.path.islink(os.path.join(root, n))]
+        yield (
+            Path(root),
+            dirs,
+            [n for n in names if os.path.isfile(os.path.join(root, n)) and not os.path.islink(os.path.join(root, n))],
+        )
 
 
 def submission_files(folder: Path) -> list[tuple[str, Path]]:
     """(relative POSIX path, path) of every file `walk` finds under `folder`, sorted."""
-    return sorted(((root / name).relative_to(folder).as_posix(), root / name)
-                  for root, _, names in walk(folder) for name in names)
+    return sorted(
+        ((root / name).relative_to(folder).as_posix(), root / name) for root, _, names in walk(folder) for name in names
+    )
 
 
 def hash_files(digest, files: list[tuple[str, Path]]) -> None:
@@ -186,11 +197,19 @@ def locate(folder: Path, files: tuple[str, ...]) -> tuple[Path, str]:
     found = []
     for root, dirs, names in os.walk(folder, followlinks=False):
         depth = len(Path(root).relative_to(folder).parts)
-        dirs[:] = sorted(d for d in dirs if d not in SKIPPED_FOLDERS and not d.startswith(".") and depth < MAX_DEPTH
-                         and not os.path.islink(os.path.join(root, d)))
+        dirs[:] = sorted(
+            d
+            for d in dirs
+            if d not in SKIPPED_FOLDERS
+            and not d.startswith(".")
+            and depth < MAX_DEPTH
+            and not os.path.islink(os.path.join(root, d))
+        )
         if all(f in names and os.path.isfile(os.path.join(root, f)) for f in files):
             found.append(Path(root))
     if len(found) != 1:
         return folder, ""
     where = found[0].relative_to(folder).as_posix()
-    return found[0], f"{', '.join(files)} {'was' if len(files) == 1 else 'were'} found in {where}/ and graded from there."
+    return found[
+        0
+    ], f"{', '.join(files)} {'was' if len(files) == 1 else 'were'} found in {where}/ and graded from there."

@@ -13,13 +13,22 @@ from .handout import check_command, grading_table
 def render(assignment: Assignment, variant: dict) -> dict[str, str]:
     """{output file name: text} for every template of the assignment."""
     spec = assignment.spec
-    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(spec.root)),
-                             undefined=jinja2.StrictUndefined, keep_trailing_newline=True,
-                             autoescape=False)
-    context = {"name": spec.name, "title": spec.title, "files": spec.files, "variant": variant,
-               "checks": assignment.checks, "grading_table": grading_table(assignment.checks),
-               "check_command": check_command(spec.name, variant, {k: v.default for k, v in spec.variants.items()}),
-               **variant}
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(spec.root)),
+        undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=True,
+        autoescape=False,
+    )
+    context = {
+        "name": spec.name,
+        "title": spec.title,
+        "files": spec.files,
+        "variant": variant,
+        "checks": assignment.checks,
+        "grading_table": grading_table(assignment.checks),
+        "check_command": check_command(spec.name, variant, {k: v.default for k, v in spec.variants.items()}),
+        **variant,
+    }
     out = {}
     for output, path in spec.templates.items():
         relative = path.relative_to(spec.root).as_posix()

@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import random
 import statistics
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 from . import wire
 from .checks import Case, CaseVerdict, Check
@@ -26,8 +26,17 @@ from .oracle import OracleError
 from .results import Verdict
 
 
-def grade_timing(pool, check: Check, number: int, submission: Path, reference: Path, modules: dict,
-                 cases: list[Case], rng: random.Random, wrong: str | None = None) -> Verdict:
+def grade_timing(
+    pool,
+    check: Check,
+    number: int,
+    submission: Path,
+    reference: Path,
+    modules: dict,
+    cases: list[Case],
+    rng: random.Random,
+    wrong: str | None = None,
+) -> Verdict:
     """The submission's laps against those of the reference's files in `reference`; `modules` recompute
     the sampled laps, `rng` samples them; `wrong` names a failed check of the timed code."""
     timing, reveal = check.timing, check.visibility == "visible"
@@ -37,44 +46,80 @@ def grade_timing(pool, check: Check, number: int, submission: Path, reference: P
         # The submission first in each round: where no case of its first run answered (an untouched
         # stub), nothing is timed and the reference never runs.
         for side, folder in (("submission", submission), ("reference", reference)):
-            runs[side].append(pool.run(scenario=check.scenario_ref, submission=folder,
-                                       files=list(check.files), cases=[c.args for c in cases],
-                                       limits=check.limits, device=check.device, laps=laps))
+            runs[side].append(
+                pool.run(
+                    scenario=check.scenario_ref,
+                    submission=folder,
+                    files=list(check.files),
+                    cases=[c.args for c in cases],
+                    limits=check.limits,
+                    device=check.device,
+                    laps=laps,
+                )
+            )
             if round_ == 0 and side == "submission" and not any(o.kind == "ok" for o in runs[side][0].outcomes):
                 return unanswered(check, number, cases, runs[side][0], reveal)
     judged = []
     for i, case in enumerate(cases):
         for run in runs["reference"]:
             if run.outcomes[i].kind != "ok":
-                raise OracleError(f"the reference failed the timing check {check.name} case {i + 1}: "
-                                  f"{outcome_verdict(check, case, None, run.outcomes[i], True).message}")
+                raise OracleError(
+                    f"the reference failed the timing check {check.name} case {i + 1}: "
+                    f"{outcome_verdict(check, case, None, run.outcomes[i], True).message}"
+                )
         failed = next((r.outcomes[i] for r in runs["submission"] if r.outcomes[i].kind != "ok"), None)
         if failed is not None:
             judged.append((case, outcome_verdict(check, case, None, failed, reveal)))
             continue
-        judged.append((case, judge_case(
-            check, case, collect(runs["reference"], i, timing.warmup),
-            collect(runs["submission"], i, timing.warmup),
-            reference_fingerprints(check, case, modules), rng, check.device, wrong)))
+        judged.append(
+            (
+                case,
+                judge_case(
+                    check,
+                    case,
+                    collect(runs["reference"], i, timing.warmup),
+                    collect(runs["submission"], i, timing.warmup),
+                    reference_fingerprints(check, case, modules),
+                    rng,
+                    check.device,
+                    wrong,
+                ),
+            )
+        )
     passed = sum(v.passed for _, v in judged)
     # The times are worth reading when the check passes too.
-    output = "\n".join([summarize(judged, reveal, None)] + [
-        f"case {i}: {v.message}" for i, (_, v) in enumerate(judged, start=1) if v.passed])
+    output = "\n".join(
+        [summarize(judged, reveal, None)]
+        + [f"case {i}: {v.message}" for i, (_, v) in enumerate(judged, start=1) if v.passed]
+    )
     printed = describe_output(runs["submission"][-1].output, failed=passed < len(cases), reveal=reveal)
     if printed:
         output += "\n" + printed
-    return Verdict(check, number, check.points * passed / len(cases) if cases else 0.0, output, judged,
-                   wall_s=sum(r.wall_s for r in runs["submission"]), defences=runs["submission"][0].defences)
+    return Verdict(
+        check,
+        number,
+        check.points * passed / len(cases) if cases else 0.0,
+        output,
+        judged,
+        wall_s=sum(r.wall_s for r in runs["submission"]),
+        defences=runs["submission"][0].defences,
+    )
 
 
 def unanswered(check: Check, number: int, cases: list[Case], run, reveal: bool) -> Verdict:
     """A timing check none of whose cases answered: each case fails with what happened, untimed."""
-    judged = [(case, outcome_verdict(check, case, None, outcome, reveal))
-              for case, outcome in zip(cases, run.outcomes)]
+    judged = [(case, outcome_verdict(check, case, None, outcome, reveal)) for case, outcome in zip(cases, run.outcomes)]
     output = summarize(judged, reveal, None)
     printed = describe_output(run.output, failed=True, reveal=reveal)
-    return Verdict(check, number, 0.0, output + ("\n" + printed if printed else ""), judged, wall_s=run.wall_s,
-                   defences=run.defences)
+    return Verdict(
+        check,
+        number,
+        0.0,
+        output + ("\n" + printed if printed else ""),
+        judged,
+        wall_s=run.wall_s,
+        defences=run.defences,
+    )
 
 
 def reference_fingerprints(check: Check, case: Case, modules: dict) -> Callable[[int], list]:
@@ -87,6 +132,7 @@ def reference_fingerprints(check: Check, case: Case, modules: dict) -> Callable[
         if timing.reset is not None:
             timing.reset(state[0])
         return wire.decode(wire.encode(timing.step(state[0], nonce)))
+
     return recompute
 
 
@@ -95,7 +141,7 @@ class Laps:
     """One side's timed laps of one case."""
 
     seconds: list[float]
-    laps: list[tuple[int, list[float]]]   # (nonce, fingerprint)
+    laps: list[tuple[int, list[float]]]  # (nonce, fingerprint)
 
     @property
     def median(self) -> float:
@@ -116,8 +162,16 @@ def _ms(seconds: float) -> str:
     return f"{seconds * 1e3:.3g} ms"
 
 
-def judge_case(check: Check, case: Case, reference: Laps, student: Laps, recompute: Callable[[int], list[float]],
-               rng: random.Random, device: str, wrong: str | None = None) -> CaseVerdict:
+def judge_case(
+    check: Check,
+    case: Case,
+    reference: Laps,
+    student: Laps,
+    recompute: Callable[[int], list[float]],
+    rng: random.Random,
+    device: str,
+    wrong: str | None = None,
+) -> CaseVerdict:
     """The verdict of one case from both sides' laps; `recompute(nonce)` is the reference's fingerprint.
 
     `wrong` names the numeric check of the timed code that failed in this grading, if one did:
@@ -130,21 +184,35 @@ def judge_case(check: Check, case: Case, reference: Laps, student: Laps, recompu
     for nonce, fingerprint in rng.sample(student.laps, min(timing.verified, len(student.laps))):
         diff = compare(recompute(nonce), fingerprint, check.tolerance_of(case), reveal=False)
         if diff is not None and wrong:
-            return CaseVerdict(False, f"the timed call's answers differ from the reference's on the same inputs, "
-                                      f"as {wrong} found: a time is judged only on right answers, fix {wrong} "
-                                      "first")
+            return CaseVerdict(
+                False,
+                f"the timed call's answers differ from the reference's on the same inputs, "
+                f"as {wrong} found: a time is judged only on right answers, fix {wrong} "
+                "first",
+            )
         if diff is not None:
-            return CaseVerdict(False, "a timed call's outputs differ from the reference's on the same inputs: "
-                                      "every output must be computed, and complete, before the call returns "
-                                      "(no work left on another stream, no answers reused from earlier calls)")
+            return CaseVerdict(
+                False,
+                "a timed call's outputs differ from the reference's on the same inputs: "
+                "every output must be computed, and complete, before the call returns "
+                "(no work left on another stream, no answers reused from earlier calls)",
+            )
     ratio = student.median / reference.median
     bound = timing.bound_cuda if device == "cuda" else timing.bound
-    times = (f"{_ms(student.median)} per call against the reference's {_ms(reference.median)} "
-             f"({ratio:.2f}x; median of {len(student.seconds)} timed calls each, {device})")
+    times = (
+        f"{_ms(student.median)} per call against the reference's {_ms(reference.median)} "
+        f"({ratio:.2f}x; median of {len(student.seconds)} timed calls each, {device})"
+    )
     if ratio < 1 / timing.suspicious:
-        return CaseVerdict(False, f"{times}: more than {timing.suspicious:g}x faster than the reference, "
-                                  "flagged for review by the course staff rather than paid")
+        return CaseVerdict(
+            False,
+            f"{times}: more than {timing.suspicious:g}x faster than the reference, "
+            "flagged for review by the course staff rather than paid",
+        )
     if ratio > bound:
-        return CaseVerdict(False, f"{times}: slower than the allowed {bound:g}x. Loops in Python over "
-                                  "positions, heads or batch rows are the usual cause: use batched tensor operations")
+        return CaseVerdict(
+            False,
+            f"{times}: slower than the allowed {bound:g}x. Loops in Python over "
+            "positions, heads or batch rows are the usual cause: use batched tensor operations",
+        )
     return CaseVerdict(True, times)

@@ -54,8 +54,11 @@ def _encode(value: Any, arrays: list[np.ndarray], depth: int) -> Any:
         arrays.append(np.ascontiguousarray(value))
         return {"$array": len(arrays) - 1}
     if _is_tensor(value):
-        return {"$tensor": _encode(value.detach().cpu().numpy(), arrays, depth + 1),
-                "dtype": str(value.dtype).replace("torch.", ""), "device": value.device.type}
+        return {
+            "$tensor": _encode(value.detach().cpu().numpy(), arrays, depth + 1),
+            "dtype": str(value.dtype).replace("torch.", ""),
+            "device": value.device.type,
+        }
     if isinstance(value, list):
         return [_encode(v, arrays, depth + 1) for v in list.__iter__(value)]
     if isinstance(value, tuple):
@@ -65,8 +68,7 @@ def _encode(value: Any, arrays: list[np.ndarray], depth: int) -> Any:
         items.sort(key=lambda v: json.dumps(v, sort_keys=True))
         return {"$set": items}
     if isinstance(value, dict):
-        return {"$dict": [[_encode(k, arrays, depth + 1), _encode(v, arrays, depth + 1)]
-                          for k, v in dict.items(value)]}
+        return {"$dict": [[_encode(k, arrays, depth + 1), _encode(v, arrays, depth + 1)] for k, v in dict.items(value)]}
     raise WireError(f"a value of type {_describe(value)} cannot be graded")
 
 
@@ -116,9 +118,13 @@ def identical(a: Any, b: Any) -> bool:
     """Whether two values are the same plain data, bit for bit (types, dtypes and shapes too)."""
     doc_a, arrays_a = to_document(a)
     doc_b, arrays_b = to_document(b)
-    return doc_a == doc_b and len(arrays_a) == len(arrays_b) and all(
-        x.dtype == y.dtype and x.shape == y.shape and x.tobytes() == y.tobytes()
-        for x, y in zip(arrays_a, arrays_b))
+    return (
+        doc_a == doc_b
+        and len(arrays_a) == len(arrays_b)
+        and all(
+            x.dtype == y.dtype and x.shape == y.shape and x.tobytes() == y.tobytes() for x, y in zip(arrays_a, arrays_b)
+        )
+    )
 
 
 def encode(value: Any) -> bytes:

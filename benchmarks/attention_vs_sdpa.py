@@ -38,8 +38,9 @@ class SDPAttention(CausalSelfAttention):
 
     def forward(self, x):
         B, T, d = x.shape
-        q, k, v = (p(x).view(B, T, self.n_heads, self.d_head).transpose(1, 2)
-                   for p in (self.q_proj, self.k_proj, self.v_proj))
+        q, k, v = (
+            p(x).view(B, T, self.n_heads, self.d_head).transpose(1, 2) for p in (self.q_proj, self.k_proj, self.v_proj)
+        )
         y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
         return self.out_proj(y.transpose(1, 2).reshape(B, T, d))
 
@@ -64,14 +65,17 @@ def main() -> None:
                 x.grad = None
                 module.zero_grad(set_to_none=True)
                 module(x).square().mean().backward()
+
             return run
 
         diff = (ref(x) - sdpa(x)).abs().max().item()
         sync = torch.cuda.synchronize if args.device == "cuda" else None
         t_ref = median_time(step(ref), args.repeat, warmup=3, sync=sync)
         t_sdpa = median_time(step(sdpa), args.repeat, warmup=3, sync=sync)
-        print(f"{B:>3} {T:>5} {d:>5} {h:>3}  {t_ref * 1e3:>12.3f} {t_sdpa * 1e3:>9.3f} {t_ref / t_sdpa:>6.2f} "
-              f"{diff:>10.1e}")
+        print(
+            f"{B:>3} {T:>5} {d:>5} {h:>3}  {t_ref * 1e3:>12.3f} {t_sdpa * 1e3:>9.3f} {t_ref / t_sdpa:>6.2f} "
+            f"{diff:>10.1e}"
+        )
 
 
 if __name__ == "__main__":

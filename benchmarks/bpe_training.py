@@ -89,8 +89,13 @@ def tokenizers_bpe(word_counts: dict[str, int], num_merges: int):
     alphabet = {c for word in word_counts for c in word} | {MARK}
     tokenizer = Tokenizer(models.BPE())
     tokenizer.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
-    trainer = trainers.BpeTrainer(vocab_size=len(alphabet) + num_merges, min_frequency=1, show_progress=False,
-                                  initial_alphabet=sorted(alphabet), special_tokens=[])
+    trainer = trainers.BpeTrainer(
+        vocab_size=len(alphabet) + num_merges,
+        min_frequency=1,
+        show_progress=False,
+        initial_alphabet=sorted(alphabet),
+        special_tokens=[],
+    )
     # The trainer counts words itself: each word once per occurrence, END marked.
     tokenizer.train_from_iterator(((word + MARK + " ") * count for word, count in word_counts.items()), trainer)
     model = __import__("json").loads(tokenizer.to_str())["model"]
@@ -108,15 +113,16 @@ def pair_counts_after(word_counts: dict[str, int], merges: list) -> Counter:
 
 
 def first_difference(word_counts: dict[str, int], a: list, b: list) -> str:
-    """"equal", or the first merge where b differs from a, and both pairs' counts there."""
+    """ "equal", or the first merge where b differs from a, and both pairs' counts there."""
     if a == b:
         return "equal"
     i = next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
     if i == min(len(a), len(b)):
         return f"equal for {i} merges, then one list ends"
     counts = pair_counts_after(word_counts, a[:i])
-    return (f"differ from merge {i + 1} of {len(a)} on: {a[i]} (count {counts[a[i]]}) against {b[i]} "
-            f"(count {counts[b[i]]})")
+    return (
+        f"differ from merge {i + 1} of {len(a)} on: {a[i]} (count {counts[a[i]]}) against {b[i]} (count {counts[b[i]]})"
+    )
 
 
 def main() -> None:
@@ -127,22 +133,28 @@ def main() -> None:
     args = parser.parse_args()
     text = generated_text(args.megabytes)
     word_counts = dict(Counter(text.split()))
-    print(f"{len(text) / 1e6:.2f} MB, {len(text.split())} words, {len(word_counts)} distinct; "
-          f"{args.merges} merges; median of {args.repeat}")
+    print(
+        f"{len(text) / 1e6:.2f} MB, {len(text.split())} words, {len(word_counts)} distinct; "
+        f"{args.merges} merges; median of {args.repeat}"
+    )
     reference = train_bpe(word_counts, args.merges)
     t_reference = median_time(lambda: train_bpe(word_counts, args.merges), args.repeat)
     print(f"{'reference (incremental counts)':34} {t_reference:8.3f} s   1.0x")
     plain = straightforward_bpe(word_counts, args.merges)
     t_plain = median_time(lambda: straightforward_bpe(word_counts, args.merges), args.repeat)
-    print(f"{'straightforward (recount all)':34} {t_plain:8.3f} s {t_plain / t_reference:5.1f}x   "
-          f"merges {first_difference(word_counts, reference, plain)}")
+    print(
+        f"{'straightforward (recount all)':34} {t_plain:8.3f} s {t_plain / t_reference:5.1f}x   "
+        f"merges {first_difference(word_counts, reference, plain)}"
+    )
     library = tokenizers_bpe(word_counts, args.merges)
     if library is None:
         print("tokenizers: not installed (pip install tokenizers to compare)")
         return
     t_library = median_time(lambda: tokenizers_bpe(word_counts, args.merges), args.repeat)
-    print(f"{'tokenizers BpeTrainer':34} {t_library:8.3f} s {t_library / t_reference:5.2f}x   "
-          f"merges {first_difference(word_counts, reference, library)}")
+    print(
+        f"{'tokenizers BpeTrainer':34} {t_library:8.3f} s {t_library / t_reference:5.2f}x   "
+        f"merges {first_difference(word_counts, reference, library)}"
+    )
 
 
 if __name__ == "__main__":

@@ -27,8 +27,18 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def command(tree: Path, submission: Path, results: Path, jobs: int) -> list[str]:
     boot = f"import sys; sys.path.insert(0, {str(tree)!r}); from lmgrade.cli import main; main()"
-    return [sys.executable, "-c", boot, "grade", "ngram", str(submission), "--results", str(results),
-            "--jobs", str(jobs)]
+    return [
+        sys.executable,
+        "-c",
+        boot,
+        "grade",
+        "ngram",
+        str(submission),
+        "--results",
+        str(results),
+        "--jobs",
+        str(jobs),
+    ]
 
 
 def lost_cases(results: Path) -> int:
@@ -46,8 +56,12 @@ def rounds(tree: Path, submission: Path, work: Path, n_rounds: int, at_once: int
     lost = failed_runs = 0
     for r in range(n_rounds):
         paths = [work / f"{tree.name}-{r}-{i}.json" for i in range(at_once)]
-        procs = [subprocess.Popen(command(tree, submission, p, jobs), stdout=subprocess.DEVNULL,
-                                  stderr=subprocess.DEVNULL, cwd=work) for p in paths]
+        procs = [
+            subprocess.Popen(
+                command(tree, submission, p, jobs), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=work
+            )
+            for p in paths
+        ]
         for proc in procs:
             proc.wait()
         counts = [lost_cases(p) for p in paths]
@@ -60,8 +74,9 @@ def alone(tree: Path, submission: Path, work: Path, repeat: int = 5, jobs: int =
     times = []
     for i in range(repeat):
         t0 = time.perf_counter()
-        subprocess.run(command(tree, submission, work / f"alone-{i}.json", jobs), check=True,
-                       capture_output=True, cwd=work)
+        subprocess.run(
+            command(tree, submission, work / f"alone-{i}.json", jobs), check=True, capture_output=True, cwd=work
+        )
         times.append(time.perf_counter() - t0)
     return statistics.median(times)
 

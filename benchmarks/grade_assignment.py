@@ -31,12 +31,13 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from timing import median_time  # noqa: E402
+
 from lmgrade import catalog, templates  # noqa: E402
 from lmgrade.checks import CaseContext  # noqa: E402
 from lmgrade.grading import Grader  # noqa: E402
 from lmgrade.loader import load_files  # noqa: E402
 from lmgrade.oracle import LiveReference, run_scenario  # noqa: E402
-from timing import median_time  # noqa: E402
 
 
 def main() -> None:
@@ -55,9 +56,24 @@ def main() -> None:
             shutil.copy(spec.reference_folder() / filename, submission / filename)
 
         def grade(store: str, folder: Path = submission):
-            subprocess.run([sys.executable, "-m", "lmgrade.cli", "grade", args.assignment, str(folder),
-                            "--results", str(Path(tmp) / "results.json"), "--jobs", str(args.jobs)],
-                           check=True, capture_output=True, cwd=ROOT, env={**os.environ, "LMGRADE_CACHE": store})
+            subprocess.run(
+                [
+                    sys.executable,
+                    "-m",
+                    "lmgrade.cli",
+                    "grade",
+                    args.assignment,
+                    str(folder),
+                    "--results",
+                    str(Path(tmp) / "results.json"),
+                    "--jobs",
+                    str(args.jobs),
+                ],
+                check=True,
+                capture_output=True,
+                cwd=ROOT,
+                env={**os.environ, "LMGRADE_CACHE": store},
+            )
 
         warm_store = str(Path(tmp) / "store")
         grade(warm_store)  # fills the store, and warms the file cache
@@ -72,8 +88,9 @@ def main() -> None:
             servers, children = len(grader.pool.started_s), grader.pool.children
 
         modules = load_files(submission, spec.files)
-        cases = {check.name: check.make_cases(CaseContext(np.random.default_rng(0), variant))
-                 for check in assignment.checks}
+        cases = {
+            check.name: check.make_cases(CaseContext(np.random.default_rng(0), variant)) for check in assignment.checks
+        }
 
         def compute():
             for check in assignment.checks:
@@ -83,14 +100,20 @@ def main() -> None:
 
         own = median_time(compute, args.repeat)
 
-    print(f"lmgrade grade {args.assignment} <reference> --jobs {args.jobs}, median of {args.repeat}: "
-          f"{total:.2f} s with the expected values stored, {cold:.2f} s computing them")
+    print(
+        f"lmgrade grade {args.assignment} <reference> --jobs {args.jobs}, median of {args.repeat}: "
+        f"{total:.2f} s with the expected values stored, {cold:.2f} s computing them"
+    )
     print(f"an untouched stub (generated), no store, median of {args.repeat}: {stub:.2f} s")
-    print(f"processes one grading starts: {servers} fork servers (interpreters), {children} forked children "
-          f"for {len(assignment.checks)} checks")
+    print(
+        f"processes one grading starts: {servers} fork servers (interpreters), {children} forked children "
+        f"for {len(assignment.checks)} checks"
+    )
     print(f"the checks' own compute (reference and submission side, serial, in process): {own:.2f} s")
-    print(f"share of the wall time outside that compute: {max(0.0, 1 - own / total):.0%} "
-          f"(the compute alone is {own / total:.2f}x the wall time; --jobs {args.jobs} runs checks in parallel)")
+    print(
+        f"share of the wall time outside that compute: {max(0.0, 1 - own / total):.0%} "
+        f"(the compute alone is {own / total:.2f}x the wall time; --jobs {args.jobs} runs checks in parallel)"
+    )
 
 
 if __name__ == "__main__":

@@ -27,23 +27,38 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from timing import median_time  # noqa: E402
+
 from lmgrade import catalog, wire  # noqa: E402
 from lmgrade.sandbox.limits import Limits  # noqa: E402
 from lmgrade.sandbox.pool import SandboxPool  # noqa: E402
-from timing import median_time  # noqa: E402
 
-HANGING = textwrap.dedent('''
+HANGING = textwrap.dedent("""
     import time
     def pad(sentence, n): time.sleep(1000)
     def count_ngrams(corpus, n): time.sleep(1000)
     class NGramLM:
         def __init__(self, n, k=0.0): time.sleep(1000)
-''')
+""")
 
 
 def grade(submission: Path, results: Path, jobs: int) -> None:
-    subprocess.run([sys.executable, "-m", "lmgrade.cli", "grade", "ngram", str(submission),
-                    "--results", str(results), "--jobs", str(jobs)], check=True, capture_output=True)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "lmgrade.cli",
+            "grade",
+            "ngram",
+            str(submission),
+            "--results",
+            str(results),
+            "--jobs",
+            str(jobs),
+        ],
+        check=True,
+        capture_output=True,
+    )
 
 
 def main() -> None:
@@ -62,12 +77,22 @@ def main() -> None:
         rows.append(("lmgrade grade ngram <reference> (end to end)", total, None))
 
         # The sandbox per run, against a fresh interpreter per check.
-        with SandboxPool(preload=["numpy", "lmgrade.plugins.ngram.public.scenarios"],
-                         forbidden_modules=["lmgrade.reference"], protected=[ROOT / "reference"], jobs=1) as pool:
+        with SandboxPool(
+            preload=["numpy", "lmgrade.plugins.ngram.public.scenarios"],
+            forbidden_modules=["lmgrade.reference"],
+            protected=[ROOT / "reference"],
+            jobs=1,
+        ) as pool:
+
             def one_run():
-                pool.run(scenario="lmgrade.plugins.ngram.public.scenarios:pad", submission=submission,
-                         files=["ngram.py"],
-                         cases=[{"sentence": ["a"], "n": 2}], limits=Limits())
+                pool.run(
+                    scenario="lmgrade.plugins.ngram.public.scenarios:pad",
+                    submission=submission,
+                    files=["ngram.py"],
+                    cases=[{"sentence": ["a"], "n": 2}],
+                    limits=Limits(),
+                )
+
             one_run()  # starts the server
             per_run = median_time(one_run, 20)
             server_start = pool.started_s[0]
@@ -80,6 +105,7 @@ def main() -> None:
         checks = {c.name: c for c in assignment.checks}
         from lmgrade.checks import CaseContext
         from lmgrade.oracle import LiveReference
+
         sample = checks["sample"]
         case = sample.make_cases(CaseContext(np.random.default_rng(0), variant))[0]
         result = LiveReference(assignment.spec).expected(sample, [case])[0]
@@ -94,8 +120,9 @@ def main() -> None:
         grade(hanging, tmp / "h.json", args.jobs)
         hang = time.perf_counter() - t0
         limit_sum = sum(c.limits.wall_s for c in assignment.checks)
-        rows.append((f"every function hangs (sum of wall limits {limit_sum:g} s, --jobs {args.jobs})", hang,
-                     limit_sum / hang))
+        rows.append(
+            (f"every function hangs (sum of wall limits {limit_sum:g} s, --jobs {args.jobs})", hang, limit_sum / hang)
+        )
 
     width = max(len(r[0]) for r in rows)
     print(f"{'measurement':<{width}}  {'seconds':>9}  ratio")

@@ -23,9 +23,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from timing import median_time  # noqa: E402
+
 from lmgrade import catalog  # noqa: E402
 from lmgrade.gradescope.local import clean_env, install  # noqa: E402
-from timing import median_time  # noqa: E402
 
 SECRET = "benchmark-secret"
 
@@ -43,8 +44,12 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="lmgrade-bench-") as tmp:
         tmp = Path(tmp)
         zip_path = tmp / "autograder.zip"
-        subprocess.run([sys.executable, "-m", "lmgrade.cli", "gradescope", args.assignment, "-o", str(zip_path),
-                        *settings], check=True, env=env, capture_output=True)
+        subprocess.run(
+            [sys.executable, "-m", "lmgrade.cli", "gradescope", args.assignment, "-o", str(zip_path), *settings],
+            check=True,
+            env=env,
+            capture_output=True,
+        )
         print(f"zip: {zip_path.stat().st_size / 1024:.0f} KiB")
         installed = install(zip_path, tmp, tmp / "venv")
         print(f"setup.sh: {installed.setup_s:.1f} s")
@@ -65,9 +70,22 @@ def main() -> None:
             (submission / name).write_text(text)
 
         def lmgrade_grade() -> None:
-            subprocess.run([sys.executable, "-m", "lmgrade.cli", "grade", args.assignment, str(submission),
-                            "--results", str(tmp / "results.json"), *settings], check=True, env=env,
-                           capture_output=True)
+            subprocess.run(
+                [
+                    sys.executable,
+                    "-m",
+                    "lmgrade.cli",
+                    "grade",
+                    args.assignment,
+                    str(submission),
+                    "--results",
+                    str(tmp / "results.json"),
+                    *settings,
+                ],
+                check=True,
+                env=env,
+                capture_output=True,
+            )
 
         zipped = median_time(run_autograder, args.repeat, warmup=1)
         graded = median_time(lmgrade_grade, args.repeat, warmup=1)

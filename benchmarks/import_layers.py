@@ -23,14 +23,49 @@ PACKAGE = "lmgrade"
 
 # Lowest first: a module may import its own layer and those below it.
 LAYERS = [
-    ("base", ["atomic", "errors", "seeds", "wire", "device", "stats", "sequences", "compare", "liveness", "flawed",
-              "loader", "hookspecs", "submission", "sandbox"]),
-    ("model", ["checks", "assignment", "plugin_manager", "assignment_plugin", "catalog", "templates", "handout", "gradcheck",
-               "composition", "forbidden", "expected_store", "speed", "results"]),
+    (
+        "base",
+        [
+            "atomic",
+            "errors",
+            "seeds",
+            "wire",
+            "device",
+            "stats",
+            "sequences",
+            "compare",
+            "liveness",
+            "flawed",
+            "loader",
+            "hookspecs",
+            "submission",
+            "sandbox",
+        ],
+    ),
+    (
+        "model",
+        [
+            "checks",
+            "assignment",
+            "plugin_manager",
+            "assignment_plugin",
+            "catalog",
+            "templates",
+            "handout",
+            "gradcheck",
+            "composition",
+            "forbidden",
+            "expected_store",
+            "speed",
+            "results",
+        ],
+    ),
     ("grading", ["oracle", "expected", "feedback", "import_probe", "timing_grading", "grading"]),
     ("reports", ["reports"]),
-    ("commands", ["grade", "cli", "gradescope", "regrade", "bundle", "mutants", "mutation", "fixtures",
-                  "reproduce", "__init__"]),
+    (
+        "commands",
+        ["grade", "cli", "gradescope", "regrade", "bundle", "mutants", "mutation", "fixtures", "reproduce", "__init__"],
+    ),
 ]
 
 
@@ -55,10 +90,10 @@ def imports_of(path: Path, module: str, modules: set[str]) -> set[str]:
         if isinstance(node, ast.ImportFrom):
             if node.level:
                 base = package.split(".") if package else []
-                base = base[:len(base) - (node.level - 1)] if node.level > 1 else base
+                base = base[: len(base) - (node.level - 1)] if node.level > 1 else base
                 base = ".".join(base + ([node.module] if node.module else []))
             elif node.module and (node.module == PACKAGE or node.module.startswith(PACKAGE + ".")):
-                base = node.module[len(PACKAGE) + 1:]
+                base = node.module[len(PACKAGE) + 1 :]
             else:
                 continue
             for alias in node.names:
@@ -67,7 +102,7 @@ def imports_of(path: Path, module: str, modules: set[str]) -> set[str]:
         elif isinstance(node, ast.Import):
             for alias in node.names:
                 if alias.name.startswith(PACKAGE + "."):
-                    found.add(alias.name[len(PACKAGE) + 1:])
+                    found.add(alias.name[len(PACKAGE) + 1 :])
     return {m for m in found if m in modules and m != module}
 
 
@@ -114,8 +149,10 @@ def main() -> None:
     arrows = [(a, b) for a in sorted(graph) for b in sorted(graph[a])]
     upward = [(a, b) for a, b in arrows if layer_of(b) > layer_of(a)]
     groups = cycles(graph)
-    print(f"modules {len(paths)}, import arrows {len(arrows)}, upward arrows {len(upward)}, "
-          f"cycles {len(groups)} ({sum(map(len, groups))} modules)")
+    print(
+        f"modules {len(paths)}, import arrows {len(arrows)}, upward arrows {len(upward)}, "
+        f"cycles {len(groups)} ({sum(map(len, groups))} modules)"
+    )
     if args.list:
         for a, b in upward:
             print(f"  up: {a} ({LAYERS[layer_of(a)][0]}) -> {b} ({LAYERS[layer_of(b)][0]})")

@@ -74,8 +74,9 @@ def main() -> None:
 
         ours, theirs = median_time(reference, args.repeat, warmup=3), median_time(with_torch, args.repeat, warmup=3)
         difference = np.abs(reference() - with_torch().numpy()).max()
-        print(f"{f'{T}, {I}, {J}':<16} {ours * 1e3:>13.3f} {theirs * 1e3:>10.3f} {theirs / ours:>6.2f}x"
-              f"  {difference:.1e}")
+        print(
+            f"{f'{T}, {I}, {J}':<16} {ours * 1e3:>13.3f} {theirs * 1e3:>10.3f} {theirs / ours:>6.2f}x  {difference:.1e}"
+        )
     print("ratio: torch's time divided by the reference's")
 
 

@@ -41,8 +41,11 @@ def make_class(assignment: str, copies: int, root: Path) -> Path:
 def regrade(assignment: str, root: Path, csv: Path, *options: str) -> float:
     """Seconds of one `lmgrade regrade`, end to end."""
     start = time.perf_counter()
-    out = subprocess.run([sys.executable, "-m", "lmgrade.cli", "regrade", assignment, str(root), "-o", str(csv),
-                          *options], capture_output=True, text=True)
+    out = subprocess.run(
+        [sys.executable, "-m", "lmgrade.cli", "regrade", assignment, str(root), "-o", str(csv), *options],
+        capture_output=True,
+        text=True,
+    )
     elapsed = time.perf_counter() - start
     if out.returncode != 0:
         raise SystemExit(f"regrade failed:\n{out.stdout}\n{out.stderr}")
@@ -60,17 +63,23 @@ def main() -> None:
     from distributed import LocalCluster
 
     rows = []
-    with tempfile.TemporaryDirectory() as tmp, \
-            LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
+    with (
+        tempfile.TemporaryDirectory() as tmp,
+        LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster,
+    ):
         dask = "dask://" + cluster.scheduler_address.removeprefix("tcp://")
         for assignment in args.assignments:
             root = make_class(assignment, args.copies, Path(tmp) / assignment / "class")
             out = Path(tmp) / assignment / "out"
             timings = {}
-            for label, options in (("--jobs 1", ("--jobs", "1")), ("--jobs 2", ("--jobs", "2")),
-                                   ("dask, 2 workers x 1 thread", ("--executor", dask))):
-                timings[label] = regrade(assignment, root, out / label.split(",")[0].replace(" ", "") / "s.csv",
-                                         *options, "--force")
+            for label, options in (
+                ("--jobs 1", ("--jobs", "1")),
+                ("--jobs 2", ("--jobs", "2")),
+                ("dask, 2 workers x 1 thread", ("--executor", dask)),
+            ):
+                timings[label] = regrade(
+                    assignment, root, out / label.split(",")[0].replace(" ", "") / "s.csv", *options, "--force"
+                )
                 print(f"{assignment} {label}: {timings[label]:.1f} s", flush=True)
             resume = regrade(assignment, root, out / "--jobs2" / "s.csv", "--jobs", "2")
             base = timings["--jobs 1"]

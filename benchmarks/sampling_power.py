@@ -59,8 +59,9 @@ NEVER_RETURNS = "time limit exceeded"
 STATISTICAL = 100  # cases drawing fewer times have a single outcome (ngram's long sentence)
 
 
-def submissions(name: str, check: str, spec, tmp: Path, only_bugs: list[str],
-                contracts: list[str] | None) -> list[tuple[str, bool, str, dict]]:
+def submissions(
+    name: str, check: str, spec, tmp: Path, only_bugs: list[str], contracts: list[str] | None
+) -> list[tuple[str, bool, str, dict]]:
     """(label, correct, words the feedback must carry, modules) for every submission measured."""
     out = [("reference", True, "", load_files(spec.reference_folder(), spec.files))]
     for folder in sorted((ROOT / "tests" / "submissions" / name).iterdir()):
@@ -78,8 +79,16 @@ def submissions(name: str, check: str, spec, tmp: Path, only_bugs: list[str],
     return out
 
 
-def measure(name: str, seeds: int, bug_seeds: int, draws: int | None, only_bugs: list[str],
-            contracts: list[str] | None, exact: int, before: bool) -> None:
+def measure(
+    name: str,
+    seeds: int,
+    bug_seeds: int,
+    draws: int | None,
+    only_bugs: list[str],
+    contracts: list[str] | None,
+    exact: int,
+    before: bool,
+) -> None:
     assignment, variant = catalog.load(name)
     check = next(c for c in assignment.checks if c.name == CHECKS[name])
     cases = check.make_cases(CaseContext(rng=np.random.default_rng(2026), variant=variant))
@@ -97,20 +106,31 @@ def measure(name: str, seeds: int, bug_seeds: int, draws: int | None, only_bugs:
         home = os.getcwd()
         os.chdir(tmp)  # a submission's debug files land there, not in the repository
         try:
-            _measure_in(check, cases, name, assignment.spec, Path(tmp), only_bugs, contracts, exact, seeds,
-                        bug_seeds)
+            _measure_in(check, cases, name, assignment.spec, Path(tmp), only_bugs, contracts, exact, seeds, bug_seeds)
         finally:
             os.chdir(home)
 
 
-def _measure_in(check, cases, name: str, spec, tmp: Path, only_bugs: list[str], contracts: list[str] | None,
-                exact: int, seeds: int, bug_seeds: int) -> None:
+def _measure_in(
+    check,
+    cases,
+    name: str,
+    spec,
+    tmp: Path,
+    only_bugs: list[str],
+    contracts: list[str] | None,
+    exact: int,
+    seeds: int,
+    bug_seeds: int,
+) -> None:
     subs = submissions(name, check.name, spec, tmp, only_bugs, contracts)
     reference = subs[0][3]
     expected = [run_scenario(check, reference, case) for case in cases]
     asked = sum(c.args["draws"] + 2 * c.args["repeat"] for c in cases)
-    print(f"{name} {check.name}: {len(cases)} cases, {asked} draws asked of the submission per grading "
-          f"({', '.join(str(c.args['draws']) for c in cases)} + 2 x repeat)")
+    print(
+        f"{name} {check.name}: {len(cases)} cases, {asked} draws asked of the submission per grading "
+        f"({', '.join(str(c.args['draws']) for c in cases)} + 2 x repeat)"
+    )
     if exact:
         exact_sampler(check, cases, expected, exact)
     for label, correct, words, modules in subs:
@@ -140,18 +160,24 @@ def _measure_in(check, cases, name: str, spec, tmp: Path, only_bugs: list[str], 
                 caught += any(words in w for w in wrong)
                 example = example or wrong[0]
         if correct:
-            print(f"  {label:42s} false fails {failed}/{n} ({100 * failed / n:.2f}%)  "
-                  f"{seconds / n:.3f} s per grading" + (f"\n    e.g. {example[:300]}" if failed else ""))
+            print(
+                f"  {label:42s} false fails {failed}/{n} ({100 * failed / n:.2f}%)  "
+                f"{seconds / n:.3f} s per grading" + (f"\n    e.g. {example[:300]}" if failed else "")
+            )
         else:
-            print(f"  {label:42s} detected {caught}/{n} ({100 * caught / n:.1f}%), failed {failed}/{n}  "
-                  f"{seconds / n:.3f} s per grading" + (f"\n    e.g. {example[:200]}" if failed else ""))
+            print(
+                f"  {label:42s} detected {caught}/{n} ({100 * caught / n:.1f}%), failed {failed}/{n}  "
+                f"{seconds / n:.3f} s per grading" + (f"\n    e.g. {example[:200]}" if failed else "")
+            )
 
 
 def old_seeding_problem(got, expected, repeat, *, call="sample", source="rng", collision=None):
     """The seeding rule before the collision bound: any repeat of the draws with another seed failed."""
     if got["again"] != got["draws"][:repeat]:
-        return (f"the same seed gave different draws: {call} must take all its randomness "
-                f"from {source} (not a global generator or one of its own)")
+        return (
+            f"the same seed gave different draws: {call} must take all its randomness "
+            f"from {source} (not a global generator or one of its own)"
+        )
     if got["other"] == got["draws"][:repeat] and expected["other"] != expected["draws"][:repeat]:
         return f"{repeat} draws with another seed were exactly the same: {call} ignores {source}"
     return None
@@ -193,8 +219,10 @@ def exact_sampler(check, cases, expected, seeds: int) -> None:
         if wrong:
             failed += 1
             example = example or wrong[0]
-    print(f"  {'exact sampler (draws from the table)':42s} false fails {failed}/{seeds} "
-          f"({100 * failed / seeds:.3f}%)" + (f"\n    e.g. {example[:300]}" if failed else ""))
+    print(
+        f"  {'exact sampler (draws from the table)':42s} false fails {failed}/{seeds} "
+        f"({100 * failed / seeds:.3f}%)" + (f"\n    e.g. {example[:300]}" if failed else "")
+    )
 
 
 def _other_fields(case) -> list[str]:
@@ -207,12 +235,18 @@ def main() -> None:
     parser.add_argument("--bug-seeds", type=int, default=None, help="seeds for the bugs (default: --seeds)")
     parser.add_argument("--draws", type=int, default=None, help="every statistical case draws this many times")
     parser.add_argument("--bugs", nargs="*", default=[], help="only these bugs (default: every sampling bug)")
-    parser.add_argument("--contracts", nargs="*", default=None,
-                        help="only these submissions of tests/submissions/NAME/ (default: all)")
-    parser.add_argument("--exact", type=int, default=0,
-                        help="also judge this many seeds of draws taken from the exact table (rnn, transformer)")
-    parser.add_argument("--before", action="store_true",
-                        help="judge as before the cut (with --draws 2000, or 1000 for generate)")
+    parser.add_argument(
+        "--contracts", nargs="*", default=None, help="only these submissions of tests/submissions/NAME/ (default: all)"
+    )
+    parser.add_argument(
+        "--exact",
+        type=int,
+        default=0,
+        help="also judge this many seeds of draws taken from the exact table (rnn, transformer)",
+    )
+    parser.add_argument(
+        "--before", action="store_true", help="judge as before the cut (with --draws 2000, or 1000 for generate)"
+    )
     parser.add_argument("--only", nargs="*", default=list(CHECKS), choices=list(CHECKS))
     args = parser.parse_args()
     for name in args.only:

@@ -32,8 +32,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from lmgrade import catalog  # noqa: E402
 from timing import median_time  # noqa: E402
+
+from lmgrade import catalog  # noqa: E402
 
 
 def quiet(args: list, cwd: Path) -> None:
@@ -44,8 +45,13 @@ def quiet(args: list, cwd: Path) -> None:
 def student_venv(folder: Path, wheel: Path) -> Path:
     venv.EnvBuilder(with_pip=False).create(folder)
     python = folder / "bin" / "python"
-    purelib = subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
-                             cwd=folder, check=True, capture_output=True, text=True).stdout.strip()
+    purelib = subprocess.run(
+        [python, "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
+        cwd=folder,
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
     (Path(purelib) / "project_libraries.pth").write_text(sysconfig.get_path("purelib") + "\n")
     quiet([python, "-m", "pip", "install", "--no-index", wheel], cwd=folder)
     return folder / "bin" / "lmgrade"
@@ -75,15 +81,26 @@ def main() -> None:
             check_s = median_time(lambda: quiet([student_lmgrade, "check", name, reference], cwd=tmp), args.repeat)
             for f in spec.files:
                 shutil.copy(reference / f, tmp / name / f)
-            pytest_s = median_time(lambda: quiet([student_lmgrade.parent / "python", "-m", "pytest", "-q"],
-                                                 cwd=tmp / name), args.repeat)
-            grade_s = median_time(lambda: quiet([*lmgrade, "grade", name, reference, "--jobs", str(args.jobs),
-                                                 "--results", tmp / "results.json"], cwd=tmp), args.repeat)
-            print(f"{name}: bundle {(tmp / 'bundle.zip').stat().st_size / 1e3:.0f} kB zipped, "
-                  f"{folder_bytes / 1e3:.0f} kB as a folder (wheel {wheel.stat().st_size / 1e3:.0f} kB), "
-                  f"built in {built_s:.1f} s")
-            print(f"{name}: median of {args.repeat}, on the reference: lmgrade check in the bundle {check_s:.2f} s, "
-                  f"pytest in the bundle {pytest_s:.2f} s, lmgrade grade {grade_s:.2f} s (--jobs {args.jobs})", flush=True)
+            pytest_s = median_time(
+                lambda: quiet([student_lmgrade.parent / "python", "-m", "pytest", "-q"], cwd=tmp / name), args.repeat
+            )
+            grade_s = median_time(
+                lambda: quiet(
+                    [*lmgrade, "grade", name, reference, "--jobs", str(args.jobs), "--results", tmp / "results.json"],
+                    cwd=tmp,
+                ),
+                args.repeat,
+            )
+            print(
+                f"{name}: bundle {(tmp / 'bundle.zip').stat().st_size / 1e3:.0f} kB zipped, "
+                f"{folder_bytes / 1e3:.0f} kB as a folder (wheel {wheel.stat().st_size / 1e3:.0f} kB), "
+                f"built in {built_s:.1f} s"
+            )
+            print(
+                f"{name}: median of {args.repeat}, on the reference: lmgrade check in the bundle {check_s:.2f} s, "
+                f"pytest in the bundle {pytest_s:.2f} s, lmgrade grade {grade_s:.2f} s (--jobs {args.jobs})",
+                flush=True,
+            )
 
 
 if __name__ == "__main__":

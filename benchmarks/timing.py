@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import statistics
 import time
-from typing import Callable
+from collections.abc import Callable
 
 
-def median_time(fn: Callable[[], object], repeat: int, *, warmup: int = 0,
-                sync: Callable[[], object] | None = None) -> float:
+def median_time(
+    fn: Callable[[], object], repeat: int, *, warmup: int = 0, sync: Callable[[], object] | None = None
+) -> float:
     """Median seconds of `repeat` calls of fn after `warmup` untimed ones.
 
     `sync` (torch.cuda.synchronize) runs after every call inside the timing,

@@ -42,8 +42,12 @@ def main() -> None:
     parser.add_argument("--quiet", action="store_true", help="no busy process beside the grading")
     args = parser.parse_args()
     assignment, variant = catalog.load("transformer", device=args.device)
-    loop = write_flawed(ROOT / "reference" / "transformer", assignment.spec.files, Path(tempfile.mkdtemp()) / "loop",
-                        [BUGS["attention_query_loop"]])
+    loop = write_flawed(
+        ROOT / "reference" / "transformer",
+        assignment.spec.files,
+        Path(tempfile.mkdtemp()) / "loop",
+        [BUGS["attention_query_loop"]],
+    )
     submissions = {"correct (einsum)": ROOT / "tests/submissions/transformer/einsum", "python loop": loop}
     busy = None if args.quiet else subprocess.Popen([sys.executable, "-c", "while True: pass"])
     results = {name: [] for name in submissions}
@@ -64,9 +68,11 @@ def main() -> None:
     for name, rows in results.items():
         passed = sum(p for p, _, _ in rows)
         ratios = sorted(r for _, _, r in rows if r is not None)
-        print(f"  {name:<18} passed {passed}/{len(rows)}; ratio min {ratios[0]:.2f} median "
-              f"{statistics.median(ratios):.2f} max {ratios[-1]:.2f}; wall per check median "
-              f"{statistics.median(w for _, w, _ in rows):.2f} s, max {max(w for _, w, _ in rows):.2f} s")
+        print(
+            f"  {name:<18} passed {passed}/{len(rows)}; ratio min {ratios[0]:.2f} median "
+            f"{statistics.median(ratios):.2f} max {ratios[-1]:.2f}; wall per check median "
+            f"{statistics.median(w for _, w, _ in rows):.2f} s, max {max(w for _, w, _ in rows):.2f} s"
+        )
 
 
 if __name__ == "__main__":

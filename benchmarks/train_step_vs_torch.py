@@ -35,8 +35,9 @@ class TorchLM(nn.Module):
     def __init__(self, V, ctx, d, L, h, d_ff):
         super().__init__()
         self.tok_emb, self.pos_emb = nn.Embedding(V, d), nn.Embedding(ctx, d)
-        layer = nn.TransformerEncoderLayer(d, h, d_ff, dropout=0.0, activation="gelu", batch_first=True,
-                                           norm_first=True)
+        layer = nn.TransformerEncoderLayer(
+            d, h, d_ff, dropout=0.0, activation="gelu", batch_first=True, norm_first=True
+        )
         self.blocks = nn.TransformerEncoder(layer, L, enable_nested_tensor=False)
         self.ln_f, self.lm_head = nn.LayerNorm(d), nn.Linear(d, V, bias=False)
 
@@ -55,6 +56,7 @@ def step_fn(model, loss_fn, idx, device):
         logits = model(idx[:, :-1])
         loss_fn(logits, idx[:, 1:]).backward()
         optimizer.step()
+
     return step
 
 
@@ -71,11 +73,17 @@ def main() -> None:
         ours = TransformerLM(V, ctx, d, L, h, d_ff).to(args.device)
         peer = TorchLM(V, ctx, d, L, h, d_ff).to(args.device)
         t_ours = median_time(step_fn(ours, cross_entropy, idx, args.device), args.repeat, warmup=3, sync=sync)
-        t_peer = median_time(step_fn(peer, lambda z, y: F.cross_entropy(z.flatten(0, 1), y.flatten()), idx,
-                                     args.device), args.repeat, warmup=3, sync=sync)
+        t_peer = median_time(
+            step_fn(peer, lambda z, y: F.cross_entropy(z.flatten(0, 1), y.flatten()), idx, args.device),
+            args.repeat,
+            warmup=3,
+            sync=sync,
+        )
         tokens = B * ctx
-        print(f"{V:>5} {ctx:>4} {d:>4} {L:>2} {B:>2}  {tokens / t_ours:>16,.0f} {tokens / t_peer:>12,.0f}  "
-              f"{t_peer / t_ours:.2f}")
+        print(
+            f"{V:>5} {ctx:>4} {d:>4} {L:>2} {B:>2}  {tokens / t_ours:>16,.0f} {tokens / t_peer:>12,.0f}  "
+            f"{t_peer / t_ours:.2f}"
+        )
 
 
 if __name__ == "__main__":

@@ -53,10 +53,13 @@ def main() -> None:
             d_held = got["held-out loss"] - ref["held-out loss"]
             if name.startswith("contract"):
                 worst["last"], worst["held"] = max(worst["last"], abs(d_last)), max(worst["held"], abs(d_held))
-            print(f"{seed:>4} {case.args['entropy_rate']:6.3f} {name:<32} {np.mean(got['losses'][-20:]):8.3f} "
-                  f"{d_last:+8.4f} {got['held-out loss']:8.3f} {d_held:+8.4f}")
-    print(f"largest distance of a correct submission: last-20 loss {worst['last']:.4f}, "
-          f"held-out loss {worst['held']:.4f}")
+            print(
+                f"{seed:>4} {case.args['entropy_rate']:6.3f} {name:<32} {np.mean(got['losses'][-20:]):8.3f} "
+                f"{d_last:+8.4f} {got['held-out loss']:8.3f} {d_held:+8.4f}"
+            )
+    print(
+        f"largest distance of a correct submission: last-20 loss {worst['last']:.4f}, held-out loss {worst['held']:.4f}"
+    )
 
 
 if __name__ == "__main__":

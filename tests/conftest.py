@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import pytest
+
 from helpers import ROOT, TEST_SECRET, shortened, write_bugs
 from lmgrade import catalog
 from lmgrade.grading import Grader
@@ -30,8 +31,13 @@ class Graders:
             assignment, variant = catalog.load(name, settings)
             # Limits well above what any catalogued bug needs (a stale-context
             # sampler takes about 3 s), so verdicts never depend on the machine's speed.
-            self._made[key] = Grader(shortened(assignment, cpu_s=10, wall_s=15), variant,
-                                     LiveReference(assignment.spec), secret=TEST_SECRET, jobs=2)
+            self._made[key] = Grader(
+                shortened(assignment, cpu_s=10, wall_s=15),
+                variant,
+                LiveReference(assignment.spec),
+                secret=TEST_SECRET,
+                jobs=2,
+            )
         return self._made[key]
 
     def close(self):
@@ -67,5 +73,3 @@ def reference_submission(tmp_path_factory, ngram):
     folder = tmp_path_factory.mktemp("reference_submission")
     (folder / "ngram.py").write_text((ROOT / "reference" / "ngram" / "ngram.py").read_text())
     return folder
-
-

@@ -46,7 +46,7 @@ def degenerate_source(stub: str, body: str) -> str:
             new = f"return {body}"
         edits.append((last.lineno, last.end_lineno, last.col_offset, new))
     for start, end, col, new in sorted(edits, reverse=True):
-        lines[start - 1:end] = [" " * col + new + "\n"]
+        lines[start - 1 : end] = [" " * col + new + "\n"]
     return "".join(lines)
 
 

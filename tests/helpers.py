@@ -15,6 +15,7 @@ import jsonschema
 import numpy as np
 import pytest
 from click.testing import CliRunner
+
 from lmgrade import catalog, templates
 from lmgrade.flawed import write_flawed
 from lmgrade.sandbox.limits import Limits
@@ -27,9 +28,15 @@ TEST_SECRET = "test-secret"
 
 def shortened(assignment, cpu_s: float = 4, wall_s: float = 6):
     """The assignment with limits short enough for a hanging submission in a test."""
-    checks = [dataclasses.replace(c, limits=Limits(**{**c.limits.as_dict(), "cpu_s": min(c.limits.cpu_s, cpu_s),
-                                                      "wall_s": min(c.limits.wall_s, wall_s)}))
-              for c in assignment.checks]
+    checks = [
+        dataclasses.replace(
+            c,
+            limits=Limits(
+                **{**c.limits.as_dict(), "cpu_s": min(c.limits.cpu_s, cpu_s), "wall_s": min(c.limits.wall_s, wall_s)}
+            ),
+        )
+        for c in assignment.checks
+    ]
     return type(assignment)(assignment.spec, checks)
 
 
@@ -47,9 +54,13 @@ def variants_of(name: str) -> list[tuple[str, ...]]:
 def variant_params(slow_variants: bool = False):
     """(assignment, --set pairs) for every assignment and variant, as pytest ids; with `slow_variants`, the
     variants other than the default are marked slow (the fast subset grades the default one)."""
-    return [pytest.param(name, pairs, id="-".join([name, *pairs]),
-                         marks=[pytest.mark.slow] if slow_variants and pairs else [])
-            for name in ASSIGNMENTS for pairs in variants_of(name)]
+    return [
+        pytest.param(
+            name, pairs, id="-".join([name, *pairs]), marks=[pytest.mark.slow] if slow_variants and pairs else []
+        )
+        for name in ASSIGNMENTS
+        for pairs in variants_of(name)
+    ]
 
 
 def contract_submissions(name: str) -> list[Path]:
@@ -61,8 +72,10 @@ def contract_submissions(name: str) -> list[Path]:
 def write_bugs(assignment, root: Path) -> dict[str, Path]:
     """Folder of each buggy submission of the assignment's catalogue, by name."""
     spec = assignment.spec
-    return {name: write_flawed(spec.reference_folder(), spec.files, root / name, [bug])
-            for name, bug in catalog.bugs(spec.name).items()}
+    return {
+        name: write_flawed(spec.reference_folder(), spec.files, root / name, [bug])
+        for name, bug in catalog.bugs(spec.name).items()
+    }
 
 
 def by_name(verdicts):
@@ -71,9 +84,11 @@ def by_name(verdicts):
 
 # The command line
 
+
 def lmgrade(*args, cwd=None, timeout=300):
-    return subprocess.run([sys.executable, "-m", "lmgrade.cli", *map(str, args)], cwd=cwd,
-                          capture_output=True, text=True, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "lmgrade.cli", *map(str, args)], cwd=cwd, capture_output=True, text=True, timeout=timeout
+    )
 
 
 def invoke(*args):
@@ -95,24 +110,32 @@ GRADESCOPE_SCHEMA = {
         "visibility": {"enum": ["hidden", "after_due_date", "after_published", "visible"]},
         "stdout_visibility": {"enum": ["hidden", "after_due_date", "after_published", "visible"]},
         "extra_data": {"type": "object"},
-        "leaderboard": {"type": "array", "items": {
-            "type": "object", "required": ["name", "value"],
-            "properties": {"name": {"type": "string"}, "order": {"enum": ["asc", "desc"]}}}},
-        "tests": {"type": "array", "items": {
-            "type": "object",
-            "required": ["name", "score", "max_score", "output", "visibility"],
-            "properties": {
-                "score": {"type": "number"},
-                "max_score": {"type": "number"},
-                "status": {"enum": ["passed", "failed"]},
-                "name": {"type": "string"},
-                "number": {"type": "string"},
-                "output": {"type": "string"},
-                "tags": {"type": "array", "items": {"type": "string"}},
-                "visibility": {"enum": ["hidden", "after_due_date", "after_published", "visible"]},
+        "leaderboard": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "required": ["name", "value"],
+                "properties": {"name": {"type": "string"}, "order": {"enum": ["asc", "desc"]}},
             },
-            "additionalProperties": False,
-        }},
+        },
+        "tests": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "required": ["name", "score", "max_score", "output", "visibility"],
+                "properties": {
+                    "score": {"type": "number"},
+                    "max_score": {"type": "number"},
+                    "status": {"enum": ["passed", "failed"]},
+                    "name": {"type": "string"},
+                    "number": {"type": "string"},
+                    "output": {"type": "string"},
+                    "tags": {"type": "array", "items": {"type": "string"}},
+                    "visibility": {"enum": ["hidden", "after_due_date", "after_published", "visible"]},
+                },
+                "additionalProperties": False,
+            },
+        },
     },
     "required": ["tests"],
     "additionalProperties": False,
@@ -126,6 +149,7 @@ def validate(document: dict) -> None:
 
 # The reference's own lines
 
+
 def code_lines(source: str) -> list[str]:
     """The lines of a module that are code: docstrings left out (they may say what the handout says)."""
     docstrings = set()
@@ -138,16 +162,24 @@ def code_lines(source: str) -> list[str]:
 def distinctive_reference_lines(name: str) -> list[str]:
     """Code lines of the reference that nothing else has: not the stubs' signatures, not short ones."""
     assignment, variant = catalog.load(name)
-    stub_lines = {line.strip() for text in templates.render(assignment, variant).values()
-                  for line in text.splitlines()}
+    stub_lines = {line.strip() for text in templates.render(assignment, variant).values() for line in text.splitlines()}
     folder = assignment.spec.reference_folder()
-    lines = [line.strip() for filename in assignment.spec.files
-             for line in code_lines((folder / filename).read_text(encoding="utf-8"))]
-    return sorted({line for line in lines if len(line) >= 20 and not line.startswith("#")
-                   and not any(line in stub for stub in stub_lines)})
+    lines = [
+        line.strip()
+        for filename in assignment.spec.files
+        for line in code_lines((folder / filename).read_text(encoding="utf-8"))
+    ]
+    return sorted(
+        {
+            line
+            for line in lines
+            if len(line) >= 20 and not line.startswith("#") and not any(line in stub for stub in stub_lines)
+        }
+    )
 
 
 # Gradients by central differences
+
 
 def numeric_grad(f, x, h=1e-6):
     """Central differences of the scalar f at x, one entry at a time (float64)."""

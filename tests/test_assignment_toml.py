@@ -5,10 +5,11 @@ from __future__ import annotations
 import textwrap
 
 import pytest
+
 from lmgrade import catalog, templates
 from lmgrade.assignment import AssignmentError, load_assignment
 
-GOOD = textwrap.dedent('''
+GOOD = textwrap.dedent("""
     [assignment]
     name = "toy"
     files = ["toy.py"]
@@ -22,7 +23,7 @@ GOOD = textwrap.dedent('''
 
     [checks.one]
     points = 2
-''')
+""")
 
 
 def write(tmp_path, text, template="def f():\n    raise NotImplementedError\n"):
@@ -41,18 +42,27 @@ def test_a_good_file_loads(tmp_path):
     assert spec.resolve_variant({"activation": "tanh"}) == {"activation": "tanh"}
 
 
-@pytest.mark.parametrize("change,message", [
-    (("points = 2", 'points = "two"'), r"\[checks.one\] points: expected int or float, got str 'two'"),
-    (("points = 2", "points = -1"), r"\[checks.one\] points: must be >= 0"),
-    (("points = 2", 'visibility = "secret"'), r"\[checks.one\] visibility: 'secret' is not one of"),
-    (("points = 2", "pionts = 2"), r"\[checks.one\] pionts: unknown key"),
-    (('name = "toy"', 'name = "other"'), r"\[assignment\] name: 'other' must match the folder name"),
-    (('files = ["toy.py"]', "files = []"), r"\[assignment\] files: expected a non-empty list"),
-    (('"toy.py" = "toy.py.j2"', '"toy.py" = "missing.j2"'), r"\[templates\] toy.py: template 'missing.j2' does not exist"),
-    (('default = "sigmoid"', 'default = "relu"'), r"\[variants.activation\] default: 'relu' is not one of"),
-    (("[checks.one]", "[checks.one.limits]\ncpu_s = 0\n[checks.two]"), r"\[checks.one.limits\] cpu_s: must be positive"),
-    (("[assignment]", "[assignmnet]"), r"\[\] assignmnet: unknown key"),
-])
+@pytest.mark.parametrize(
+    "change,message",
+    [
+        (("points = 2", 'points = "two"'), r"\[checks.one\] points: expected int or float, got str 'two'"),
+        (("points = 2", "points = -1"), r"\[checks.one\] points: must be >= 0"),
+        (("points = 2", 'visibility = "secret"'), r"\[checks.one\] visibility: 'secret' is not one of"),
+        (("points = 2", "pionts = 2"), r"\[checks.one\] pionts: unknown key"),
+        (('name = "toy"', 'name = "other"'), r"\[assignment\] name: 'other' must match the folder name"),
+        (('files = ["toy.py"]', "files = []"), r"\[assignment\] files: expected a non-empty list"),
+        (
+            ('"toy.py" = "toy.py.j2"', '"toy.py" = "missing.j2"'),
+            r"\[templates\] toy.py: template 'missing.j2' does not exist",
+        ),
+        (('default = "sigmoid"', 'default = "relu"'), r"\[variants.activation\] default: 'relu' is not one of"),
+        (
+            ("[checks.one]", "[checks.one.limits]\ncpu_s = 0\n[checks.two]"),
+            r"\[checks.one.limits\] cpu_s: must be positive",
+        ),
+        (("[assignment]", "[assignmnet]"), r"\[\] assignmnet: unknown key"),
+    ],
+)
 def test_errors_name_file_key_and_problem(tmp_path, change, message):
     path = write(tmp_path, GOOD.replace(*change))
     with pytest.raises(AssignmentError, match=message) as info:

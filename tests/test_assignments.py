@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import pytest
 from degenerate import CONSTANTS, RAISES, write_degenerate
+
 from helpers import (
     ASSIGNMENTS,
     contract_submissions,
@@ -58,10 +59,15 @@ def test_a_submission_that_does_no_work_scores_exactly_zero(graders, name, body,
     assert not _paid(grader.grade(write_degenerate(assignment, variant, tmp_path, body)))
 
 
-@pytest.mark.parametrize("name,pairs,submission", [
-    pytest.param(name, pairs, folder, id=f"{name}-{folder.name}{''.join('-' + p for p in pairs)}")
-    for name in ASSIGNMENTS for _, pairs in [(None, p.values[1]) for p in variant_params() if p.values[0] == name]
-    for folder in contract_submissions(name)])
+@pytest.mark.parametrize(
+    "name,pairs,submission",
+    [
+        pytest.param(name, pairs, folder, id=f"{name}-{folder.name}{''.join('-' + p for p in pairs)}")
+        for name in ASSIGNMENTS
+        for _, pairs in [(None, p.values[1]) for p in variant_params() if p.values[0] == name]
+        for folder in contract_submissions(name)
+    ],
+)
 @pytest.mark.slow
 def test_correct_submissions_in_other_styles_get_full_marks(graders, name, pairs, submission):
     grader, assignment, _ = _grader_and_assignment(graders, name, pairs)
@@ -92,6 +98,7 @@ def bug_folders(tmp_path_factory):
             assignment, _ = catalog.load(name)
             made[name] = write_bugs(assignment, tmp_path_factory.mktemp(f"bugs_{name}"))
         return made[name][bug]
+
     return folder
 
 
@@ -111,8 +118,9 @@ def test_each_bug_loses_on_its_component_and_nowhere_else(graders, bug_folders, 
     grader, assignment, _ = _grader_and_assignment(graders, name, tuple(f"{k}={v}" for k, v in settings.items()))
     loses = catalog.bugs(name)[bug].loses
     by_name = {c.name: c for c in assignment.checks}
-    allowed = set(loses) | {c.name for c in assignment.checks
-                            if {k.name for k in composition.components(c, by_name)} & set(loses)}
+    allowed = set(loses) | {
+        c.name for c in assignment.checks if {k.name for k in composition.components(c, by_name)} & set(loses)
+    }
     verdicts = grader.grade(bug_folders(name, bug), only=({c.name for c in assignment.checks} - SLOW) | set(loses))
     graded = {v.check.name: v for v in verdicts}
     for check, words in loses.items():
@@ -120,14 +128,16 @@ def test_each_bug_loses_on_its_component_and_nowhere_else(graders, bug_folders, 
         assert v.score < v.max_score, f"{bug} should lose points on {check}"
         assert words in v.output, f"{bug}/{check}: {words!r} not in feedback:\n{v.output}"
     lost = {v.check.name for v in verdicts if not v.passed}
-    assert lost <= allowed, f"{bug} loses points on {sorted(lost - allowed)}, which neither are its " \
-                            f"component's checks nor compose them"
+    assert lost <= allowed, (
+        f"{bug} loses points on {sorted(lost - allowed)}, which neither are its component's checks nor compose them"
+    )
     failed = {v.check.name for v in verdicts if not v.passed}
     for v in verdicts:
         first = composition.first_failed(v.check, by_name, failed) if v.check.composes else None
         if not v.passed and first is not None:
-            assert v.output.startswith(f"{composition.subject(first)} differs, see {first.name}: fix that first"), \
+            assert v.output.startswith(f"{composition.subject(first)} differs, see {first.name}: fix that first"), (
                 f"{bug}/{v.check.name}:\n{v.output}"
+            )
             # Capped where its answers are live; answers that raised or are constant earn nothing.
             assert v.score >= v.max_score * (1 - v.check.own_share) - 1e-9 or liveness.dead(v.expected, v.answers)
     _assert_messages_are_true(bug, verdicts, failed, allowed)
@@ -136,8 +146,15 @@ def test_each_bug_loses_on_its_component_and_nowhere_else(graders, bug_folders, 
 # Words a message may use only where what they claim is so.
 # (The softmax over queries, a mask applied after the softmax, and heads merged without the
 # transpose, which reads other positions' values, mix later positions in too.)
-LEAK_BUGS = {"mask_off_by_one", "no_causal_mask", "mask_fills_zero", "mask_tril", "mask_after_softmax",
-             "softmax_over_queries", "heads_merged_without_transpose"}
+LEAK_BUGS = {
+    "mask_off_by_one",
+    "no_causal_mask",
+    "mask_fills_zero",
+    "mask_tril",
+    "mask_after_softmax",
+    "softmax_over_queries",
+    "heads_merged_without_transpose",
+}
 BACKWARD_KEYS = ("['backward", "['grads[", "['grad_h0", "['returned ==")
 
 
@@ -151,8 +168,9 @@ def _assert_messages_are_true(bug, verdicts, failed, allowed):
                 quoted = text.split(" is wrong: ", 1)[1].split("\n", 1)[0]
                 assert not any(key in quoted for key in BACKWARD_KEYS), f"{bug}/{v.check.name}: {text}"
             if "stream" in text or "reused from earlier calls" in text:
-                assert not (set(v.check.composes) & failed), \
+                assert not (set(v.check.composes) & failed), (
                     f"{bug}/{v.check.name} blames streams while its numeric check failed:\n{text}"
+                )
             if " sees token " in text:
                 assert bug in LEAK_BUGS, f"{bug}/{v.check.name} reports a leak it does not have: {text}"
             if text.startswith("the property holds, but"):

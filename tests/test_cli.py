@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from helpers import invoke, lmgrade
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -37,12 +38,15 @@ def test_grade_reference_writes_full_marks(tmp_path, reference_submission):
     assert "total" in out.stdout and "100 / 100" in out.stdout
 
 
-@pytest.mark.parametrize("source,words", [
-    ("def pad(:\n", "SyntaxError"),
-    (None, "ngram.py is missing from the submission"),
-    ("import os\nos._exit(0)\n", "exit status 0"),
-    ("print('x' * 10**7)\n", "printed 10.0 MB; output shortened"),
-])
+@pytest.mark.parametrize(
+    "source,words",
+    [
+        ("def pad(:\n", "SyntaxError"),
+        (None, "ngram.py is missing from the submission"),
+        ("import os\nos._exit(0)\n", "exit status 0"),
+        ("print('x' * 10**7)\n", "printed 10.0 MB; output shortened"),
+    ],
+)
 def test_a_broken_submission_still_gets_valid_results(tmp_path, source, words):
     submission = tmp_path / "submission"
     submission.mkdir()
@@ -60,15 +64,20 @@ def test_a_broken_submission_still_gets_valid_results(tmp_path, source, words):
 def test_usage_errors_exit_non_zero(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     # A path that does not exist is a typo: one line, nothing graded, no results.json.
-    for command in (("grade", "ngram", tmp_path / "nowhere", "--results", tmp_path / "r.json"),
-                    ("check", "ngram", tmp_path / "nowhere"), ("check", "ngram", tmp_path / "nowhere", "--case", "pad:1"),
-                    ("regrade", "ngram", tmp_path / "nowhere", "-o", tmp_path / "out" / "scores.csv")):
+    for command in (
+        ("grade", "ngram", tmp_path / "nowhere", "--results", tmp_path / "r.json"),
+        ("check", "ngram", tmp_path / "nowhere"),
+        ("check", "ngram", tmp_path / "nowhere", "--case", "pad:1"),
+        ("regrade", "ngram", tmp_path / "nowhere", "-o", tmp_path / "out" / "scores.csv"),
+    ):
         _one_line_error(invoke(*command), str(tmp_path / "nowhere"), "does not exist")
     assert sorted(p.name for p in tmp_path.iterdir()) == []
     # An empty folder is a submission: graded 0, and results.json says why.
     (tmp_path / "empty").mkdir()
     empty = lmgrade("grade", "ngram", tmp_path / "empty", "--results", tmp_path / "r.json")
-    assert empty.returncode == 0 and "The submission is empty" in json.loads((tmp_path / "r.json").read_text())["output"]
+    assert (
+        empty.returncode == 0 and "The submission is empty" in json.loads((tmp_path / "r.json").read_text())["output"]
+    )
     bad_variant = invoke("grade", "ngram", tmp_path, "--set", "activation=relu")
     assert bad_variant.exit_code == 2 and "no variant 'activation'" in bad_variant.stderr
     unknown = invoke("generate", "nosuch", "-o", tmp_path)
@@ -85,10 +94,12 @@ def _one_line_error(out, *words):
 
 def test_a_users_mistake_is_one_line_and_exit_2(tmp_path, reference_submission):
     _one_line_error(invoke("generate", "ngram", "-o", "/proc/lmgrade-starter"), "/proc/lmgrade-starter")
-    _one_line_error(invoke("grade", "ngram", reference_submission, "--results", "/proc/r.json"), "--results",
-                    "/proc")
-    _one_line_error(invoke("grade", "ngram", reference_submission, "--results", tmp_path / "missing" / "r.json"),
-                    "does not exist", "missing")
+    _one_line_error(invoke("grade", "ngram", reference_submission, "--results", "/proc/r.json"), "--results", "/proc")
+    _one_line_error(
+        invoke("grade", "ngram", reference_submission, "--results", tmp_path / "missing" / "r.json"),
+        "does not exist",
+        "missing",
+    )
     _one_line_error(invoke("generate", "nosuch", "-o", tmp_path), "unknown assignment 'nosuch'")
     _one_line_error(invoke("generate", "rnn", "-o", tmp_path, "--set", "activation=relu"), "sigmoid, tanh")
     assert not (tmp_path / "missing").exists()
@@ -113,22 +124,28 @@ def test_check_runs_only_public_checks_and_says_what_it_left_out(reference_submi
     assert out.returncode == 0, out.stderr
     assert "90 / 90" in out.stdout
     said = " ".join(out.stdout.split())
-    assert "This is 90 of the assignment's 100 points" in said and "perplexity_hidden (10 points, after due date)" in said
+    assert (
+        "This is 90 of the assignment's 100 points" in said and "perplexity_hidden (10 points, after due date)" in said
+    )
 
 
 @pytest.mark.parametrize("name", ["ngram", "lstm"])
 def test_demo(tmp_path, name):
     out = lmgrade("demo", "-o", tmp_path / "demo", "--assignment", name)
     assert out.returncode == 0, out.stderr
-    scores = {label: json.loads((tmp_path / "demo" / name / "results" / f"{label}.json").read_text())["score"]
-              for label in ("starter", "reference", "flawed")}
+    scores = {
+        label: json.loads((tmp_path / "demo" / name / "results" / f"{label}.json").read_text())["score"]
+        for label in ("starter", "reference", "flawed")
+    }
     assert scores["starter"] == 0 and scores["reference"] == 100 and 0 < scores["flawed"] < 100
     assert "known mistake" in out.stdout
 
 
 def test_check_case_shows_a_public_case_in_full_and_how_to_rerun_it(tmp_path):
     source = (ROOT / "reference" / "ngram" / "ngram.py").read_text()
-    wrong = source.replace("return [BOS] * (n - 1) + list(sentence) + [EOS]", "return [BOS] * n + list(sentence) + [EOS]")
+    wrong = source.replace(
+        "return [BOS] * (n - 1) + list(sentence) + [EOS]", "return [BOS] * n + list(sentence) + [EOS]"
+    )
     assert wrong != source
     (tmp_path / "ngram.py").write_text(wrong)
     shown = lmgrade("check", "ngram", tmp_path, "--case", "pad:3", cwd=tmp_path)
@@ -145,9 +162,14 @@ def test_check_case_shows_a_public_case_in_full_and_how_to_rerun_it(tmp_path):
     assert "from lmgrade.plugins.ngram.public.scenarios import pad" in said
     assert "this case fails" in said and "expected" in said
     # The snippet runs as printed, in the submission's folder, and calls the student's code.
-    code = said[said.index("from pathlib import Path"):said.index("expected:")]
-    run = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True,
-                         env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+    code = said[said.index("from pathlib import Path") : said.index("expected:")]
+    run = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
+    )
     assert run.returncode == 0 and "<s>" in run.stdout, run.stderr
 
 
@@ -156,8 +178,12 @@ def test_check_case_fits_a_screen_or_two_unless_asked_for_everything(tmp_path):
     from lmgrade.flawed import write_flawed
 
     spec = catalog.load_spec("rnn")
-    folder = write_flawed(spec.reference_folder(), spec.files, tmp_path / "flawed",
-                          [bug for bug in catalog.bugs("rnn").values() if bug.demo])
+    folder = write_flawed(
+        spec.reference_folder(),
+        spec.files,
+        tmp_path / "flawed",
+        [bug for bug in catalog.bugs("rnn").values() if bug.demo],
+    )
     short = lmgrade("check", "rnn", folder, "--case", "elman_backward:3", cwd=tmp_path)
     full = lmgrade("check", "rnn", folder, "--case", "elman_backward:3", "--full", cwd=tmp_path)
     assert short.returncode == 0 and full.returncode == 0, short.stderr + full.stderr
@@ -171,19 +197,27 @@ def test_check_case_fits_a_screen_or_two_unless_asked_for_everything(tmp_path):
 def test_check_case_shows_an_lstm_case_that_runs_as_printed(tmp_path):
     source = (ROOT / "reference" / "lstm" / "recurrent.py").read_text()
     # Each array clipped by its own norm: wrong wherever the total is above max_norm (case 3).
-    wrong = source.replace("return {k: g * scale for k, g in grads.items()}, total",
-                           "return {k: g * min(1.0, max_norm / np.sqrt(np.sum(g ** 2))) for k, g in grads.items()}, total")
+    wrong = source.replace(
+        "return {k: g * scale for k, g in grads.items()}, total",
+        "return {k: g * min(1.0, max_norm / np.sqrt(np.sum(g ** 2))) for k, g in grads.items()}, total",
+    )
     assert wrong != source
     (tmp_path / "recurrent.py").write_text(wrong)
-    out = lmgrade("check", "lstm", tmp_path, "--case", "clip_grad_norm:3", "--save-args", tmp_path / "case.wire",
-                  cwd=tmp_path)
+    out = lmgrade(
+        "check", "lstm", tmp_path, "--case", "clip_grad_norm:3", "--save-args", tmp_path / "case.wire", cwd=tmp_path
+    )
     assert out.returncode == 0, out.stderr
     said = out.stdout
     assert "clip_grad_norm, case 3 of" in said and "from lmgrade.plugins.lstm.public.scenarios import clip" in said
     assert "this case fails" in said and "['clipped']" in said
-    code = said[said.index("from pathlib import Path"):said.index("expected:")]
-    run = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True,
-                         env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+    code = said[said.index("from pathlib import Path") : said.index("expected:")]
+    run = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
+    )
     assert run.returncode == 0 and "'total norm returned'" in run.stdout, run.stderr
 
 
@@ -215,11 +249,12 @@ def test_regrade_usage_errors_are_one_line(tmp_path):
     (tmp_path / "class" / "alice").mkdir(parents=True)
     (tmp_path / "a_file").write_text("")
     scores = tmp_path / "scores.csv"
-    for args, words in [((tmp_path / "empty", "-o", scores), "holds no sub-folders"),
-                        ((tmp_path / "class", "-o", scores, "--executor", "dask://"), "expected dask://HOST:PORT"),
-                        ((tmp_path / "class", "-o", scores, "--executor", "nowhere.json"),
-                         "expected local, dask://HOST:PORT"),
-                        ((tmp_path / "class", "-o", tmp_path / "a_file" / "scores.csv"), "cannot make its folder")]:
+    for args, words in [
+        ((tmp_path / "empty", "-o", scores), "holds no sub-folders"),
+        ((tmp_path / "class", "-o", scores, "--executor", "dask://"), "expected dask://HOST:PORT"),
+        ((tmp_path / "class", "-o", scores, "--executor", "nowhere.json"), "expected local, dask://HOST:PORT"),
+        ((tmp_path / "class", "-o", tmp_path / "a_file" / "scores.csv"), "cannot make its folder"),
+    ]:
         out = invoke("regrade", "ngram", *args)
         assert out.exit_code == 2 and words in out.stderr and "Traceback" not in out.stderr, out.stderr
     assert not scores.exists()

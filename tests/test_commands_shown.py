@@ -14,6 +14,7 @@ import shlex
 import click
 import pytest
 from click.testing import CliRunner
+
 from helpers import ROOT, variant_params
 from lmgrade import catalog, templates
 from lmgrade.bundle import texts
@@ -104,4 +105,6 @@ def test_a_command_that_does_not_parse_is_caught():
     with pytest.raises(click.UsageError):
         parse("lmgrade grade rnn")
     assert commands_in("    lmgrade check rnn --set a=b path   # comment\nsee `lmgrade list`") == [
-        "lmgrade check rnn --set a=b path", "lmgrade list"]
+        "lmgrade check rnn --set a=b path",
+        "lmgrade list",
+    ]

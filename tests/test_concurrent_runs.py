@@ -10,31 +10,38 @@ import sys
 import time
 
 import pytest
+
 from lmgrade.sandbox import lease
 from lmgrade.sandbox.privileges import sandbox_user
 
 # Slow: runs gradings side by side.
 pytestmark = pytest.mark.slow
 
-SLOW = '''
+SLOW = """
 import time
 BOS, EOS, UNK = "<s>", "</s>", "<unk>"
 
 def pad(sentence, n):
     time.sleep(30)
-'''
+"""
 
 
 def grade_command(submission, results, *extra):
-    return [sys.executable, "-m", "lmgrade.cli", "grade", "ngram", str(submission), "--results", str(results),
-            *extra]
+    return [sys.executable, "-m", "lmgrade.cli", "grade", "ngram", str(submission), "--results", str(results), *extra]
 
 
 def test_four_gradings_at_once_lose_nothing(reference_submission, tmp_path):
     for round_ in range(2):
         paths = [tmp_path / f"results-{round_}-{i}.json" for i in range(4)]
-        procs = [subprocess.Popen(grade_command(reference_submission, p, "--jobs", "2"),
-                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for p in paths]
+        procs = [
+            subprocess.Popen(
+                grade_command(reference_submission, p, "--jobs", "2"),
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+            for p in paths
+        ]
         for proc in procs:
             _, err = proc.communicate(timeout=300)
             assert proc.returncode == 0, err
@@ -71,8 +78,11 @@ def test_a_run_killed_with_sigkill_leaves_no_lease_behind(tmp_path):
     submission.mkdir()
     (submission / "ngram.py").write_text(SLOW)
     before = set(lease.held_slots())
-    proc = subprocess.Popen(grade_command(submission, tmp_path / "results.json", "--jobs", "2"),
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        grade_command(submission, tmp_path / "results.json", "--jobs", "2"),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         # Mid-grading: its fork servers hold new slots and a child sleeps in pad.
         assert _wait_for(lambda: set(lease.held_slots()) - before, 60), "the run never took a slot"

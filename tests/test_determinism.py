@@ -24,14 +24,17 @@ def test_inputs_follow_the_secret(ngram):
     assignment, variant = ngram
     oracle = LiveReference(assignment.spec)
     check = next(c for c in assignment.checks if c.name == "perplexity_hidden")
-    with Grader(assignment, variant, oracle, secret="one") as a, Grader(assignment, variant, oracle, secret="one") as b, \
-            Grader(assignment, variant, oracle, secret="two") as c:
+    with (
+        Grader(assignment, variant, oracle, secret="one") as a,
+        Grader(assignment, variant, oracle, secret="one") as b,
+        Grader(assignment, variant, oracle, secret="two") as c,
+    ):
         cases = [g.cases_and_expected(check)[0] for g in (a, b, c)]
     assert [x.args for x in cases[0]] == [x.args for x in cases[1]]
     assert [x.args for x in cases[0]] != [x.args for x in cases[2]]
 
 
-HANGING = textwrap.dedent('''
+HANGING = textwrap.dedent("""
     import time
     BOS, EOS, UNK = "<s>", "</s>", "<unk>"
 
@@ -45,7 +48,7 @@ HANGING = textwrap.dedent('''
     class NGramLM:
         def __init__(self, n, k=0.0):
             time.sleep(1000)
-''')
+""")
 
 
 @pytest.mark.slow  # waits out every check's limits

@@ -6,6 +6,7 @@ import itertools
 
 import pytest
 from degenerate import write_degenerate
+
 from helpers import TEST_SECRET
 from lmgrade import catalog
 from lmgrade.checks import Case, CaseContext, Check, Mistake, explains
@@ -45,16 +46,17 @@ class _FakeOracle:
 def test_a_mistake_is_named_only_where_it_explains_every_answer(ngram):
     assignment, variant = ngram
     a, b = (Mistake(name, f"mistake {name}", lambda modules: None) for name in "ab")
-    check = Check("c", "c", scenario=lambda m, x: x, make_cases=lambda ctx: [],
-                  mistakes=(a, b), tolerance=Tolerance())
+    check = Check("c", "c", scenario=lambda m, x: x, make_cases=lambda ctx: [], mistakes=(a, b), tolerance=Tolerance())
     cases = [Case(str(i), i) for i in range(3)]
     got = [CaseOutcome("ok", value=v) for v in (10.0, 11.0, 2.0)]  # case 2 is right (expected 2.0)
-    grader = Grader(assignment, variant, _FakeOracle({"a": {0: 10.0, 1: 99.0, 2: 2.0},
-                                                      "b": {0: 10.0, 1: 11.0, 2: 2.0}}), secret="s")
+    grader = Grader(
+        assignment, variant, _FakeOracle({"a": {0: 10.0, 1: 99.0, 2: 2.0}, "b": {0: 10.0, 1: 11.0, 2: 2.0}}), secret="s"
+    )
     assert grader.diagnose(check, cases, got) is b
     # b also predicts a wrong answer where the submission was right: not b either.
-    grader = Grader(assignment, variant, _FakeOracle({"a": {0: 10.0, 1: 99.0, 2: 2.0},
-                                                      "b": {0: 10.0, 1: 11.0, 2: 5.0}}), secret="s")
+    grader = Grader(
+        assignment, variant, _FakeOracle({"a": {0: 10.0, 1: 99.0, 2: 2.0}, "b": {0: 10.0, 1: 11.0, 2: 5.0}}), secret="s"
+    )
     assert grader.diagnose(check, cases, got) is None
 
 
@@ -84,11 +86,13 @@ def test_each_check_tells_its_known_mistakes_apart(name, secret):
         answers = {m.name: [_mistaken(oracle, check, c, m) for c in cases] for m in check.mistakes}
         tolerances = [check.tolerance_of(c) for c in cases]
         for m in check.mistakes:
-            assert not explains(answers[m.name], right, tolerances), \
+            assert not explains(answers[m.name], right, tolerances), (
                 f"{check.name}: {m.name} gives the right answer on every case"
+            )
         for m1, m2 in itertools.combinations(check.mistakes, 2):
-            assert not explains(answers[m1.name], answers[m2.name], tolerances), \
+            assert not explains(answers[m1.name], answers[m2.name], tolerances), (
                 f"{check.name}: {m1.name} and {m2.name} give the same answers on every case"
+            )
 
 
 def test_a_property_that_holds_is_paid_beside_a_wrong_but_live_answer(graders, tmp_path):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import shutil
 
 import pytest
+
 from helpers import TEST_SECRET
 from lmgrade import catalog
 from lmgrade.expected_store import ExpectedStore, default_folder
@@ -42,7 +43,9 @@ def _expected(assignment, variant, folder, store, secret=TEST_SECRET):
     oracle = CountingReference(assignment.spec, folder)
     with Grader(assignment, variant, oracle, secret=secret, store=store) as grader:
         values = [grader.cases_and_expected(c)[1] for c in assignment.checks]
-        mistakes = [grader.expected.mistake_answers(c, grader.cases(c), m) for c in assignment.checks for m in c.mistakes]
+        mistakes = [
+            grader.expected.mistake_answers(c, grader.cases(c), m) for c in assignment.checks for m in c.mistakes
+        ]
     return values, mistakes, oracle.computed
 
 
@@ -101,8 +104,9 @@ def test_the_zips_recorded_values_leave_nothing_to_compute(tmp_path):
     entries = record_expected(assignment, variant, "course secret", tmp_path / "expected")
     assert entries and all(name.endswith(".wire") for name, _ in entries)
     oracle = CountingReference(assignment.spec, assignment.spec.reference_folder())
-    with Grader(assignment, variant, oracle, secret="course secret",
-                store=ExpectedStore(tmp_path / "expected")) as grader:
+    with Grader(
+        assignment, variant, oracle, secret="course secret", store=ExpectedStore(tmp_path / "expected")
+    ) as grader:
         grader.record_expected()
     assert oracle.computed == 0
 
@@ -112,8 +116,13 @@ def test_a_gpu_checks_values_are_never_stored(ngram_copy, tmp_path):
 
     assignment, variant, folder = ngram_copy
     on_gpu = type(assignment)(assignment.spec, [dataclasses.replace(c, device="cuda") for c in assignment.checks])
-    with Grader(on_gpu, variant, CountingReference(assignment.spec, folder), secret=TEST_SECRET,
-                store=ExpectedStore(tmp_path / "store")) as grader:
+    with Grader(
+        on_gpu,
+        variant,
+        CountingReference(assignment.spec, folder),
+        secret=TEST_SECRET,
+        store=ExpectedStore(tmp_path / "store"),
+    ) as grader:
         check = on_gpu.checks[0]
         assert grader.expected._stored_key(check, grader.cases(check)) is None
         assert grader.expected._stored_key(assignment.checks[0], grader.cases(check)) is not None

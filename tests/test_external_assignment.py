@@ -42,21 +42,37 @@ def venv(tmp_path_factory) -> Path:
     # --system-site-packages reaches the base interpreter's packages; where this interpreter is itself
     # a virtual environment, its own site-packages (lmgrade, numpy, torch) are added, .pth files included.
     (added,) = (venv / "lib").glob("python3*/site-packages")
-    (added / "outer.pth").write_text("".join(f"import site; site.addsitedir({p!r})\n"
-                                             for p in site.getsitepackages()))
+    (added / "outer.pth").write_text("".join(f"import site; site.addsitedir({p!r})\n" for p in site.getsitepackages()))
     # Built as lmgrade gradescope builds lmgrade's own wheel: setuptools from pip's configured index.
-    proc = subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", "--no-deps",
-                           "--disable-pip-version-check", str(source)],
-                          capture_output=True, text=True, cwd=tmp)
+    proc = subprocess.run(
+        [
+            str(venv / "bin" / "python"),
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--no-deps",
+            "--disable-pip-version-check",
+            str(source),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=tmp,
+    )
     assert proc.returncode == 0, proc.stderr
     return venv
 
 
 def lmgrade(venv: Path, *args, cwd: Path) -> subprocess.CompletedProcess:
     # `python -m lmgrade.cli` is the `lmgrade` command of the outer environment, run by this one's python.
-    return subprocess.run([str(venv / "bin" / "python"), "-m", "lmgrade.cli", *map(str, args)], capture_output=True,
-                          text=True,
-                          cwd=cwd, env=clean_env(), timeout=600)
+    return subprocess.run(
+        [str(venv / "bin" / "python"), "-m", "lmgrade.cli", *map(str, args)],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env=clean_env(),
+        timeout=600,
+    )
 
 
 def submission(folder: Path, source: str) -> Path:
@@ -77,11 +93,15 @@ def test_generate_grade_and_check(venv, tmp_path):
     assert out.returncode == 0, out.stderr
     assert {p.name for p in (tmp_path / "starter").iterdir()} == {"stats.py", "README.md"}
     scores = {}
-    for name, source in (("reference", REFERENCE), ("buggy", BUGGY),
-                         ("stub", (tmp_path / "starter" / "stats.py").read_text())):
+    for name, source in (
+        ("reference", REFERENCE),
+        ("buggy", BUGGY),
+        ("stub", (tmp_path / "starter" / "stats.py").read_text()),
+    ):
         folder = submission(tmp_path / name, source)
-        out = lmgrade(venv, "grade", "tiny", folder, "--results", tmp_path / f"{name}.json", "--jobs", "1",
-                      cwd=tmp_path)
+        out = lmgrade(
+            venv, "grade", "tiny", folder, "--results", tmp_path / f"{name}.json", "--jobs", "1", cwd=tmp_path
+        )
         assert out.returncode == 0, out.stderr
         document = json.loads((tmp_path / f"{name}.json").read_text())
         scores[name] = {t["name"].split(":")[0]: t["score"] for t in document["tests"]}
@@ -99,10 +119,26 @@ def test_student_bundle_carries_the_public_package(venv, tmp_path):
     assert out.returncode == 0, out.stderr
     (wheel,) = (tmp_path / "bundle" / "wheels").glob("*.whl")
     members = set(zipfile.ZipFile(wheel).namelist())
-    assert {"tinylm/public/__init__.py", "tinylm/public/scenarios.py", "lmgrade_fixtures/tiny/fixtures.json",
-            "lmgrade/cli.py"} <= members
-    assert not [m for m in members if m.startswith(("tinylm/reference", "tinylm/checks", "tinylm/bugs",
-                                                    "tinylm/__init__", "lmgrade/plugins", "lmgrade/reference"))]
+    assert {
+        "tinylm/public/__init__.py",
+        "tinylm/public/scenarios.py",
+        "lmgrade_fixtures/tiny/fixtures.json",
+        "lmgrade/cli.py",
+    } <= members
+    assert not [
+        m
+        for m in members
+        if m.startswith(
+            (
+                "tinylm/reference",
+                "tinylm/checks",
+                "tinylm/bugs",
+                "tinylm/__init__",
+                "lmgrade/plugins",
+                "lmgrade/reference",
+            )
+        )
+    ]
 
 
 def test_the_gradescope_zip_carries_the_package_and_grades_with_it(venv, tmp_path):

@@ -7,10 +7,11 @@ import subprocess
 import sys
 
 import pytest
+
 from helpers import TEST_SECRET
 from lmgrade import catalog, wire
-from lmgrade.fixtures import ARRAYS, DOCUMENT, Fixtures, describe, record, visible_checks
 from lmgrade.expected import draw_cases
+from lmgrade.fixtures import ARRAYS, DOCUMENT, Fixtures, describe, record, visible_checks
 from lmgrade.oracle import FixtureError, LiveReference, RecordedMistakeRaised, RecordedReference
 from lmgrade.seeds import PUBLIC_SECRET
 
@@ -75,8 +76,10 @@ def test_hidden_checks_another_variant_and_missing_answers_are_refused(recorded)
         RecordedReference(fixtures, {"order": 4})
     check = next(c for c in visible_checks(assignment) if c.mistakes)
     cases = draw_cases(check, assignment.name, variant, PUBLIC_SECRET)
-    damaged = dataclasses.replace(fixtures, cases={**fixtures.cases, check.name: [
-        dataclasses.replace(r, mistaken={}) for r in fixtures.cases[check.name]]})
+    damaged = dataclasses.replace(
+        fixtures,
+        cases={**fixtures.cases, check.name: [dataclasses.replace(r, mistaken={}) for r in fixtures.cases[check.name]]},
+    )
     with pytest.raises(FixtureError, match="no recorded answers of the mistake"):
         RecordedReference(damaged, variant).expected(check, cases)
 
@@ -104,10 +107,16 @@ def test_only_module_level_functions_can_be_recorded():
 
 def test_check_imports_and_explains_itself_without_fork_rlimits_or_flock(reference_submission):
     """As on Windows: the harness imports, and `check` says in one line why it cannot run there."""
-    program = ("import os, sys; sys.modules['fcntl'] = None; sys.modules['resource'] = None; del os.fork; "
-               "from lmgrade.cli import main; main()")
-    out = subprocess.run([sys.executable, "-c", program, "check", "ngram", str(reference_submission)],
-                         capture_output=True, text=True, timeout=120)
+    program = (
+        "import os, sys; sys.modules['fcntl'] = None; sys.modules['resource'] = None; del os.fork; "
+        "from lmgrade.cli import main; main()"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", program, "check", "ngram", str(reference_submission)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert out.returncode == 1 and "needs fork()" in out.stderr and "Traceback" not in out.stderr, out.stderr
 
 

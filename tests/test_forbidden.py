@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 import torch  # noqa: F401 - imported so that paths can also be matched by identity, as in the grader
+
 from lmgrade.forbidden import Finding, reached, relevant, scan
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -51,119 +52,190 @@ def hits(sources: dict[str, str]) -> list[tuple[str, int, str]]:
 
 # (source, fragment of each offending line with the api it reaches)
 REACHED = {
-    "attribute chain": ("""
+    "attribute chain": (
+        """
         import torch
         def attend(q, k, v):
             return torch.nn.functional.scaled_dot_product_attention(q, k, v)
-        """, [("return torch", SDPA)]),
-    "import as": ("""
+        """,
+        [("return torch", SDPA)],
+    ),
+    "import as": (
+        """
         import torch.nn.functional as F
         loss = F.cross_entropy(logits, y)
-        """, [("F.cross_entropy", F_CE)]),
-    "from-import with alias": ("""
+        """,
+        [("F.cross_entropy", F_CE)],
+    ),
+    "from-import with alias": (
+        """
         from torch.nn.functional import scaled_dot_product_attention as sdpa
         out = sdpa(q, k, v)
-        """, [("out = sdpa", SDPA)]),
-    "from torch import nn": ("""
+        """,
+        [("out = sdpa", SDPA)],
+    ),
+    "from torch import nn": (
+        """
         from torch import nn
         norm = nn.LayerNorm(8)
-        """, [("nn.LayerNorm", LN)]),
-    "from torch.nn import functional as F": ("""
+        """,
+        [("nn.LayerNorm", LN)],
+    ),
+    "from torch.nn import functional as F": (
+        """
         from torch.nn import functional as F
         loss = F.nll_loss(logp, y)
-        """, [("F.nll_loss", F_NLL)]),
-    "assignment aliases": ("""
+        """,
+        [("F.nll_loss", F_NLL)],
+    ),
+    "assignment aliases": (
+        """
         import torch.nn.functional as F
         my_norm = F.layer_norm
         other = my_norm
         act, loss = F.gelu, F.nll_loss
         def forward(x):
             return loss(other(x, x.shape[-1:]), act(x))
-        """, [("my_norm = F", F_LN), ("other = my_norm", F_LN), ("act, loss", F_NLL), ("return loss", F_LN),
-              ("return loss", F_NLL)]),
-    "attribute alias": ("""
+        """,
+        [
+            ("my_norm = F", F_LN),
+            ("other = my_norm", F_LN),
+            ("act, loss", F_NLL),
+            ("return loss", F_LN),
+            ("return loss", F_NLL),
+        ],
+    ),
+    "attribute alias": (
+        """
         import torch.nn.functional as F
         class CausalSelfAttention:
             def __init__(self):
                 self.attn_fn = F.scaled_dot_product_attention
-        """, [("self.attn_fn", SDPA)]),
-    "subclass": ("""
+        """,
+        [("self.attn_fn", SDPA)],
+    ),
+    "subclass": (
+        """
         import torch.nn as nn
         class LN(nn.LayerNorm):
             pass
-        """, [("class LN", LN)]),
-    "getattr with a folded constant": ("""
+        """,
+        [("class LN", LN)],
+    ),
+    "getattr with a folded constant": (
+        """
         import torch.nn.functional as F
         fn = getattr(F, "layer_" + "norm")
-        """, [("getattr", F_LN)]),
-    "getattr with a name bound to a constant": ("""
+        """,
+        [("getattr", F_LN)],
+    ),
+    "getattr with a name bound to a constant": (
+        """
         import torch
         WHICH = "Cross" + "EntropyLoss"
         def make():
             return getattr(torch.nn, WHICH)()
-        """, [("WHICH =", CE), ("getattr", CE)]),
-    "getattr with an f-string": ("""
+        """,
+        [("WHICH =", CE), ("getattr", CE)],
+    ),
+    "getattr with an f-string": (
+        """
         import torch.nn.functional as F
         fn = getattr(F, f"{'nll'}_{'loss'}")
-        """, [("getattr", F_NLL)]),
-    "getattr with str.join": ("""
+        """,
+        [("getattr", F_NLL)],
+    ),
+    "getattr with str.join": (
+        """
         import torch.nn.functional as F
         fn = getattr(F, "_".join(["cross", "entropy"]))
-        """, [("getattr", F_CE)]),
-    "getattr with % and str.format": ("""
+        """,
+        [("getattr", F_CE)],
+    ),
+    "getattr with % and str.format": (
+        """
         import torch.nn.functional as F
         a = getattr(F, "%s_%s" % ("layer", "norm"))
         b = getattr(F, "{}_{}".format("nll", "loss"))
-        """, [("a = getattr", F_LN), ("b = getattr", F_NLL)]),
-    "importlib.import_module": ("""
+        """,
+        [("a = getattr", F_LN), ("b = getattr", F_NLL)],
+    ),
+    "importlib.import_module": (
+        """
         from importlib import import_module
         import importlib
         functional = import_module("torch.nn.functional")
         def loss(a, b):
             return functional.cross_entropy(a, b)
         ln = importlib.import_module(".functional", "torch.nn").layer_norm
-        """, [("return functional", F_CE), ("ln = importlib", F_LN)]),
-    "__import__": ("""
+        """,
+        [("return functional", F_CE), ("ln = importlib", F_LN)],
+    ),
+    "__import__": (
+        """
         a = __import__("torch.nn.functional", fromlist=["x"]).nll_loss
         b = __import__("torch").nn.MultiheadAttention(8, 2)
-        """, [("a = __import__", F_NLL), ("b = __import__", MHA)]),
-    "sys.modules, vars and __dict__": ("""
+        """,
+        [("a = __import__", F_NLL), ("b = __import__", MHA)],
+    ),
+    "sys.modules, vars and __dict__": (
+        """
         import sys
         import torch.nn.functional as F
         a = sys.modules["torch.nn.functional"].nll_loss
         b = vars(F)["layer_norm"]
         c = F.__dict__.get("cross_entropy")
-        """, [("a = sys", F_NLL), ("b = vars", F_LN), ("c = F", F_CE)]),
-    "torch.ops.aten": ("""
+        """,
+        [("a = sys", F_NLL), ("b = vars", F_LN), ("c = F", F_CE)],
+    ),
+    "torch.ops.aten": (
+        """
         import torch
         a = torch.ops.aten.scaled_dot_product_attention(q, k, v)
         b = torch.ops.aten.native_layer_norm.default
-        """, [("a = torch", SDPA), ("b = torch", F_LN)]),
-    "torch._C._nn and torch.layer_norm": ("""
+        """,
+        [("a = torch", SDPA), ("b = torch", F_LN)],
+    ),
+    "torch._C._nn and torch.layer_norm": (
+        """
         import torch
         a = torch._C._nn.nll_loss_nd(logp, y)
         b = torch._C._nn.cross_entropy_loss(logits, y)
         c = torch.layer_norm(x, (8,))
-        """, [("a = torch", F_NLL), ("b = torch", F_CE), ("c = torch", F_LN)]),
-    "the wildcard": ("""
+        """,
+        [("a = torch", F_NLL), ("b = torch", F_CE), ("c = torch", F_LN)],
+    ),
+    "the wildcard": (
+        """
         import torch
         from torch import nn
         a = nn.TransformerEncoderLayer(8, 2)
         b = torch.nn.modules.transformer.TransformerDecoder
-        """, [("a = nn", TRANSFORMER), ("b = torch", TRANSFORMER)]),
-    "another module path to the same class": ("""
+        """,
+        [("a = nn", TRANSFORMER), ("b = torch", TRANSFORMER)],
+    ),
+    "another module path to the same class": (
+        """
         import torch
         norm = torch.nn.modules.normalization.LayerNorm(8)
-        """, [("norm =", LN)]),
-    "star import": ("""
+        """,
+        [("norm =", LN)],
+    ),
+    "star import": (
+        """
         from torch.nn import *
         norm = LayerNorm(8)
-        """, [("norm =", LN)]),
-    "strings spelling an api": ("""
+        """,
+        [("norm =", LN)],
+    ),
+    "strings spelling an api": (
+        """
         a = "scaled_dot_product_attention"
         b = "torch.nn.functional.cross_entropy"
         c = "nn.MultiheadAttention"
-        """, [("a =", SDPA), ("b =", F_CE), ("c =", MHA)]),
+        """,
+        [("a =", SDPA), ("b =", F_CE), ("c =", MHA)],
+    ),
 }
 
 
@@ -186,8 +258,13 @@ def test_a_finding_names_its_line_and_scope():
     assert scan({"layers.py": source}, FORBIDDEN, ALSO) == [
         Finding("layers.py", 2, F_LN, "print(F.layer_norm)", None),
         Finding("layers.py", 3, F_LN, "_ln = F.layer_norm", "_ln"),
-        Finding("layers.py", 6, F_LN, "return _ln(_ln(x, x.shape[-1:]), x.shape[-1:])  # twice on one line, found once",
-                "LayerNorm"),
+        Finding(
+            "layers.py",
+            6,
+            F_LN,
+            "return _ln(_ln(x, x.shape[-1:]), x.shape[-1:])  # twice on one line, found once",
+            "LayerNorm",
+        ),
     ]
 
 
@@ -207,7 +284,9 @@ def test_an_imported_package_is_matched_by_identity(monkeypatch):
     monkeypatch.setitem(sys.modules, "fakelib", lib)
     monkeypatch.setitem(sys.modules, "fakelib.sub", sub)
     assert [(f.line, f.api) for f in scan({"a.py": source}, ["fakelib.thing"])] == [
-        (2, "fakelib.thing"), (3, "fakelib.thing")]
+        (2, "fakelib.thing"),
+        (3, "fakelib.thing"),
+    ]
 
 
 # A submission that uses the forbidden APIs' short names for its own code.
@@ -325,8 +404,10 @@ def test_a_star_import_of_the_submissions_own_file_wins_over_a_librarys():
 
 def test_a_string_naming_a_submissions_own_definition_is_flagged_only_without_it():
     train = OWN_NAMES["train.py"]
-    assert hits({"train.py": train}) == [("train.py", line_of(train, "LOSSES = "), F_CE),
-                                         ("train.py", line_of(train, "loss = LOSSES"), F_CE)]
+    assert hits({"train.py": train}) == [
+        ("train.py", line_of(train, "LOSSES = "), F_CE),
+        ("train.py", line_of(train, "loss = LOSSES"), F_CE),
+    ]
 
 
 @pytest.mark.parametrize("folder", sorted(p.name for p in (ROOT / "tests/submissions/transformer").iterdir()))
@@ -431,11 +512,18 @@ MODULE_LEVEL = ("train.py", line_of(PLANTED["train.py"], "print("), F_NLL)
 
 def test_reached_follows_names_and_imports_between_files():
     assert reached(PLANTED, ["layers.LayerNorm"]) == {("layers.py", "LayerNorm")}
-    assert reached(PLANTED, ["layers.CausalSelfAttention"]) == {("layers.py", "CausalSelfAttention"),
-                                                                ("layers.py", "_attend")}
+    assert reached(PLANTED, ["layers.CausalSelfAttention"]) == {
+        ("layers.py", "CausalSelfAttention"),
+        ("layers.py", "_attend"),
+    }
     assert reached(PLANTED, ["model.TransformerLM"]) == {
-        ("model.py", "TransformerLM"), ("layers.py", "TransformerBlock"), ("layers.py", "LayerNorm"),
-        ("layers.py", "CausalSelfAttention"), ("layers.py", "_attend"), ("layers.py", "FeedForward")}
+        ("model.py", "TransformerLM"),
+        ("layers.py", "TransformerBlock"),
+        ("layers.py", "LayerNorm"),
+        ("layers.py", "CausalSelfAttention"),
+        ("layers.py", "_attend"),
+        ("layers.py", "FeedForward"),
+    }
     assert reached(PLANTED, ["train.train"]) == {("train.py", "train"), ("model.py", "cross_entropy")}
     assert reached(PLANTED, ["nowhere.X", "layers.Nothing"]) == set()
 

@@ -4,27 +4,44 @@ source before the run, or stopped when called where the source hides them."""
 from __future__ import annotations
 
 import pytest
+
 from lmgrade import catalog
 from lmgrade.flawed import apply
 
-ATTENTION_CHECKS = {"attention", "attention_rows", "block", "model", "model_hidden", "causality", "train",
-                    "evaluate_perplexity", "generate", "bad_arguments", "training", "attention_speed",
-                    "train_step_speed"}
+ATTENTION_CHECKS = {
+    "attention",
+    "attention_rows",
+    "block",
+    "model",
+    "model_hidden",
+    "causality",
+    "train",
+    "evaluate_perplexity",
+    "generate",
+    "bad_arguments",
+    "training",
+    "attention_speed",
+    "train_step_speed",
+}
 CROSS_ENTROPY_CHECKS = {"cross_entropy", "ce_stable", "train", "evaluate_perplexity", "training", "train_step_speed"}
 
-SDPA = ('''        att = q @ k.transpose(-2, -1) / math.sqrt(self.d_head)  # (B, n_heads, T, T)''',
-        '''        y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+SDPA = (
+    """        att = q @ k.transpose(-2, -1) / math.sqrt(self.d_head)  # (B, n_heads, T, T)""",
+    """        y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
         return self.out_proj(y.transpose(1, 2).reshape(B, T, d_model))
-        att = q @ k.transpose(-2, -1) / math.sqrt(self.d_head)  # (B, n_heads, T, T)''')
+        att = q @ k.transpose(-2, -1) / math.sqrt(self.d_head)  # (B, n_heads, T, T)""",
+)
 
 # A name no reading of the source can follow, and the error caught: the guard still tells.
-HIDDEN_CE = ('''    logits = logits.reshape(-1, V)  # (N, V)''',
-             '''    name = "".join(chr(c) for c in (99, 114, 111, 115, 115, 95, 101, 110, 116, 114, 111, 112, 121))
+HIDDEN_CE = (
+    """    logits = logits.reshape(-1, V)  # (N, V)""",
+    """    name = "".join(chr(c) for c in (99, 114, 111, 115, 115, 95, 101, 110, 116, 114, 111, 112, 121))
     try:
         return getattr(torch.nn.functional, name)(logits.reshape(-1, V), targets.reshape(-1))
     except BaseException:
         pass
-    logits = logits.reshape(-1, V)  # (N, V)''')
+    logits = logits.reshape(-1, V)  # (N, V)""",
+)
 
 
 def _submission(tmp_path, edits: dict):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 from free_state import FREE
+
 from helpers import graded_in, variant_params
 from lmgrade.flawed import write_flawed
 
@@ -16,6 +17,7 @@ def test_state_the_contract_leaves_free_costs_nothing(graders, name, pairs, tmp_
     grader = graders(name, pairs)
     spec = grader.assignment.spec
     folder = write_flawed(spec.reference_folder(), spec.files, tmp_path / "free", FREE[name])
-    lost = {v.check.name: v.output for v in grader.grade(folder, only=graded_in(grader.assignment, pairs))
-            if not v.passed}
+    lost = {
+        v.check.name: v.output for v in grader.grade(folder, only=graded_in(grader.assignment, pairs)) if not v.passed
+    }
     assert not lost, lost

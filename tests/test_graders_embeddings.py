@@ -11,13 +11,20 @@ from __future__ import annotations
 import re
 
 import pytest
+
 from lmgrade import catalog
 from lmgrade.flawed import write_flawed
 
 NAMED = re.compile(r"see (?:the check )?(\w+)(?:\)|: fix that first)")
 # Bugs whose feedback names other checks: in a function a method builds on, or beside a property.
-COMPOSED = ["positive_term_sign", "dw_without_negatives", "c_updated_before_w_gradient", "window_counts_the_centre",
-            "counts_not_raised", "ties_by_first_occurrence"]
+COMPOSED = [
+    "positive_term_sign",
+    "dw_without_negatives",
+    "c_updated_before_w_gradient",
+    "window_counts_the_centre",
+    "counts_not_raised",
+    "ties_by_first_occurrence",
+]
 
 
 @pytest.fixture(scope="module")
@@ -25,8 +32,15 @@ def graded(graders, tmp_path_factory):
     assignment, _ = catalog.load("embeddings")
     spec, bugs = assignment.spec, catalog.bugs("embeddings")
     root = tmp_path_factory.mktemp("embeddings_messages")
-    return {name: {v.check.name: v for v in graders("embeddings").grade(
-        write_flawed(spec.reference_folder(), spec.files, root / name, [bugs[name]]))} for name in COMPOSED}
+    return {
+        name: {
+            v.check.name: v
+            for v in graders("embeddings").grade(
+                write_flawed(spec.reference_folder(), spec.files, root / name, [bugs[name]])
+            )
+        }
+        for name in COMPOSED
+    }
 
 
 @pytest.mark.parametrize("bug", COMPOSED)

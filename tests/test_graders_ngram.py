@@ -1,4 +1,5 @@
 """What only the ngram graders promise (the proofs every assignment shares are in test_assignments.py)."""
+
 from __future__ import annotations
 
 from helpers import by_name

@@ -23,6 +23,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
+
 from helpers import validate
 from lmgrade import catalog
 from lmgrade.flawed import write_flawed
@@ -37,13 +38,19 @@ SECRET = "zip-test-secret-3f9a"
 ENTRIES = {"setup.sh", "run_autograder", "requirements.txt", CONFIG_NAME}
 
 
-def build(tmp: Path, assignment: str, *settings: str,
-          secret: str | None = SECRET) -> tuple[Path, subprocess.CompletedProcess]:
+def build(
+    tmp: Path, assignment: str, *settings: str, secret: str | None = SECRET
+) -> tuple[Path, subprocess.CompletedProcess]:
     out = tmp / f"{assignment}-autograder.zip"
     env = clean_env(**({"LMGRADE_SECRET": secret} if secret else {}))
     args = [a for s in settings for a in ("--set", s)]
-    proc = subprocess.run([sys.executable, "-m", "lmgrade.cli", "gradescope", assignment, "-o", str(out), *args],
-                          capture_output=True, text=True, env=env, timeout=300)
+    proc = subprocess.run(
+        [sys.executable, "-m", "lmgrade.cli", "gradescope", assignment, "-o", str(out), *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stderr
     return out, proc
 
@@ -83,8 +90,11 @@ def reference_files(name: str) -> dict[str, str]:
 def looping_in(source: str, function: str) -> str:
     """`source` with an endless busy loop at the start of every function named `function`."""
     lines = source.splitlines(keepends=True)
-    starts = sorted((fn.body[0].lineno, fn.body[0].col_offset) for fn in ast.walk(ast.parse(source))
-                    if isinstance(fn, ast.FunctionDef) and fn.name == function)
+    starts = sorted(
+        (fn.body[0].lineno, fn.body[0].col_offset)
+        for fn in ast.walk(ast.parse(source))
+        if isinstance(fn, ast.FunctionDef) and fn.name == function
+    )
     assert starts, f"no function {function}"
     for lineno, col in reversed(starts):
         lines.insert(lineno - 1, " " * col + "while True:\n" + " " * col + "    pass\n")
@@ -104,18 +114,32 @@ def results_of(layout: Layout) -> dict:
     return document
 
 
-def lmgrade_grade(files: dict[str, str], tmp: Path, assignment: str, settings: tuple[str, ...],
-                  secret: str | None) -> tuple[subprocess.Popen, Path]:
+def lmgrade_grade(
+    files: dict[str, str], tmp: Path, assignment: str, settings: tuple[str, ...], secret: str | None
+) -> tuple[subprocess.Popen, Path]:
     """`lmgrade grade` started on a folder of `files`; the folder, where its results.json will be."""
     folder = tmp / f"grade-{time.monotonic_ns()}"
     folder.mkdir()
     for name, text in files.items():
         (folder / name).write_text(text)
     args = [a for s in settings for a in ("--set", s)]
-    proc = subprocess.Popen([sys.executable, "-m", "lmgrade.cli", "grade", assignment, str(folder), "--results",
-                             str(folder / "results.json"), *args],
-                            env=clean_env(**({"LMGRADE_SECRET": secret} if secret else {})),
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "lmgrade.cli",
+            "grade",
+            assignment,
+            str(folder),
+            "--results",
+            str(folder / "results.json"),
+            *args,
+        ],
+        env=clean_env(**({"LMGRADE_SECRET": secret} if secret else {})),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     return proc, folder
 
 
@@ -130,13 +154,21 @@ def differences(document: dict, expected: dict) -> str:
     for test in document["tests"]:
         other = theirs.get(test["name"], {})
         if (test["score"], test["max_score"]) != (other.get("score"), other.get("max_score")):
-            lines.append(f"{test['name']}: run_autograder {test['score']}, lmgrade grade {other.get('score')}\n"
-                         f"--- run_autograder:\n{test['output']}\n--- lmgrade grade:\n{other.get('output')}")
+            lines.append(
+                f"{test['name']}: run_autograder {test['score']}, lmgrade grade {other.get('score')}\n"
+                f"--- run_autograder:\n{test['output']}\n--- lmgrade grade:\n{other.get('output')}"
+            )
     return "\n".join(lines)
 
 
-def grade_both(installed: LocalInstall, files: dict[str, str], tmp: Path, assignment: str = "ngram",
-               settings: tuple[str, ...] = (), secret: str | None = SECRET) -> tuple[dict, dict]:
+def grade_both(
+    installed: LocalInstall,
+    files: dict[str, str],
+    tmp: Path,
+    assignment: str = "ngram",
+    settings: tuple[str, ...] = (),
+    secret: str | None = SECRET,
+) -> tuple[dict, dict]:
     """results.json of run_autograder and of `lmgrade grade` (with the zip's secret) on the same files, side by side."""
     layout = installed.new_root(files)
     zipped = installed.start(layout)
@@ -242,8 +274,11 @@ def test_time_budget_keeps_what_finished_and_zeroes_the_rest_with_a_reason(insta
     finished = {name: t for name, t in tests.items() if "time budget" not in t["output"]}
     assert all(t["output"] != NOT_GRADED for t in finished.values())
     # What finished kept its points: only the checks that call perplexity lose any.
-    assert all(t["score"] == t["max_score"] for name, t in finished.items()
-               if name not in ("perplexity", "perplexity_hidden", "no_mutation"))
+    assert all(
+        t["score"] == t["max_score"]
+        for name, t in finished.items()
+        if name not in ("perplexity", "perplexity_hidden", "no_mutation")
+    )
 
 
 def wait_until_some_check_is_graded(layout: Layout, timeout_s: float = 60) -> None:
@@ -262,9 +297,14 @@ def wait_until_some_check_is_graded(layout: Layout, timeout_s: float = 60) -> No
 def test_a_stopped_run_leaves_valid_results_with_what_finished(installed, sig):
     layout = installed.new_root(looping_submission())
     # The supervisor itself, as a timeout's signal would find it.
-    proc = subprocess.Popen([str(installed.venv / "bin" / "python"), "-I", "-m", "lmgrade.gradescope.supervise"],
-                            cwd=layout.root, env=installed.env(layout), stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True)
+    proc = subprocess.Popen(
+        [str(installed.venv / "bin" / "python"), "-I", "-m", "lmgrade.gradescope.supervise"],
+        cwd=layout.root,
+        env=installed.env(layout),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     wait_until_some_check_is_graded(layout)
     proc.send_signal(sig)
     out, _ = proc.communicate(timeout=60)
@@ -304,8 +344,11 @@ def test_a_broken_image_still_leaves_valid_results(installed, tmp_path):
 
 def zip_texts(path: Path) -> dict[str, str]:
     with zipfile.ZipFile(path) as zf:
-        return {n: zf.read(n).decode() for n in zf.namelist()
-                if not n.endswith(".whl") and not n.startswith(f"{EXPECTED_FOLDER}/")}
+        return {
+            n: zf.read(n).decode()
+            for n in zf.namelist()
+            if not n.endswith(".whl") and not n.startswith(f"{EXPECTED_FOLDER}/")
+        }
 
 
 def inspect_zip(path: Path, assignment: str, settings: dict[str, str]) -> dict[str, str]:
@@ -326,7 +369,9 @@ def inspect_zip(path: Path, assignment: str, settings: dict[str, str]) -> dict[s
     loaded, variant = catalog.load(assignment, settings)
     assert config["variant"] == variant
     assert [c["name"] for c in config["checks"]] == [c.name for c in loaded.checks]
-    torch_step = [line for line in texts["setup.sh"].splitlines() if line.startswith("pip_install") and "torch==" in line]
+    torch_step = [
+        line for line in texts["setup.sh"].splitlines() if line.startswith("pip_install") and "torch==" in line
+    ]
     assert bool(torch_step) == (assignment in ("transformer", "embeddings"))  # the assignments that import torch
     assert "torch" not in texts["requirements.txt"]
     return texts
@@ -373,8 +418,13 @@ def test_the_lstm_zip_grades_the_lstm_reference(installed, tmp_path):
 
 def test_usage_errors_exit_2_without_a_traceback(tmp_path):
     def gradescope(*args, **env):
-        return subprocess.run([sys.executable, "-m", "lmgrade.cli", "gradescope", *args], capture_output=True,
-                              text=True, env=clean_env(**env), timeout=120)
+        return subprocess.run(
+            [sys.executable, "-m", "lmgrade.cli", "gradescope", *args],
+            capture_output=True,
+            text=True,
+            env=clean_env(**env),
+            timeout=120,
+        )
 
     assert gradescope("nosuch", "-o", str(tmp_path / "a.zip")).returncode == 2
     assert gradescope("ngram", "-o", str(tmp_path)).returncode == 2  # a folder

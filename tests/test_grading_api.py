@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
+
 from lmgrade.errors import HarnessFault
 from lmgrade.grade import grade_submission
 from lmgrade.results import HARNESS_FAULT_NOTE
@@ -15,8 +16,15 @@ from lmgrade.results import HARNESS_FAULT_NOTE
 def test_one_call_grades_and_keeps_results(ngram, reference_submission, tmp_path):
     assignment, variant = ngram
     seen = []
-    run = grade_submission(assignment, variant, reference_submission, results=tmp_path / "r.json", jobs=2,
-                           on_start=seen.append, on_verdict=lambda v: seen.append(v.check.name))
+    run = grade_submission(
+        assignment,
+        variant,
+        reference_submission,
+        results=tmp_path / "r.json",
+        jobs=2,
+        on_start=seen.append,
+        on_verdict=lambda v: seen.append(v.check.name),
+    )
     assert run.score == run.max_score == 100 and len(run.verdicts) == 11
     assert seen[0] == 11 and sorted(seen[1:]) == sorted(c.name for c in assignment.checks)
     assert json.loads((tmp_path / "r.json").read_text())["score"] == 100
@@ -40,8 +48,9 @@ def test_an_import_error_of_the_submission_is_a_verdict_not_a_fault(ngram, ngram
 
 def test_a_reference_that_cannot_be_imported_is_a_harness_fault(ngram, reference_submission, tmp_path):
     assignment, variant = ngram
-    broken = type(assignment)(dataclasses.replace(assignment.spec, reference_package="no_such_reference"),
-                              assignment.checks)
+    broken = type(assignment)(
+        dataclasses.replace(assignment.spec, reference_package="no_such_reference"), assignment.checks
+    )
     results = tmp_path / "results.json"
     with pytest.raises(HarnessFault, match="cannot be imported"):
         grade_submission(broken, variant, reference_submission, results=results)
@@ -53,6 +62,7 @@ def test_a_reference_that_cannot_be_imported_is_a_harness_fault(ngram, reference
 def test_an_untouched_stub_costs_no_expected_values_no_training_and_no_timing(tmp_path):
     """Where no case answered, nothing is compared: the reference never runs, for answers, training or laps."""
     from conftest import TEST_SECRET
+
     from lmgrade import catalog, templates
     from lmgrade.grading import Grader
     from lmgrade.oracle import LiveReference
@@ -73,16 +83,18 @@ def test_an_untouched_stub_costs_no_expected_values_no_training_and_no_timing(tm
         assert verdict.passed and asked == ["layer_norm"]
 
 
-def test_run_case_runs_one_case_and_names_the_mistake_its_answer_matches(ngram, ngram_grader, reference_submission,
-                                                                         tmp_path):
+def test_run_case_runs_one_case_and_names_the_mistake_its_answer_matches(
+    ngram, ngram_grader, reference_submission, tmp_path
+):
     """What `check --case` shows: one case of one check, its expected value, the answer and the mistake it matches."""
     from conftest import ROOT
 
     assignment, _ = ngram
     pad = next(c for c in assignment.checks if c.name == "pad")
     source = (ROOT / "reference" / "ngram" / "ngram.py").read_text()
-    wrong = source.replace("return [BOS] * (n - 1) + list(sentence) + [EOS]",
-                           "return [BOS] * n + list(sentence) + [EOS]")
+    wrong = source.replace(
+        "return [BOS] * (n - 1) + list(sentence) + [EOS]", "return [BOS] * n + list(sentence) + [EOS]"
+    )
     assert wrong != source
     (tmp_path / "ngram.py").write_text(wrong)
     cases, expected = ngram_grader.cases_and_expected(pad)

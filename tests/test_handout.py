@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import pytest
+from markdown_it import MarkdownIt
+
 from helpers import variant_params
 from lmgrade import catalog, templates
 from lmgrade.handout import cell
-from markdown_it import MarkdownIt
 
 
 def _tables(markdown: str) -> list[list[list[str]]]:

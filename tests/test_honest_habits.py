@@ -10,7 +10,7 @@ from lmgrade.oracle import LiveReference
 
 REFERENCE = (ROOT / "reference" / "ngram" / "ngram.py").read_text()
 
-CHATTY = '''
+CHATTY = """
 import sys
 print("loading my ngram model " + "=" * 60)
 for _ in range(20):
@@ -21,9 +21,9 @@ _pad = pad
 def pad(sentence, n):
     print("pad called with", sentence, n)
     return _pad(sentence, n)
-'''
+"""
 
-TEMP_FILES = '''
+TEMP_FILES = """
 import os, tempfile
 from pathlib import Path
 
@@ -47,7 +47,7 @@ def fit(self, corpus):
     return _fit(self, corpus)
 
 NGramLM.fit = fit
-'''
+"""
 
 
 def _submission(tmp_path, extra: str):
@@ -69,8 +69,9 @@ def test_a_hundred_megabytes_of_output_in_one_check(ngram, tmp_path):
     assignment, variant = ngram
     flood = "\nfor _ in range(100):\n    print('y' * 999_999)\n"
     check = next(c for c in assignment.checks if c.name == "pad")
-    one = type(assignment)(assignment.spec, [dataclasses.replace(check, limits=dataclasses.replace(
-        check.limits, cpu_s=30, wall_s=60))])
+    one = type(assignment)(
+        assignment.spec, [dataclasses.replace(check, limits=dataclasses.replace(check.limits, cpu_s=30, wall_s=60))]
+    )
     with Grader(one, variant, LiveReference(assignment.spec), secret=TEST_SECRET) as grader:
         (verdict,) = grader.grade(_submission(tmp_path, flood))
     assert verdict.passed, verdict.output
@@ -78,9 +79,10 @@ def test_a_hundred_megabytes_of_output_in_one_check(ngram, tmp_path):
 
 
 def test_a_failing_visible_check_shows_the_head_and_tail_of_the_output(ngram_grader, tmp_path):
-    source = REFERENCE.replace("    return [BOS] * (n - 1) + list(sentence) + [EOS]\n",
-                               "    print('START'); print('z' * 20000); print('END')\n"
-                               "    return [BOS] * n + list(sentence) + [EOS]\n")
+    source = REFERENCE.replace(
+        "    return [BOS] * (n - 1) + list(sentence) + [EOS]\n",
+        "    print('START'); print('z' * 20000); print('END')\n    return [BOS] * n + list(sentence) + [EOS]\n",
+    )
     folder = tmp_path / "submission"
     folder.mkdir()
     (folder / "ngram.py").write_text(source)
@@ -99,7 +101,7 @@ def test_temporary_files_caches_and_the_current_folder_are_writable(ngram_grader
     assert not (folder / "notes.txt").exists()  # it wrote into its own copy
 
 
-LISTS_ITS_FOLDER = '''
+LISTS_ITS_FOLDER = """
 import os
 _pad = pad
 
@@ -108,7 +110,7 @@ def pad(sentence, n):
     if here != ["ngram.py"]:
         raise RuntimeError(f"the folder holds {here}")
     return _pad(sentence, n)
-'''
+"""
 
 
 def test_results_written_into_the_graded_folder_are_not_part_of_the_submission(ngram, tmp_path):
@@ -118,8 +120,7 @@ def test_results_written_into_the_graded_folder_are_not_part_of_the_submission(n
     assignment, variant = ngram
     folder = _submission(tmp_path, LISTS_ITS_FOLDER)
     for _ in range(2):  # the second time, results.json is there from the start
-        run = grade_submission(assignment, variant, folder, results=folder / "results.json", jobs=2,
-                               secret=TEST_SECRET)
+        run = grade_submission(assignment, variant, folder, results=folder / "results.json", jobs=2, secret=TEST_SECRET)
         for v in run.verdicts:
             assert v.passed, f"{v.check.name}: {v.output}"
 

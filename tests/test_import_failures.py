@@ -5,8 +5,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
-
 from lmgrade.grade import grade_submission
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -42,18 +40,25 @@ def test_a_syntax_error_shows_the_file_line_and_caret_once(ngram, ngram_grader, 
     source = (ROOT / "reference" / "ngram" / "ngram.py").read_text().replace(PAD, PAD.replace("],", "]"))
     run, document = _grade(ngram, ngram_grader, _submission(tmp_path / "s", source), tmp_path)
     line = source.splitlines().index(PAD.replace("],", "]")) + 1
-    _said_once(document, 'File "ngram.py", line %d' % line, "def pad(sentence: list[str] n: int)", "^",
-               "SyntaxError")
+    _said_once(document, 'File "ngram.py", line %d' % line, "def pad(sentence: list[str] n: int)", "^", "SyntaxError")
     assert document["output"].count("SyntaxError") == 1 and run.score == 0
 
 
 def test_an_exception_in_a_helper_module_shows_only_the_students_frames(ngram, ngram_grader, tmp_path):
     source = (ROOT / "reference/ngram/ngram.py").read_text()
-    folder = _submission(tmp_path / "s", source + "from helpers import table\n",
-                         helpers="def build():\n    return {}['missing']\n\ntable = build()\n")
+    folder = _submission(
+        tmp_path / "s",
+        source + "from helpers import table\n",
+        helpers="def build():\n    return {}['missing']\n\ntable = build()\n",
+    )
     _, document = _grade(ngram, ngram_grader, folder, tmp_path)
-    _said_once(document, f'File "ngram.py", line {len(source.splitlines()) + 1}', 'File "helpers.py", line 4',
-               'File "helpers.py", line 2', "KeyError: 'missing'")
+    _said_once(
+        document,
+        f'File "ngram.py", line {len(source.splitlines()) + 1}',
+        'File "helpers.py", line 4',
+        'File "helpers.py", line 2',
+        "KeyError: 'missing'",
+    )
 
 
 def test_an_empty_file_is_an_import_that_defines_nothing(ngram, ngram_grader, tmp_path):
@@ -72,8 +77,9 @@ def test_a_missing_name_says_what_the_file_defines_and_the_contract_wants(ngram,
     assert "has no attribute 'pad'" in pad and "padding" in pad.split("it defines:")[1]
 
 
-def test_the_files_are_imported_once_per_version_when_checks_are_asked_one_at_a_time(ngram_grader, tmp_path,
-                                                                                       monkeypatch):
+def test_the_files_are_imported_once_per_version_when_checks_are_asked_one_at_a_time(
+    ngram_grader, tmp_path, monkeypatch
+):
     """A bundle's pytest grades one check per test: one import probe for them all, a new one after an edit."""
     probed = []
     probe = ngram_grader.imports._probe

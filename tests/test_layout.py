@@ -31,8 +31,12 @@ SKIPPED = {".venv", ".git", "build", "dist", "node_modules"}
 
 
 def python_files() -> list[Path]:
-    return sorted(p for p in ROOT.rglob("*.py") if not SKIPPED & set(p.relative_to(ROOT).parts)
-                  and not any(part.startswith(".") or part.endswith(".egg-info") for part in p.relative_to(ROOT).parts))
+    return sorted(
+        p
+        for p in ROOT.rglob("*.py")
+        if not SKIPPED & set(p.relative_to(ROOT).parts)
+        and not any(part.startswith(".") or part.endswith(".egg-info") for part in p.relative_to(ROOT).parts)
+    )
 
 
 def old_names(path: Path) -> list[str]:
@@ -41,8 +45,9 @@ def old_names(path: Path) -> list[str]:
     found = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
-            found += [f"line {node.lineno}: import {a.name}" for a in node.names
-                      if a.name.split(".")[0] in FOLDER_NAMES]
+            found += [
+                f"line {node.lineno}: import {a.name}" for a in node.names if a.name.split(".")[0] in FOLDER_NAMES
+            ]
         elif isinstance(node, ast.ImportFrom) and not node.level and (node.module or "").split(".")[0] in FOLDER_NAMES:
             found.append(f"line {node.lineno}: from {node.module} import ...")
         elif isinstance(node, ast.Constant) and isinstance(node.value, str):
@@ -61,8 +66,10 @@ def test_no_file_imports_a_folder_by_its_own_name():
 
 def test_the_scan_sees_each_old_spelling(tmp_path):
     sample = tmp_path / "sample.py"
-    sample.write_text("import autograder\nfrom plugins.ngram import checks\nfrom reference import ngram\n"
-                      "X = 'autograder.loader:import_probe'\nimport lmgrade.plugins.ngram\nY = 'plugins.py'\n")
+    sample.write_text(
+        "import autograder\nfrom plugins.ngram import checks\nfrom reference import ngram\n"
+        "X = 'autograder.loader:import_probe'\nimport lmgrade.plugins.ngram\nY = 'plugins.py'\n"
+    )
     assert len(old_names(sample)) == 4
 
 
@@ -73,9 +80,12 @@ def _pyproject() -> dict:
 def test_packages_names_every_package_of_the_mapped_folders():
     setuptools = _pyproject()["tool"]["setuptools"]
     mapping = setuptools["package-dir"]
-    found = {".".join((package, *init.parent.relative_to(ROOT / folder).parts))
-             for package, folder in mapping.items() for init in (ROOT / folder).rglob("__init__.py")
-             if "__pycache__" not in init.parts}
+    found = {
+        ".".join((package, *init.parent.relative_to(ROOT / folder).parts))
+        for package, folder in mapping.items()
+        for init in (ROOT / folder).rglob("__init__.py")
+        if "__pycache__" not in init.parts
+    }
     assert set(setuptools["packages"]) == found
 
 
@@ -92,8 +102,13 @@ def test_the_wheel_installs_only_lmgrade(tmp_path):
         tops = {name.split("/")[0] for name in zf.namelist()}
         names = zf.namelist()
     assert tops == {"lmgrade", wheel.name.split("-")[0] + "-" + wheel.name.split("-")[1] + ".dist-info"}
-    for expected in ("lmgrade/cli.py", "lmgrade/plugin_manager.py", "lmgrade/plugins/ngram/__init__.py",
-                     "lmgrade/assignments/ngram/assignment.toml", "lmgrade/plugins/ngram/equivalent_mutants.toml"):
+    for expected in (
+        "lmgrade/cli.py",
+        "lmgrade/plugin_manager.py",
+        "lmgrade/plugins/ngram/__init__.py",
+        "lmgrade/assignments/ngram/assignment.toml",
+        "lmgrade/plugins/ngram/equivalent_mutants.toml",
+    ):
         assert expected in names
     assert any(name.startswith("lmgrade/reference/") and name.endswith("ngram.py") for name in names)
 
@@ -102,8 +117,13 @@ def test_the_builtin_plugins_import_lmgrade_from_its_root_only():
     offenders = []
     for path in sorted((ROOT / "plugins").rglob("*.py")):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            modules = ([a.name for a in node.names] if isinstance(node, ast.Import)
-                       else [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else [])
+            modules = (
+                [a.name for a in node.names]
+                if isinstance(node, ast.Import)
+                else [node.module or ""]
+                if isinstance(node, ast.ImportFrom) and not node.level
+                else []
+            )
             offenders += [f"{path.relative_to(ROOT)}:{node.lineno} {m}" for m in modules if m.startswith("lmgrade.")]
     assert not offenders
 
@@ -111,10 +131,16 @@ def test_the_builtin_plugins_import_lmgrade_from_its_root_only():
 def test_the_plugin_api_is_exported_and_importing_it_stays_cheap():
     import subprocess
 
-    probe = ("import sys, lmgrade; names = lmgrade.__all__; [getattr(lmgrade, n) for n in names]; "
-             "print('torch' in sys.modules, len(names))")
-    out = subprocess.run([sys.executable, "-c", "import sys, lmgrade; print('torch' in sys.modules)"],
-                         capture_output=True, text=True, check=True).stdout.split()
+    probe = (
+        "import sys, lmgrade; names = lmgrade.__all__; [getattr(lmgrade, n) for n in names]; "
+        "print('torch' in sys.modules, len(names))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", "import sys, lmgrade; print('torch' in sys.modules)"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
     assert out == ["False"]
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout.split()
     assert out[0] == "False" and int(out[1]) >= 20

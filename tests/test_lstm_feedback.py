@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 
 import pytest
+
 from helpers import write_bugs
 from lmgrade import catalog
 
@@ -14,8 +15,10 @@ pytestmark = pytest.mark.slow
 
 NAMED = re.compile(r"differs, see (\w+): fix that first")
 # Checks that grade one component on data the grader gives, and the bugs of that component.
-FED = {"named_grads": {"named_grads_keys"},
-       "step": {"clip_per_array", "clip_after_step", "step_returns_clipped_norm", "step_skips_layers"}}
+FED = {
+    "named_grads": {"named_grads_keys"},
+    "step": {"clip_per_array", "clip_after_step", "step_returns_clipped_norm", "step_skips_layers"},
+}
 
 
 @pytest.fixture(scope="module")
@@ -58,7 +61,7 @@ def test_the_recorded_train_cases_lose_only_for_trains_own_bugs(verdicts):
 
 
 def test_what_a_message_says_of_the_backward_is_what_the_code_does(verdicts):
-    """"does agree with finite differences of your own forward" only where the code's backward does."""
+    """ "does agree with finite differences of your own forward" only where the code's backward does."""
     seen = 0
     for _bug, by_check in verdicts.items():
         for _name, verdict in by_check.items():

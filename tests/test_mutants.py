@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
+
 from helpers import TEST_SECRET, lmgrade
 from lmgrade import catalog, mutants
 from lmgrade.mutants import all_mutants, label, load_equivalents, run_mutants
@@ -43,11 +44,19 @@ def test_a_seeded_sample_of_mutants_is_killed(name, settings, function, count):
     assignment, variant = catalog.load(name, settings)
     # Without the timing checks, which time dozens of calls per grading, and the 300-step training run:
     # a mutant is a wrong answer, for the numeric checks to find (the full run grades them all).
-    assignment = type(assignment)(assignment.spec, [c for c in assignment.checks
-                                                    if c.timing is None and c.name != "training"])
+    assignment = type(assignment)(
+        assignment.spec, [c for c in assignment.checks if c.timing is None and c.name != "training"]
+    )
     only_elsewhere = set(VARIANT_ONLY.get(name, {}))
-    report = run_mutants(assignment, variant, jobs=2, max_mutants=count, seed=20261123, secret=TEST_SECRET,
-                         select=lambda m: m.function == function if function else m.function not in only_elsewhere)
+    report = run_mutants(
+        assignment,
+        variant,
+        jobs=2,
+        max_mutants=count,
+        seed=20261123,
+        secret=TEST_SECRET,
+        select=lambda m: m.function == function if function else m.function not in only_elsewhere,
+    )
     assert len(report.results) == count and report.made > count
     assert not report.survivors, [r.mutant.diff() for r in report.survivors]
     assert not report.killed_but_listed

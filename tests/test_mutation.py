@@ -7,6 +7,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+
 from lmgrade.mutation import OPERATORS, make_mutants
 
 NGRAM = (Path(__file__).resolve().parents[1] / "reference" / "ngram" / "ngram.py").read_text()
@@ -27,6 +28,7 @@ def ngram_mutants():
 
 # --- Each operator -------------------------------------------------------------------------------
 
+
 def test_a_mutant_changes_one_token_and_keeps_the_authors_formatting():
     source = "def f(a, b):\n    return (a  /  b)  # ratio\n"
     [mutant] = mutants(source, "arith")
@@ -35,53 +37,65 @@ def test_a_mutant_changes_one_token_and_keeps_the_authors_formatting():
     assert (mutant.file, mutant.function, mutant.line, mutant.occurrence) == ("m.py", "f", 2, 0)
 
 
-@pytest.mark.parametrize("source, expected", [
-    ("y = a + b", ["y = a - b"]),
-    ("y = a - b", ["y = a + b"]),
-    ("y = a * b", ["y = a / b"]),
-    ("y = a / b", ["y = a * b"]),
-    ("y = a // b", ["y = a / b"]),
-    ("y = a ** b", ["y = a * b"]),
-    ("y = a % b", ["y = a // b"]),
-    ("y = h @ W", ["y = h * W"]),
-    ("y = -(a + b)", ["y = (a + b)", "y = -(a - b)"]),
-    ('y = "%d items" % n', []),
-])
+@pytest.mark.parametrize(
+    "source, expected",
+    [
+        ("y = a + b", ["y = a - b"]),
+        ("y = a - b", ["y = a + b"]),
+        ("y = a * b", ["y = a / b"]),
+        ("y = a / b", ["y = a * b"]),
+        ("y = a // b", ["y = a / b"]),
+        ("y = a ** b", ["y = a * b"]),
+        ("y = a % b", ["y = a // b"]),
+        ("y = h @ W", ["y = h * W"]),
+        ("y = -(a + b)", ["y = (a + b)", "y = -(a - b)"]),
+        ('y = "%d items" % n', []),
+    ],
+)
 def test_arith(source, expected):
     assert afters(source + "\n", "arith") == expected
 
 
-@pytest.mark.parametrize("source, expected", [
-    ("dW += x @ h", ["dW = x @ h", "dW -= x @ h"]),
-    ("x -= e", ["x = e", "x += e"]),
-    ("x *= 2", ["x = 2", "x /= 2"]),
-    ("x /= 2", ["x = 2", "x *= 2"]),
-    ("x //= 2", ["x = 2"]),
-])
+@pytest.mark.parametrize(
+    "source, expected",
+    [
+        ("dW += x @ h", ["dW = x @ h", "dW -= x @ h"]),
+        ("x -= e", ["x = e", "x += e"]),
+        ("x *= 2", ["x = 2", "x /= 2"]),
+        ("x /= 2", ["x = 2", "x *= 2"]),
+        ("x //= 2", ["x = 2"]),
+    ],
+)
 def test_aug_assign(source, expected):
     assert afters(source + "\n", "aug_assign") == expected
 
 
-@pytest.mark.parametrize("source, expected", [
-    ("y = a < b", ["y = a <= b"]),
-    ("y = a <= b", ["y = a < b"]),
-    ("y = a > b", ["y = a >= b"]),
-    ("y = a >= b", ["y = a > b"]),
-    ("y = a == b", ["y = a != b"]),
-    ("y = a != b", ["y = a == b"]),
-    ("y = a in b", ["y = a not in b"]),
-    ("y = a not  in b", ["y = a in b"]),
-    ("y = a is None", ["y = a is not None"]),
-    ("y = a is not None", ["y = a is None"]),
-    ("y = 0 <= i < n", ["y = 0 < i < n", "y = 0 <= i <= n"]),
-])
+@pytest.mark.parametrize(
+    "source, expected",
+    [
+        ("y = a < b", ["y = a <= b"]),
+        ("y = a <= b", ["y = a < b"]),
+        ("y = a > b", ["y = a >= b"]),
+        ("y = a >= b", ["y = a > b"]),
+        ("y = a == b", ["y = a != b"]),
+        ("y = a != b", ["y = a == b"]),
+        ("y = a in b", ["y = a not in b"]),
+        ("y = a not  in b", ["y = a in b"]),
+        ("y = a is None", ["y = a is not None"]),
+        ("y = a is not None", ["y = a is None"]),
+        ("y = 0 <= i < n", ["y = 0 < i < n", "y = 0 <= i <= n"]),
+    ],
+)
 def test_compare(source, expected):
     assert afters(source + "\n", "compare") == expected
 
 
 def test_bool_swaps_the_whole_chain_and_drops_not():
     assert afters("y = a and b or not c\n", "bool") == [
-        "y = a or b or not c", "y = a and b and not c", "y = a and b or c"]
+        "y = a or b or not c",
+        "y = a and b and not c",
+        "y = a and b or c",
+    ]
     assert afters("y = a or b or c\n", "bool") == ["y = a and b and c"]
 
 
@@ -109,8 +123,17 @@ def test_negate_cond_leaves_exact_negations_to_compare_and_bool():
 def test_const():
     source = "x = 0\ny = 1\nz = 2.5\nflag = True\ns = '3'\nw = -0\nv = 0 ** k\n"
     assert afters(source, "const") == [
-        "x = 1", "x = -1", "y = 2", "y = 0", "z = 3.5", "z = 1.5", "flag = False",
-        "w = -1", "w = -(-1)", "v = 1 ** k", "v = (-1) ** k",
+        "x = 1",
+        "x = -1",
+        "y = 2",
+        "y = 0",
+        "z = 3.5",
+        "z = 1.5",
+        "flag = False",
+        "w = -1",
+        "w = -(-1)",
+        "v = 1 ** k",
+        "v = (-1) ** k",
     ]
 
 
@@ -122,17 +145,32 @@ def test_const_mutates_defaults_not_annotations():
     ]
 
 
-@pytest.mark.parametrize("source, expected", [
-    ("y = x[:-1]", ["y = x[1:-1]", "y = x[:0]", "y = x[:-2]", "y = x[:]"]),
-    ("y = x[1:]", ["y = x[2:]", "y = x[:]", "y = x[1:-1]"]),
-    ("y = x[i:j]", ["y = x[:j]", "y = x[i + 1:j]", "y = x[i - 1:j]", "y = x[i:]", "y = x[i:j + 1]", "y = x[i:j - 1]"]),
-    ("y = x[t - n + 1 : t]", ["y = x[: t]", "y = x[t - n + 2 : t]", "y = x[t - n + 0 : t]", "y = x[t - n + 1 :]",
-                              "y = x[t - n + 1 : t + 1]", "y = x[t - n + 1 : t - 1]"]),
-    ("y = x[(i):]", ["y = x[:]", "y = x[(i + 1):]", "y = x[(i - 1):]", "y = x[(i):-1]"]),
-    ("y = x[a or b:]", ["y = x[(a or b) + 1:]", "y = x[(a or b) - 1:]", "y = x[:]", "y = x[a or b:-1]"]),
-    ("y = x[::2]", ["y = x[1::2]", "y = x[:-1:2]"]),
-    ("y = x[:, 0]", []),
-])
+@pytest.mark.parametrize(
+    "source, expected",
+    [
+        ("y = x[:-1]", ["y = x[1:-1]", "y = x[:0]", "y = x[:-2]", "y = x[:]"]),
+        ("y = x[1:]", ["y = x[2:]", "y = x[:]", "y = x[1:-1]"]),
+        (
+            "y = x[i:j]",
+            ["y = x[:j]", "y = x[i + 1:j]", "y = x[i - 1:j]", "y = x[i:]", "y = x[i:j + 1]", "y = x[i:j - 1]"],
+        ),
+        (
+            "y = x[t - n + 1 : t]",
+            [
+                "y = x[: t]",
+                "y = x[t - n + 2 : t]",
+                "y = x[t - n + 0 : t]",
+                "y = x[t - n + 1 :]",
+                "y = x[t - n + 1 : t + 1]",
+                "y = x[t - n + 1 : t - 1]",
+            ],
+        ),
+        ("y = x[(i):]", ["y = x[:]", "y = x[(i + 1):]", "y = x[(i - 1):]", "y = x[(i):-1]"]),
+        ("y = x[a or b:]", ["y = x[(a or b) + 1:]", "y = x[(a or b) - 1:]", "y = x[:]", "y = x[a or b:-1]"]),
+        ("y = x[::2]", ["y = x[1::2]", "y = x[:-1:2]"]),
+        ("y = x[:, 0]", []),
+    ],
+)
 def test_slice(source, expected):
     assert afters(source + "\n", "slice") == expected
 
@@ -167,37 +205,55 @@ def test_return():
     assert [(m.line, m.after) for m in mutants(source, "return")] == [(3, "return None")]
 
 
-@pytest.mark.parametrize("source, expected", [
-    ("y = f(a, b, c)", ["y = f(b, a, c)"]),
-    ("y = rng.uniform(-bound, bound)", ["y = rng.uniform(bound, -bound)"]),
-    ("y = f(a, a)", []),
-    ("y = f(*a, b)", []),
-    ("y = max(a, b)", []),
-    ("y = q.transpose(-2, -1)", []),
-])
+@pytest.mark.parametrize(
+    "source, expected",
+    [
+        ("y = f(a, b, c)", ["y = f(b, a, c)"]),
+        ("y = rng.uniform(-bound, bound)", ["y = rng.uniform(bound, -bound)"]),
+        ("y = f(a, a)", []),
+        ("y = f(*a, b)", []),
+        ("y = max(a, b)", []),
+        ("y = q.transpose(-2, -1)", []),
+    ],
+)
 def test_args(source, expected):
     assert afters(source + "\n", "args") == expected
 
 
-@pytest.mark.parametrize("source, expected", [
-    ("import numpy as np\ny = np.log(p)", ["y = np.log2(p)", "y = np.log10(p)"]),
-    ("import math\ny = math.log2(p)", ["y = math.log(p)"]),
-    ("y = max(xs)", ["y = min(xs)"]),
-    ("y = sum(xs)", []),  # no `mean` in scope
-    ("from statistics import mean\ny = sum(xs)", ["y = mean(xs)"]),
-    ("y = logits.argmax(-1)", ["y = logits.argmin(-1)", "y = logits.argmax(-2)", "y = logits.argmax(0)"]),
-    ("y = g.sum(axis=0)", ["y = g.mean(axis=0)", "y = g.sum(axis=1)"]),
-    ("import numpy as np\ny = np.sum(g, 0)", ["y = np.mean(g, 0)", "y = np.sum(g, 1)"]),
-    ("y = sum(xs, 0)", []),  # a builtin's second argument is no axis
-    ("import torch\natt = torch.softmax(att, dim=-1)",
-     ["att = torch.log_softmax(att, dim=-1)", "att = torch.softmax(att, dim=-2)", "att = torch.softmax(att, dim=0)"]),
-    ("y = x.mean(-1, keepdim=True)",
-     ["y = x.sum(-1, keepdim=True)", "y = x.mean(-2, keepdim=True)", "y = x.mean(0, keepdim=True)",
-      "y = x.mean(-1, keepdim=False)"]),
-    ("y = h @ W.T", ["y = h @ W"]),
-    ("y = (a + b).T", ["y = (a + b)"]),
-    ("import numpy as np\ny = np.zeros(3, dtype=np.float64)", ["y = np.zeros(3, dtype=np.float32)"]),
-])
+@pytest.mark.parametrize(
+    "source, expected",
+    [
+        ("import numpy as np\ny = np.log(p)", ["y = np.log2(p)", "y = np.log10(p)"]),
+        ("import math\ny = math.log2(p)", ["y = math.log(p)"]),
+        ("y = max(xs)", ["y = min(xs)"]),
+        ("y = sum(xs)", []),  # no `mean` in scope
+        ("from statistics import mean\ny = sum(xs)", ["y = mean(xs)"]),
+        ("y = logits.argmax(-1)", ["y = logits.argmin(-1)", "y = logits.argmax(-2)", "y = logits.argmax(0)"]),
+        ("y = g.sum(axis=0)", ["y = g.mean(axis=0)", "y = g.sum(axis=1)"]),
+        ("import numpy as np\ny = np.sum(g, 0)", ["y = np.mean(g, 0)", "y = np.sum(g, 1)"]),
+        ("y = sum(xs, 0)", []),  # a builtin's second argument is no axis
+        (
+            "import torch\natt = torch.softmax(att, dim=-1)",
+            [
+                "att = torch.log_softmax(att, dim=-1)",
+                "att = torch.softmax(att, dim=-2)",
+                "att = torch.softmax(att, dim=0)",
+            ],
+        ),
+        (
+            "y = x.mean(-1, keepdim=True)",
+            [
+                "y = x.sum(-1, keepdim=True)",
+                "y = x.mean(-2, keepdim=True)",
+                "y = x.mean(0, keepdim=True)",
+                "y = x.mean(-1, keepdim=False)",
+            ],
+        ),
+        ("y = h @ W.T", ["y = h @ W"]),
+        ("y = (a + b).T", ["y = (a + b)"]),
+        ("import numpy as np\ny = np.zeros(3, dtype=np.float64)", ["y = np.zeros(3, dtype=np.float32)"]),
+    ],
+)
 def test_swap_func(source, expected):
     assert afters(source + "\n", "swap_func") == expected
 
@@ -208,6 +264,7 @@ def test_a_tree_two_operators_make_is_kept_once_under_the_specific_name():
 
 
 # --- Positions -----------------------------------------------------------------------------------
+
 
 def test_the_change_is_reported_on_its_own_line():
     source = "total = (a\n         + b)  # sum\n"
@@ -224,7 +281,10 @@ def test_columns_after_non_ascii_text():
 def test_functions_are_qualified_names():
     source = "x = 1\nclass A:\n    k = 2\n    def f(self):\n        def g():\n            return 3\n        return g\n"
     assert [(m.function, m.before) for m in mutants(source, "const")][::2] == [
-        ("<module>", "x = 1"), ("A", "k = 2"), ("A.f.g", "return 3")]
+        ("<module>", "x = 1"),
+        ("A", "k = 2"),
+        ("A.f.g", "return 3"),
+    ]
 
 
 # --- Never mutated -------------------------------------------------------------------------------
@@ -262,12 +322,21 @@ def _protected_parts(source: str) -> tuple[list[str], Counter]:
     tree = ast.parse(source)
     f = next(node for node in tree.body if isinstance(node, ast.FunctionDef) and node.name == "f")
     raises = [node for node in ast.walk(tree) if isinstance(node, ast.Raise)]
-    same = [ast.get_docstring(tree), ast.get_docstring(f), ast.dump(tree.body[-1]),
-            *(ast.dump(node) for node in tree.body if isinstance(node, (ast.Import, ast.ImportFrom))),
-            *(ast.dump(node) for node in f.decorator_list), ast.dump(f.returns),
-            *(ast.dump(arg.annotation) for arg in f.args.args), *(ast.dump(node) for node in raises)]
-    strings = Counter(ast.dump(node) for node in ast.walk(tree) if isinstance(node, ast.JoinedStr)
-                      or (isinstance(node, ast.Constant) and isinstance(node.value, str)))
+    same = [
+        ast.get_docstring(tree),
+        ast.get_docstring(f),
+        ast.dump(tree.body[-1]),
+        *(ast.dump(node) for node in tree.body if isinstance(node, (ast.Import, ast.ImportFrom))),
+        *(ast.dump(node) for node in f.decorator_list),
+        ast.dump(f.returns),
+        *(ast.dump(arg.annotation) for arg in f.args.args),
+        *(ast.dump(node) for node in raises),
+    ]
+    strings = Counter(
+        ast.dump(node)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.JoinedStr) or (isinstance(node, ast.Constant) and isinstance(node.value, str))
+    )
     strings.update(ast.dump(node.annotation) for node in ast.walk(tree) if isinstance(node, ast.AnnAssign))
     return same, strings
 
@@ -291,6 +360,7 @@ def test_the_condition_guarding_a_raise_is_mutated():
 
 
 # --- The ngram reference -------------------------------------------------------------------------
+
 
 def test_every_ngram_mutant_parses_and_differs_from_the_reference_and_from_the_others(ngram_mutants):
     original = ast.dump(ast.parse(NGRAM))
@@ -327,7 +397,11 @@ def test_keys_survive_an_edit_elsewhere_in_the_file(ngram_mutants):
 def test_a_line_written_twice_gets_two_occurrences():
     found = mutants("def f(x):\n    x += 1\n    x += 1\n    return x\n", "aug_assign")
     assert [(m.line, m.after, m.occurrence) for m in found] == [
-        (2, "x = 1", 0), (2, "x -= 1", 0), (3, "x = 1", 1), (3, "x -= 1", 1)]
+        (2, "x = 1", 0),
+        (2, "x -= 1", 0),
+        (3, "x = 1", 1),
+        (3, "x -= 1", 1),
+    ]
     assert len({m.key for m in found}) == 4
 
 

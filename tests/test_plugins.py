@@ -7,12 +7,13 @@ import sys
 import textwrap
 
 import pytest
+
 from lmgrade import catalog
 from lmgrade.grading import Grader
 from lmgrade.oracle import LiveReference
 from lmgrade.plugin_manager import make_manager
 
-PLUGIN = textwrap.dedent('''
+PLUGIN = textwrap.dedent("""
     from lmgrade import hookimpl
     from lmgrade.checks import Case, Check
     from lmgrade.sandbox.limits import Limits
@@ -32,7 +33,7 @@ PLUGIN = textwrap.dedent('''
             return [Check("reversed_pad", "pad, reversed", scenario, cases,
                           points=3, limits=Limits(cpu_s=2, wall_s=4))]
         return []
-''')
+""")
 
 
 def install_plugin(folder, name: str, source: str) -> None:
@@ -86,7 +87,7 @@ def test_assignment_toml_may_name_another_reference_package(tmp_path):
     assert load_assignment(catalog.assignment_folders()["ngram"] / "assignment.toml").reference_package is None
     folder = tmp_path / "ngram"
     folder.mkdir()
-    (folder / "assignment.toml").write_text(toml.replace('[assignment]\n', '[assignment]\nreference = "mine"\n', 1))
+    (folder / "assignment.toml").write_text(toml.replace("[assignment]\n", '[assignment]\nreference = "mine"\n', 1))
     (folder / "templates").symlink_to(catalog.assignment_folders()["ngram"] / "templates")
     assert load_assignment(folder / "assignment.toml").reference_package == "mine"
 
@@ -117,7 +118,7 @@ def test_a_check_named_in_the_toml_but_provided_by_no_plugin_is_an_error(tmp_pat
         bind(spec, [])
 
 
-BROKEN = textwrap.dedent('''
+BROKEN = textwrap.dedent("""
     from lmgrade import hookimpl
     from lmgrade.checks import Case, Check
 
@@ -133,7 +134,7 @@ BROKEN = textwrap.dedent('''
     @hookimpl
     def lmgrade_checks(assignment, variant):
         return [Check("broken", "a check whose reference fails", scenario, cases)]
-''')
+""")
 
 
 def test_a_harness_fault_exits_non_zero_and_leaves_valid_results(tmp_path, reference_submission):
@@ -143,9 +144,23 @@ def test_a_harness_fault_exits_non_zero_and_leaves_valid_results(tmp_path, refer
 
     install_plugin(tmp_path, "broken", BROKEN)
     results = tmp_path / "results.json"
-    out = subprocess.run([sys.executable, "-m", "lmgrade.cli", "grade", "ngram", str(reference_submission),
-                          "--results", str(results), "--jobs", "1"], capture_output=True, text=True,
-                         env={**os.environ, "PYTHONPATH": str(tmp_path)})
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "lmgrade.cli",
+            "grade",
+            "ngram",
+            str(reference_submission),
+            "--results",
+            str(results),
+            "--jobs",
+            "1",
+        ],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(tmp_path)},
+    )
     assert out.returncode == 1 and "harness fault" in out.stderr and "no_such_function" in out.stderr
     document = json.loads(results.read_text())
     assert "The autograder itself failed, not your submission" in document["output"]

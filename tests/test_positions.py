@@ -14,6 +14,7 @@ import textwrap
 
 import pytest
 from degenerate import RAISES, write_degenerate
+
 from helpers import ROOT, TEST_SECRET, distinctive_reference_lines, shortened
 from lmgrade import catalog
 from lmgrade.assignment import Assignment, AssignmentError, bind, load_assignment
@@ -32,13 +33,14 @@ pytestmark = pytest.mark.slow
 
 ROPE = ("positions=rope",)
 ROTATE = "            q, k = rotate(torch.stack((q, k))).unbind(0)  # both at once: (2, B, n_heads, T, d_head)\n"
-ROPE_BLOCK = ("        if self.rope:\n            # Queries and keys only: the score of t and s then depends on t - s\n"
-              "            # alone; the values carry content, not position.\n" + ROTATE)
+ROPE_BLOCK = (
+    "        if self.rope:\n            # Queries and keys only: the score of t and s then depends on t - s\n"
+    "            # alone; the values carry content, not position.\n" + ROTATE
+)
 SCORES = "        att = q @ k.transpose(-2, -1) / math.sqrt(self.d_head)  # (B, n_heads, T, T)\n"
 POSITIONS = "    t = torch.arange(T, dtype=x.dtype, device=x.device)  # (T,)\n"
 # The checks whose code runs the attention with RoPE (the others are proved on the reference).
-ATTENTION_CHECKS = {"rope", "rope_relative", "block", "model", "causality", "bad_arguments", "model_hidden",
-                    "generate"}
+ATTENTION_CHECKS = {"rope", "rope_relative", "block", "model", "causality", "bad_arguments", "model_hidden", "generate"}
 
 
 def _reference_with(tmp_path, edits) -> str:
@@ -52,12 +54,22 @@ def _reference_with(tmp_path, edits) -> str:
     return tmp_path
 
 
-@pytest.mark.parametrize("edits", [
-    pytest.param(((ROPE_BLOCK, ""), (SCORES, "        q = q / math.sqrt(self.d_head)\n" + ROPE_BLOCK +
-                                          "        att = q @ k.transpose(-2, -1)\n")),
-                 id="rope-after-scaling"),
-    pytest.param(((POSITIONS, POSITIONS.replace("arange(T,", "arange(1, T + 1,")),), id="rope-positions-from-1"),
-])
+@pytest.mark.parametrize(
+    "edits",
+    [
+        pytest.param(
+            (
+                (ROPE_BLOCK, ""),
+                (
+                    SCORES,
+                    "        q = q / math.sqrt(self.d_head)\n" + ROPE_BLOCK + "        att = q @ k.transpose(-2, -1)\n",
+                ),
+            ),
+            id="rope-after-scaling",
+        ),
+        pytest.param(((POSITIONS, POSITIONS.replace("arange(T,", "arange(1, T + 1,")),), id="rope-positions-from-1"),
+    ],
+)
 def test_what_rope_leaves_unchanged_gets_full_marks(graders, tmp_path, edits):
     # Scaling q by 1/sqrt(d_head) commutes with a rotation; turning q and k by one more step alike leaves
     # every q.k unchanged (it depends on t - s only). Neither is a mistake.
@@ -117,11 +129,17 @@ def test_the_recorded_public_checks_of_each_variant_grade_the_reference(tmp_path
     assignment, variant = catalog.load("transformer", {"positions": positions})
     # Recording runs every mistake on every case: three checks keep it short.
     wanted = {positions, "model", "block"}
-    record(Assignment(assignment.spec, [c for c in assignment.checks if c.name in wanted]), variant) \
-        .write(tmp_path / "fixtures")
+    record(Assignment(assignment.spec, [c for c in assignment.checks if c.name in wanted]), variant).write(
+        tmp_path / "fixtures"
+    )
     fixtures = Fixtures.read(tmp_path / "fixtures")
-    with Grader(shortened(fixtures.to_assignment(), cpu_s=10, wall_s=30), variant,
-                RecordedReference(fixtures, variant), secret=PUBLIC_SECRET, jobs=2) as grader:
+    with Grader(
+        shortened(fixtures.to_assignment(), cpu_s=10, wall_s=30),
+        variant,
+        RecordedReference(fixtures, variant),
+        secret=PUBLIC_SECRET,
+        jobs=2,
+    ) as grader:
         verdicts = grader.grade(_reference_with(tmp_path / "reference", ()))
     assert {v.check.name for v in verdicts} == wanted
     assert all(v.score == v.max_score > 0 for v in verdicts), {v.check.name: v.output for v in verdicts}
@@ -130,24 +148,34 @@ def test_the_recorded_public_checks_of_each_variant_grade_the_reference(tmp_path
 def test_a_regrade_in_the_rope_variant(tmp_path):
     from lmgrade.regrade.content import grading_fingerprint
 
-    fingerprints = {positions: grading_fingerprint(*catalog.load("transformer", {"positions": positions},
-                                                                 device="cpu"), TEST_SECRET)
-                    for positions in ("learned", "sinusoidal", "rope")}
+    fingerprints = {
+        positions: grading_fingerprint(
+            *catalog.load("transformer", {"positions": positions}, device="cpu"), TEST_SECRET
+        )
+        for positions in ("learned", "sinusoidal", "rope")
+    }
     assert len(set(fingerprints.values())) == 3  # a regrade in another variant never resumes this one's
     assignment, variant = catalog.load("transformer", {"positions": "rope"}, device="cpu")
     _reference_with(tmp_path / "class" / "reference", ())
-    _reference_with(tmp_path / "class" / "rotates_v", (("q, k = rotate(torch.stack((q, k)))",
-                                                         "q, k, v = rotate(torch.stack((q, k, v)))"),))
-    summary = regrade(assignment, variant, discover(tmp_path / "class"), tmp_path / "out" / "scores.csv",
-                      make_executor=lambda: LocalExecutor(assignment, variant, jobs=2, secret=TEST_SECRET),
-                      secret=TEST_SECRET)
+    _reference_with(
+        tmp_path / "class" / "rotates_v",
+        (("q, k = rotate(torch.stack((q, k)))", "q, k, v = rotate(torch.stack((q, k, v)))"),),
+    )
+    summary = regrade(
+        assignment,
+        variant,
+        discover(tmp_path / "class"),
+        tmp_path / "out" / "scores.csv",
+        make_executor=lambda: LocalExecutor(assignment, variant, jobs=2, secret=TEST_SECRET),
+        secret=TEST_SECRET,
+    )
     scores = {row["submission"]: float(row["score"]) for row in csv.DictReader(open(summary.csv))}
     assert scores["reference"] == 100 and scores["rotates_v"] < 100
 
 
 # --- assignment.toml: a check in some variants only, points by variant ---
 
-TOY = textwrap.dedent('''
+TOY = textwrap.dedent("""
     [assignment]
     name = "toy"
     files = ["toy.py"]
@@ -166,7 +194,7 @@ TOY = textwrap.dedent('''
     [checks.two]
     points = 1
     only = { activation = ["tanh"] }
-''')
+""")
 
 
 def _toy(tmp_path, text=TOY):
@@ -184,21 +212,32 @@ def test_only_and_points_when_choose_checks_and_points_by_variant(tmp_path):
     provided = [Check(name, name, print, lambda ctx: [Case("x", 1)]) for name in ("one", "two")]
     default = bind(spec, provided[:1])  # "two" belongs to tanh only: no plugin need provide it elsewhere
     assert [(c.name, c.points) for c in default.checks] == [("one", 2.0)]
-    assert [(c.name, c.points) for c in bind(spec, provided, variant={"activation": "sigmoid"}).checks] == \
-        [("one", 2.0)]
-    assert [(c.name, c.points) for c in bind(spec, provided, variant={"activation": "tanh"}).checks] == \
-        [("one", 1.0), ("two", 1.0)]
+    assert [(c.name, c.points) for c in bind(spec, provided, variant={"activation": "sigmoid"}).checks] == [
+        ("one", 2.0)
+    ]
+    assert [(c.name, c.points) for c in bind(spec, provided, variant={"activation": "tanh"}).checks] == [
+        ("one", 1.0),
+        ("two", 1.0),
+    ]
     with pytest.raises(AssignmentError, match=r"\[checks.two\]: no plugin provides"):
         bind(spec, provided[:1], variant={"activation": "tanh"})
 
 
-@pytest.mark.parametrize("change,message", [
-    (("only = { activation = [\"tanh\"] }", "only = { act = [\"tanh\"] }"), r"\[checks.two.only\] act: no such variant"),
-    (("only = { activation = [\"tanh\"] }", "only = { activation = [\"relu\"] }"),
-     r"\[checks.two.only\] activation: expected a list of the variant's values"),
-    (("tanh = 1 }", "relu = 1 }"), r"\[checks.one.points_when\] activation: expected a table"),
-    (("tanh = 1 }", "tanh = -1 }"), r"\[checks.one.points_when.activation\] tanh: must be >= 0"),
-])
+@pytest.mark.parametrize(
+    "change,message",
+    [
+        (
+            ('only = { activation = ["tanh"] }', 'only = { act = ["tanh"] }'),
+            r"\[checks.two.only\] act: no such variant",
+        ),
+        (
+            ('only = { activation = ["tanh"] }', 'only = { activation = ["relu"] }'),
+            r"\[checks.two.only\] activation: expected a list of the variant's values",
+        ),
+        (("tanh = 1 }", "relu = 1 }"), r"\[checks.one.points_when\] activation: expected a table"),
+        (("tanh = 1 }", "tanh = -1 }"), r"\[checks.one.points_when.activation\] tanh: must be >= 0"),
+    ],
+)
 def test_only_and_points_when_errors_name_the_key(tmp_path, change, message):
     with pytest.raises(AssignmentError, match=message):
         _toy(tmp_path, TOY.replace(*change))

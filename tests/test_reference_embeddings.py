@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+
 from lmgrade.loader import load_files
 from lmgrade.plugins.transformer.corpus import sparse_markov
 
@@ -24,6 +25,7 @@ def ref():
 
 
 # --- bpe.py ---
+
 
 def sennrich_bpe(word_counts: dict[str, int], num_merges: int) -> list[tuple[str, str]]:
     """Sennrich, Haddow and Birch (2016), Algorithm 1, as printed: the vocabulary as space-separated
@@ -94,6 +96,7 @@ def test_bpe_refuses_what_the_contract_refuses(ref, word_counts, num_merges):
 
 
 # --- word2vec.py ---
+
 
 def test_pairs_at_the_edges(ref):
     w2v = ref["word2vec"]
@@ -206,6 +209,7 @@ def test_train_draws_as_the_contract_says(ref):
 
 # --- ffnn_lm.py ---
 
+
 def ffnn_loop(model, context):
     """The model written as the lectures' equations, one example and one context word at a time."""
     rows = []
@@ -222,8 +226,7 @@ def test_ffnnlm_equals_the_loop(ref, V, n, D, H, B):
     model = ref["ffnn_lm"].FFNNLM(V, n, D, H).double()
     context = torch.randint(0, V, (B, n))
     torch.testing.assert_close(model(context), ffnn_loop(model, context), rtol=1e-12, atol=1e-12)
-    assert sorted(k for k, _ in model.named_parameters()) == ["E.weight", "U.bias", "U.weight", "W.bias",
-                                                              "W.weight"]
+    assert sorted(k for k, _ in model.named_parameters()) == ["E.weight", "U.bias", "U.weight", "W.bias", "W.weight"]
 
 
 def test_make_examples_pads_at_the_start(ref):
@@ -240,8 +243,9 @@ def test_train_ffnn_epoch_loss_is_the_mean_over_examples(ref):
     model = f.FFNNLM(5, 2, 3, 4).double()
     contexts, targets = f.make_examples([1, 2, 3, 4, 0, 1, 2], 2, 0)
     start = {k: v.clone() for k, v in model.state_dict().items()}
-    losses = f.train_ffnn(model, contexts, targets, epochs=1, batch_size=3, lr=0.0,
-                          generator=torch.Generator().manual_seed(1))
+    losses = f.train_ffnn(
+        model, contexts, targets, epochs=1, batch_size=3, lr=0.0, generator=torch.Generator().manual_seed(1)
+    )
     model.load_state_dict(start)
     with torch.no_grad():
         mean = torch.nn.functional.cross_entropy(model(contexts), targets).item()

@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+
 from helpers import numeric_grad, rel_error
 from lmgrade.loader import load_files
 
@@ -31,6 +32,7 @@ def random_params(rng, keys, I, J, scale=0.7):
 
 
 # --- the same equations in torch, written out once more ---
+
 
 def torch_lstm(P, x, h, C):
     hs, Cs = [], []
@@ -73,6 +75,7 @@ def assign(cell, params):
 
 # --- LSTM ---
 
+
 @pytest.mark.parametrize("T,I,J", [(1, 2, 3), (6, 3, 1), (5, 2, 4)])
 @pytest.mark.parametrize("with_state", [False, True])
 def test_lstm_matches_torch_autograd(rec, T, I, J, with_state):
@@ -113,9 +116,11 @@ def test_lstm_gradients_match_finite_differences(rec, T, J):
     assert rel_error(lstm.grad_C0, numeric_grad(lambda v: float((lstm.forward(x, h0, v) * G).sum()), C0)) < 1e-7
     analytic = {k: v.copy() for k, v in lstm.grads.items()}
     for k in LSTM_KEYS:
+
         def f(v, k=k):
             lstm.params[k] = v
             return float((lstm.forward(x, h0, C0) * G).sum())
+
         assert rel_error(analytic[k], numeric_grad(f, P[k])) < 1e-7, k
         lstm.params[k] = P[k].copy()
 
@@ -195,6 +200,7 @@ def test_long_sequence_gradient_reaches_the_first_step(rec):
 
 # --- GRU ---
 
+
 @pytest.mark.parametrize("T,I,J", [(1, 2, 3), (6, 3, 1), (5, 2, 4)])
 @pytest.mark.parametrize("with_h0", [False, True])
 def test_gru_matches_torch_autograd(rec, T, I, J, with_h0):
@@ -230,9 +236,11 @@ def test_gru_gradients_match_finite_differences(rec):
     assert rel_error(gru.grad_h0, numeric_grad(lambda v: float((gru.forward(x, v) * G).sum()), h0)) < 1e-7
     analytic = {k: v.copy() for k, v in gru.grads.items()}
     for k in GRU_KEYS:
+
         def f(v, k=k):
             gru.params[k] = v
             return float((gru.forward(x, h0) * G).sum())
+
         assert rel_error(analytic[k], numeric_grad(f, P[k])) < 1e-7, k
         gru.params[k] = P[k].copy()
 
@@ -245,6 +253,7 @@ def test_gru_construction_follows_the_contract(rec):
 
 
 # --- StackedRNN and BiRNN ---
+
 
 @pytest.mark.parametrize("cell", ["lstm", "gru"])
 @pytest.mark.parametrize("depth", [1, 2, 3])
@@ -312,8 +321,10 @@ def test_birnn_matches_torch_autograd(rec, cell):
 def test_birnn_row_t_depends_on_every_x_and_stacked_only_on_the_past(rec):
     T, I, J = 5, 2, 2
     x = np.random.default_rng(2).normal(size=(T, I))
-    bi, deep = rec.BiRNN("lstm", I, J, np.random.default_rng(0)), rec.StackedRNN("gru", I, J, 2,
-                                                                                np.random.default_rng(0))
+    bi, deep = (
+        rec.BiRNN("lstm", I, J, np.random.default_rng(0)),
+        rec.StackedRNN("gru", I, J, 2, np.random.default_rng(0)),
+    )
     for s in range(T):
         moved = x.copy()
         moved[s] += 1.0
@@ -325,6 +336,7 @@ def test_birnn_row_t_depends_on_every_x_and_stacked_only_on_the_past(rec):
 
 # --- clip_grad_norm ---
 
+
 def test_clip_grad_norm_below_at_and_above(rec):
     grads = {"a": np.array([3.0, 0.0]), "b": np.array([[4.0]])}  # total norm 5
     before = {k: v.copy() for k, v in grads.items()}
@@ -335,7 +347,7 @@ def test_clip_grad_norm_below_at_and_above(rec):
             assert np.allclose(clipped[k], before[k] * scale, rtol=1e-15)
         assert all(np.array_equal(grads[k], before[k]) for k in grads)
     clipped, _ = rec.clip_grad_norm(grads, 2.5)
-    total_after = np.sqrt(sum((v ** 2).sum() for v in clipped.values()))
+    total_after = np.sqrt(sum((v**2).sum() for v in clipped.values()))
     assert total_after == pytest.approx(2.5, rel=1e-14)
     for bad in (0.0, -1.0):
         with pytest.raises(ValueError):
@@ -356,6 +368,7 @@ def test_clip_grad_norm_agrees_with_torch(rec):
 
 
 # --- LSTMLM, step, train ---
+
 
 def torch_lm_loss(P, layers, tokens):
     h = P["E"][torch.as_tensor(tokens[:-1])]
@@ -404,15 +417,19 @@ def test_lstmlm_gradients_match_finite_differences(rec):
     lm.backward()
     named = {k: v.copy() for k, v in lm.named_grads().items()}
     for k in P:
+
         def f(v, k=k):
             lm.params[k] = v
             return lm.loss(tokens)
+
         assert rel_error(named[k], numeric_grad(f, P[k])) < 1e-7, k
         lm.params[k] = P[k].copy()
     layer = lm.rnn.layers[0]
+
     def f(v):
         layer.params["W_C"] = v
         return lm.loss(tokens)
+
     assert rel_error(named["rnn.0.W_C"], numeric_grad(f, Ps[0]["W_C"])) < 1e-7
 
 
@@ -431,7 +448,7 @@ def test_step_is_sgd_on_jointly_clipped_gradients(rec, max_norm):
     lm.loss(tokens)
     lm.backward()
     named = {k: v.copy() for k, v in lm.named_grads().items()}
-    total = np.sqrt(sum((g ** 2).sum() for g in named.values()))
+    total = np.sqrt(sum((g**2).sum() for g in named.values()))
     scale = 1.0 if max_norm is None or total <= max_norm else max_norm / total
     returned = lm.step(0.1, max_norm)
     assert returned == pytest.approx(total, rel=1e-13)
@@ -439,8 +456,9 @@ def test_step_is_sgd_on_jointly_clipped_gradients(rec, max_norm):
         assert np.allclose(lm.params[k], P[k] - 0.1 * scale * named[k], rtol=1e-13, atol=1e-15)
     for l, Pl in enumerate(Ps):
         for k in LSTM_KEYS:
-            assert np.allclose(lm.rnn.layers[l].params[k], Pl[k] - 0.1 * scale * named[f"rnn.{l}.{k}"], rtol=1e-13,
-                               atol=1e-15)
+            assert np.allclose(
+                lm.rnn.layers[l].params[k], Pl[k] - 0.1 * scale * named[f"rnn.{l}.{k}"], rtol=1e-13, atol=1e-15
+            )
 
 
 def markov(rng, V, count, length=8):
@@ -477,6 +495,7 @@ def test_train_follows_the_contract_loop_and_learns(rec):
 
 # --- arguments ---
 
+
 def test_no_argument_is_changed(rec):
     rng = np.random.default_rng(0)
     for cls in (rec.LSTM, rec.GRU):
@@ -499,10 +518,19 @@ def test_sigmoid_is_stable_at_1e4(rec):
     assert np.allclose(rec.sigmoid(np.array([-30.0, 2.0])), 1 / (1 + np.exp([30.0, -2.0])), rtol=1e-15)
 
 
-@pytest.mark.parametrize("call", [
-    lambda r: r.LSTM(0, 3), lambda r: r.LSTM(2, 0), lambda r: r.GRU(0, 2), lambda r: r.GRU(2, 0),
-    lambda r: r.StackedRNN("rnn", 2, 3, 1), lambda r: r.StackedRNN("lstm", 2, 3, 0),
-    lambda r: r.BiRNN("LSTM", 2, 3), lambda r: r.clip_grad_norm({"a": np.ones(2)}, 0.0)])
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda r: r.LSTM(0, 3),
+        lambda r: r.LSTM(2, 0),
+        lambda r: r.GRU(0, 2),
+        lambda r: r.GRU(2, 0),
+        lambda r: r.StackedRNN("rnn", 2, 3, 1),
+        lambda r: r.StackedRNN("lstm", 2, 3, 0),
+        lambda r: r.BiRNN("LSTM", 2, 3),
+        lambda r: r.clip_grad_norm({"a": np.ones(2)}, 0.0),
+    ],
+)
 def test_bad_arguments_raise_value_error(rec, call):
     with pytest.raises(ValueError):
         call(rec)

@@ -7,6 +7,7 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
+
 from lmgrade.plugins.ngram.checks import COWS
 from lmgrade.plugins.ngram.corpus import sentences
 from lmgrade.reference.ngram import ngram as ref
@@ -22,7 +23,11 @@ def test_cows_eat_trigram_probabilities():
     got = {w: lm.prob(w, ["cows", "eat"]) for w in ("corn", "grass", "hay", ref.EOS)}
     assert got == {"corn": 4 / 11, "grass": 3 / 11, "hay": 2 / 11, ref.EOS: 2 / 11}
     assert [Fraction(v).limit_denominator(100) for v in got.values()] == [
-        Fraction(4, 11), Fraction(3, 11), Fraction(2, 11), Fraction(2, 11)]
+        Fraction(4, 11),
+        Fraction(3, 11),
+        Fraction(2, 11),
+        Fraction(2, 11),
+    ]
 
 
 def test_count_ngrams_by_hand():
@@ -65,8 +70,15 @@ def test_perplexity_counts_eos_not_bos():
     assert math.isclose(lm.perplexity([["a"], ["a", "b", "a"]]), 3.0)
 
 
-@pytest.mark.parametrize("bad", [lambda: ref.pad(["a"], 0), lambda: ref.count_ngrams([], -1),
-                                 lambda: ref.NGramLM(0), lambda: ref.NGramLM(2, k=-0.1)])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        lambda: ref.pad(["a"], 0),
+        lambda: ref.count_ngrams([], -1),
+        lambda: ref.NGramLM(0),
+        lambda: ref.NGramLM(2, k=-0.1),
+    ],
+)
 def test_value_errors(bad):
     with pytest.raises(ValueError):
         bad()

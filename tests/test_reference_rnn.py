@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+
 from helpers import numeric_grad, rel_error
 from lmgrade.loader import load_files
 
@@ -218,7 +219,14 @@ def torch_rnn(params, x, targets, h0, activation):
     loss = -torch.log_softmax(logits, -1)[torch.arange(len(x)), torch.as_tensor(targets)].sum()
     loss.backward()
     grads = {k: p.grad.numpy() for k, p in P.items()}
-    return torch.softmax(logits, -1).detach().numpy(), H.detach().numpy(), loss.item(), grads, h0.grad.numpy(), x.grad.numpy()
+    return (
+        torch.softmax(logits, -1).detach().numpy(),
+        H.detach().numpy(),
+        loss.item(),
+        grads,
+        h0.grad.numpy(),
+        x.grad.numpy(),
+    )
 
 
 def torch_lm(params, tokens, activation):
@@ -237,9 +245,13 @@ def torch_lm(params, tokens, activation):
 
 
 def random_params(rng, I, J, K, scale=1.0):
-    return {"W_ah": rng.normal(size=(J, J)) * scale, "W_ax": rng.normal(size=(J, I)) * scale,
-            "b_a": rng.normal(size=J) * scale, "W_yh": rng.normal(size=(K, J)) * scale,
-            "b_y": rng.normal(size=K) * scale}
+    return {
+        "W_ah": rng.normal(size=(J, J)) * scale,
+        "W_ax": rng.normal(size=(J, I)) * scale,
+        "b_a": rng.normal(size=J) * scale,
+        "W_yh": rng.normal(size=(K, J)) * scale,
+        "b_y": rng.normal(size=K) * scale,
+    }
 
 
 def rnn_case(elman, activation, T, J, with_h0, seed=0, I=3, K=5):
@@ -571,10 +583,13 @@ BAD_CALLS = {
     "sample start out of range": lambda m, e: e.RNNLM(3, 2, 2).sample(np.random.default_rng(0), 3, 5),
     "sample end out of range": lambda m, e: e.RNNLM(3, 2, 2).sample(np.random.default_rng(0), 0, 5, end=-1),
     "train epochs -1": lambda m, e: e.train(e.RNNLM(3, 2, 2), [np.array([0, 1])], -1, 0.1, np.random.default_rng(0)),
-    "train lr nan": lambda m, e: e.train(e.RNNLM(3, 2, 2), [np.array([0, 1])], 1, float("nan"), np.random.default_rng(0)),
+    "train lr nan": lambda m, e: e.train(
+        e.RNNLM(3, 2, 2), [np.array([0, 1])], 1, float("nan"), np.random.default_rng(0)
+    ),
     "train no sequences": lambda m, e: e.train(e.RNNLM(3, 2, 2), [], 1, 0.1, np.random.default_rng(0)),
-    "train token out of range": lambda m, e: e.train(e.RNNLM(3, 2, 2), [np.array([0, 5])], 1, 0.1,
-                                                     np.random.default_rng(0)),
+    "train token out of range": lambda m, e: e.train(
+        e.RNNLM(3, 2, 2), [np.array([0, 5])], 1, 0.1, np.random.default_rng(0)
+    ),
 }
 
 

@@ -16,6 +16,7 @@ import pytest
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+
 from lmgrade.loader import load_files
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -29,9 +30,18 @@ DEVICES = ["cpu", pytest.param("cuda", marks=CUDA)]
 DTYPES = [torch.float32, torch.float64]
 TOL = {torch.float32: dict(rtol=1e-4, atol=1e-5), torch.float64: dict(rtol=1e-10, atol=1e-12)}
 
-FORBIDDEN = ["scaled_dot_product_attention", "MultiheadAttention", "nn.LayerNorm", "layer_norm",
-             "nn.Transformer", "F.cross_entropy", "functional.cross_entropy", "CrossEntropyLoss",
-             "nll_loss", "NLLLoss"]
+FORBIDDEN = [
+    "scaled_dot_product_attention",
+    "MultiheadAttention",
+    "nn.LayerNorm",
+    "layer_norm",
+    "nn.Transformer",
+    "F.cross_entropy",
+    "functional.cross_entropy",
+    "CrossEntropyLoss",
+    "nll_loss",
+    "NLLLoss",
+]
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -73,7 +83,7 @@ def grads(loss, tensors):
 def probe(out):
     """A scalar that depends on every output element differently."""
     w = torch.linspace(-1, 1, out.numel(), dtype=out.dtype, device=out.device).view_as(out)
-    return (out * w).sum() + (out ** 2).sum() * 0.1
+    return (out * w).sum() + (out**2).sum() * 0.1
 
 
 def causal_mask(T, device="cpu"):
@@ -82,8 +92,17 @@ def causal_mask(T, device="cpu"):
 
 def torch_encoder_layer(block, d_model, n_heads, d_ff, pre_ln, dtype, device):
     """nn.TransformerEncoderLayer carrying the weights of a reference TransformerBlock."""
-    layer = nn.TransformerEncoderLayer(d_model, n_heads, dim_feedforward=d_ff, dropout=0.0, activation="gelu",
-                                       batch_first=True, norm_first=pre_ln, dtype=dtype, device=device)
+    layer = nn.TransformerEncoderLayer(
+        d_model,
+        n_heads,
+        dim_feedforward=d_ff,
+        dropout=0.0,
+        activation="gelu",
+        batch_first=True,
+        norm_first=pre_ln,
+        dtype=dtype,
+        device=device,
+    )
     attn = block.attn
     with torch.no_grad():
         layer.self_attn.in_proj_weight.copy_(torch.cat([attn.q_proj.weight, attn.k_proj.weight, attn.v_proj.weight]))
@@ -133,32 +152,35 @@ def test_init_attributes_and_state_dict_are_the_contract():
     assert not any(k.startswith("ln_f") for k in post.state_dict())
 
 
-@pytest.mark.parametrize("bad", [
-    lambda: layers.CausalSelfAttention(10, 3),
-    lambda: layers.CausalSelfAttention(0, 1),
-    lambda: layers.CausalSelfAttention(8, 0),
-    lambda: layers.LayerNorm(0),
-    lambda: layers.LayerNorm(4, eps=-1e-5),
-    lambda: layers.FeedForward(4, 0),
-    lambda: layers.TransformerBlock(6, 4, 8),
-    lambda: model_mod.TransformerLM(0, 4, 8, 1, 2, 8),
-    lambda: model_mod.TransformerLM(5, 0, 8, 1, 2, 8),
-    lambda: model_mod.TransformerLM(5, 4, 8, 0, 2, 8),
-    lambda: model_mod.TransformerLM(5, 4, 8, 1, 2, -8),
-    lambda: model_mod.TransformerLM(5, 4, 8, 1, 2, 8)(torch.zeros(1, 5, dtype=torch.long)),
-    lambda: model_mod.TransformerLM(5, 4, 8, 1, 2, 8)(torch.full((1, 2), 5)),
-    lambda: model_mod.TransformerLM(5, 4, 8, 1, 2, 8)(torch.zeros(1, 2)),
-    lambda: model_mod.cross_entropy(torch.zeros(2, 3), torch.zeros(3, dtype=torch.long)),
-    lambda: model_mod.cross_entropy(torch.zeros(2, 3), torch.tensor([0, 3])),
-    lambda: train_mod.get_batch(torch.arange(4), 2, 4, torch.Generator(), "cpu"),
-    lambda: train_mod.get_batch(torch.arange(9), 0, 4, torch.Generator(), "cpu"),
-    lambda: train_mod.evaluate_perplexity(model_mod.TransformerLM(5, 4, 8, 1, 2, 8), torch.arange(1), 4, "cpu"),
-    lambda: train_mod.generate(model_mod.TransformerLM(5, 4, 8, 1, 2, 8), torch.zeros(1, 1, dtype=torch.long),
-                               3, temperature=0.0),
-    lambda: train_mod.generate(model_mod.TransformerLM(5, 4, 8, 1, 2, 8), torch.zeros(1, 1, dtype=torch.long),
-                               -1),
-    lambda: train_mod.generate(model_mod.TransformerLM(5, 4, 8, 1, 2, 8), torch.zeros(2, 1, dtype=torch.long), 1),
-])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        lambda: layers.CausalSelfAttention(10, 3),
+        lambda: layers.CausalSelfAttention(0, 1),
+        lambda: layers.CausalSelfAttention(8, 0),
+        lambda: layers.LayerNorm(0),
+        lambda: layers.LayerNorm(4, eps=-1e-5),
+        lambda: layers.FeedForward(4, 0),
+        lambda: layers.TransformerBlock(6, 4, 8),
+        lambda: model_mod.TransformerLM(0, 4, 8, 1, 2, 8),
+        lambda: model_mod.TransformerLM(5, 0, 8, 1, 2, 8),
+        lambda: model_mod.TransformerLM(5, 4, 8, 0, 2, 8),
+        lambda: model_mod.TransformerLM(5, 4, 8, 1, 2, -8),
+        lambda: model_mod.TransformerLM(5, 4, 8, 1, 2, 8)(torch.zeros(1, 5, dtype=torch.long)),
+        lambda: model_mod.TransformerLM(5, 4, 8, 1, 2, 8)(torch.full((1, 2), 5)),
+        lambda: model_mod.TransformerLM(5, 4, 8, 1, 2, 8)(torch.zeros(1, 2)),
+        lambda: model_mod.cross_entropy(torch.zeros(2, 3), torch.zeros(3, dtype=torch.long)),
+        lambda: model_mod.cross_entropy(torch.zeros(2, 3), torch.tensor([0, 3])),
+        lambda: train_mod.get_batch(torch.arange(4), 2, 4, torch.Generator(), "cpu"),
+        lambda: train_mod.get_batch(torch.arange(9), 0, 4, torch.Generator(), "cpu"),
+        lambda: train_mod.evaluate_perplexity(model_mod.TransformerLM(5, 4, 8, 1, 2, 8), torch.arange(1), 4, "cpu"),
+        lambda: train_mod.generate(
+            model_mod.TransformerLM(5, 4, 8, 1, 2, 8), torch.zeros(1, 1, dtype=torch.long), 3, temperature=0.0
+        ),
+        lambda: train_mod.generate(model_mod.TransformerLM(5, 4, 8, 1, 2, 8), torch.zeros(1, 1, dtype=torch.long), -1),
+        lambda: train_mod.generate(model_mod.TransformerLM(5, 4, 8, 1, 2, 8), torch.zeros(2, 1, dtype=torch.long), 1),
+    ],
+)
 def test_value_errors(bad):
     with pytest.raises(ValueError):
         bad()
@@ -192,8 +214,9 @@ def sdpa_reference(attn, x):
     """Same projections, torch's causal attention kernel, heads merged the same way."""
     B, T, d = x.shape
     split = lambda t: t.view(B, T, attn.n_heads, attn.d_head).transpose(1, 2)  # noqa: E731
-    y = F.scaled_dot_product_attention(split(attn.q_proj(x)), split(attn.k_proj(x)), split(attn.v_proj(x)),
-                                       is_causal=True)
+    y = F.scaled_dot_product_attention(
+        split(attn.q_proj(x)), split(attn.k_proj(x)), split(attn.v_proj(x)), is_causal=True
+    )
     return attn.out_proj(y.transpose(1, 2).reshape(B, T, d))
 
 
@@ -226,8 +249,8 @@ def test_attention_matches_multihead_attention(d_model, n_heads, dtype, device):
     ours = attn(x)
     theirs, _ = mha(x, x, x, attn_mask=causal_mask(5, device), need_weights=False)
     close(ours, theirs, dtype)
-    gx_ours, = grads(probe(ours), [x])
-    gx_theirs, = grads(probe(theirs), [x])
+    (gx_ours,) = grads(probe(ours), [x])
+    (gx_theirs,) = grads(probe(theirs), [x])
     close(gx_ours, gx_theirs, dtype)
 
 
@@ -257,8 +280,9 @@ def test_feedforward_matches_exact_gelu(dtype, device):
     ours = ffn(x)
     theirs = F.linear(F.gelu(F.linear(x, ffn.fc1.weight, ffn.fc1.bias)), ffn.fc2.weight, ffn.fc2.bias)
     close(ours, theirs, dtype)
-    tanh_gelu = F.linear(F.gelu(F.linear(x, ffn.fc1.weight, ffn.fc1.bias), approximate="tanh"),
-                         ffn.fc2.weight, ffn.fc2.bias)
+    tanh_gelu = F.linear(
+        F.gelu(F.linear(x, ffn.fc1.weight, ffn.fc1.bias), approximate="tanh"), ffn.fc2.weight, ffn.fc2.bias
+    )
     if dtype == torch.float64:
         assert not torch.allclose(ours, tanh_gelu, rtol=0, atol=1e-9)
     wrt = [x, *ffn.parameters()]
@@ -286,9 +310,13 @@ def test_block_matches_transformer_encoder_layer(d_model, n_heads, d_ff, T, pre_
     in_proj = torch.cat([g_ours[f"attn.{p}_proj.weight"] for p in "qkv"])
     close(in_proj, g_theirs["self_attn.in_proj_weight"], dtype)
     close(torch.cat([g_ours[f"attn.{p}_proj.bias"] for p in "qkv"]), g_theirs["self_attn.in_proj_bias"], dtype)
-    for ours_name, theirs_name in [("attn.out_proj.weight", "self_attn.out_proj.weight"),
-                                   ("ffn.fc1.weight", "linear1.weight"), ("ffn.fc2.bias", "linear2.bias"),
-                                   ("ln1.weight", "norm1.weight"), ("ln2.bias", "norm2.bias")]:
+    for ours_name, theirs_name in [
+        ("attn.out_proj.weight", "self_attn.out_proj.weight"),
+        ("ffn.fc1.weight", "linear1.weight"),
+        ("ffn.fc2.bias", "linear2.bias"),
+        ("ln1.weight", "norm1.weight"),
+        ("ln2.bias", "norm2.bias"),
+    ]:
         close(g_ours[ours_name], g_theirs[theirs_name], dtype)
 
 
@@ -311,8 +339,8 @@ def test_model_matches_a_torch_built_model(pre_ln, dtype, device):
     ours = lm(idx)
     assert ours.shape == (3, 4, V) and ours.dtype == dtype and ours.device.type == device
     close(ours, theirs, dtype)
-    g_ours, = grads(probe(ours), [lm.tok_emb.weight])
-    g_theirs, = grads(probe(theirs), [lm.tok_emb.weight])
+    (g_ours,) = grads(probe(ours), [lm.tok_emb.weight])
+    (g_theirs,) = grads(probe(theirs), [lm.tok_emb.weight])
     close(g_ours, g_theirs, dtype)
 
 
@@ -372,7 +400,7 @@ def test_get_batch_draws_the_contract_starts(device):
     assert x.shape == y.shape == (B, T) and x.dtype == y.dtype == torch.long
     assert x.device.type == y.device.type == device
     for b, s in enumerate(starts.tolist()):
-        assert torch.equal(x[b].cpu(), data[s:s + T]) and torch.equal(y[b].cpu(), data[s + 1:s + T + 1])
+        assert torch.equal(x[b].cpu(), data[s : s + T]) and torch.equal(y[b].cpu(), data[s + 1 : s + T + 1])
     # The generator is advanced exactly as by the contract's one randint call.
     g1, g2 = torch.Generator().manual_seed(4), torch.Generator().manual_seed(4)
     train_mod.get_batch(data, B, T, g1, "cpu")
@@ -403,8 +431,9 @@ def tiny_lm(dtype=torch.float32, **kw):
 def test_train_loss_decreases_on_a_repeated_sequence(pre_ln):
     lm = tiny_lm(pre_ln=pre_ln)
     data = torch.tensor([0, 1, 2, 3, 4] * 20)
-    losses = train_mod.train(lm, data, steps=40, batch_size=8, lr=1e-2, device="cpu",
-                             generator=torch.Generator().manual_seed(0))
+    losses = train_mod.train(
+        lm, data, steps=40, batch_size=8, lr=1e-2, device="cpu", generator=torch.Generator().manual_seed(0)
+    )
     assert len(losses) == 40 and all(type(v) is float for v in losses)
     assert sum(losses[-5:]) / 5 < 0.3 * losses[0]
     assert next(lm.parameters()).device.type == "cpu"
@@ -414,15 +443,16 @@ def test_train_is_the_contract_loop():
     data = torch.randint(0, 5, (60,), generator=torch.Generator().manual_seed(2))
     lm = tiny_lm(torch.float64)
     mirror = copy.deepcopy(lm)
-    losses = train_mod.train(lm, data, steps=5, batch_size=4, lr=3e-3, device="cpu",
-                             generator=torch.Generator().manual_seed(9))
+    losses = train_mod.train(
+        lm, data, steps=5, batch_size=4, lr=3e-3, device="cpu", generator=torch.Generator().manual_seed(9)
+    )
     g = torch.Generator().manual_seed(9)
     opt = torch.optim.AdamW(mirror.parameters(), lr=3e-3)
     expected = []
     for _ in range(5):
         starts = torch.randint(0, len(data) - 8, (4,), generator=g)
-        x = torch.stack([data[s:s + 8] for s in starts])
-        y = torch.stack([data[s + 1:s + 9] for s in starts])
+        x = torch.stack([data[s : s + 8] for s in starts])
+        y = torch.stack([data[s + 1 : s + 9] for s in starts])
         loss = F.cross_entropy(mirror(x).reshape(-1, 5), y.reshape(-1))
         opt.zero_grad()
         loss.backward()
@@ -437,9 +467,9 @@ def hand_perplexity(lm, data, context_length):
     nll, count = 0.0, 0
     with torch.no_grad():
         for start in range(0, len(data) - 1, context_length):
-            x = data[start:start + context_length]
-            y = data[start + 1:start + context_length + 1]
-            x = x[:len(y)]
+            x = data[start : start + context_length]
+            y = data[start + 1 : start + context_length + 1]
+            x = x[: len(y)]
             logp = torch.log_softmax(lm(x[None].to(next(lm.parameters()).device))[0].double().cpu(), dim=-1)
             nll -= logp[torch.arange(len(y)), y].sum().item()
             count += len(y)
@@ -477,7 +507,7 @@ def test_evaluate_perplexity_of_uniform_model_is_vocab_size():
 
 def hand_generate(lm, idx, max_new_tokens, temperature, generator):
     for _ in range(max_new_tokens):
-        logits = lm(idx[:, -lm.context_length:])[:, -1, :] / temperature
+        logits = lm(idx[:, -lm.context_length :])[:, -1, :] / temperature
         nxt = torch.multinomial(torch.softmax(logits, dim=-1), 1, generator=generator)
         idx = torch.cat([idx, nxt], dim=1)
     return idx
@@ -519,8 +549,9 @@ def test_generate_at_low_temperature_is_greedy_and_zero_tokens_is_the_prompt():
 def test_train_evaluate_generate_on_cuda_with_a_cpu_generator():
     data = torch.tensor([0, 1, 2, 3, 4] * 20)
     lm = tiny_lm()
-    losses = train_mod.train(lm, data, steps=30, batch_size=8, lr=1e-2, device="cuda",
-                             generator=torch.Generator().manual_seed(0))
+    losses = train_mod.train(
+        lm, data, steps=30, batch_size=8, lr=1e-2, device="cuda", generator=torch.Generator().manual_seed(0)
+    )
     assert next(lm.parameters()).device.type == "cuda"
     assert sum(losses[-5:]) / 5 < 0.5 * losses[0]
     ppl = train_mod.evaluate_perplexity(lm, data, 8, "cuda")
@@ -577,8 +608,9 @@ def rope_by_complex_numbers(x):
     """(..., T, d_head): each pair read as x[2i] + i x[2i+1], times e^(i t theta_i), theta_i = 10000^(-2i/d_head)."""
     T, d_head = x.shape[-2], x.shape[-1]
     theta = 10000.0 ** (-torch.arange(0, d_head, 2, dtype=torch.float64) / d_head)
-    turn = torch.polar(torch.ones(T, d_head // 2, dtype=torch.float64),
-                       torch.arange(T, dtype=torch.float64)[:, None] * theta)
+    turn = torch.polar(
+        torch.ones(T, d_head // 2, dtype=torch.float64), torch.arange(T, dtype=torch.float64)[:, None] * theta
+    )
     z = torch.view_as_complex(x.double().reshape(*x.shape[:-1], d_head // 2, 2).contiguous())
     return torch.view_as_real(z * turn).reshape(x.shape).to(x.dtype)
 
@@ -596,7 +628,9 @@ def test_rope_scores_depend_only_on_the_relative_position():
     for shift in (1, 5, 30):
         # The same sequence after `shift` other positions: the scores among its own positions are unchanged.
         before_q, before_k = randn(2, 3, shift, 8, seed=5), randn(2, 3, shift, 8, seed=6)
-        shifted = layers.rotate(torch.cat([before_q, q], 2)) @ layers.rotate(torch.cat([before_k, k], 2)).transpose(-2, -1)
+        shifted = layers.rotate(torch.cat([before_q, q], 2)) @ layers.rotate(torch.cat([before_k, k], 2)).transpose(
+            -2, -1
+        )
         close(shifted[..., shift:, shift:], scores, torch.float64)
     # ... and they do depend on it: unrotated scores differ.
     assert not torch.allclose(scores, q @ k.transpose(-2, -1))
@@ -611,8 +645,12 @@ def test_rope_attention_rotates_q_and_k_only(d_model, n_heads, T, dtype):
 
     def heads(t):
         return t.view(2, T, n_heads, d_head).transpose(1, 2)
-    q, k, v = (rope_by_complex_numbers(heads(attn.q_proj(x))), rope_by_complex_numbers(heads(attn.k_proj(x))),
-               heads(attn.v_proj(x)))
+
+    q, k, v = (
+        rope_by_complex_numbers(heads(attn.q_proj(x))),
+        rope_by_complex_numbers(heads(attn.k_proj(x))),
+        heads(attn.v_proj(x)),
+    )
     theirs = F.scaled_dot_product_attention(q, k, v, is_causal=True)
     theirs = attn.out_proj(theirs.transpose(1, 2).reshape(2, T, d_model))
     ours = attn(x)
@@ -636,14 +674,17 @@ def test_positions_variants_build_what_the_contract_says(positions):
     assert block.attn.rope is True and block.pre_ln is True
 
 
-@pytest.mark.parametrize("bad", [
-    lambda: model_mod.TransformerLM(5, 4, 7, 1, 1, 8, positions="sinusoidal"),
-    lambda: model_mod.TransformerLM(5, 4, 6, 1, 2, 8, positions="rope"),
-    lambda: model_mod.TransformerLM(5, 4, 8, 1, 2, 8, positions="absolute"),
-    lambda: layers.CausalSelfAttention(6, 2, rope=True),
-    lambda: layers.CausalSelfAttention(3, 3, rope=True),
-    lambda: layers.TransformerBlock(10, 2, 8, rope=True),
-])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        lambda: model_mod.TransformerLM(5, 4, 7, 1, 1, 8, positions="sinusoidal"),
+        lambda: model_mod.TransformerLM(5, 4, 6, 1, 2, 8, positions="rope"),
+        lambda: model_mod.TransformerLM(5, 4, 8, 1, 2, 8, positions="absolute"),
+        lambda: layers.CausalSelfAttention(6, 2, rope=True),
+        lambda: layers.CausalSelfAttention(3, 3, rope=True),
+        lambda: layers.TransformerBlock(10, 2, 8, rope=True),
+    ],
+)
 def test_positions_value_errors(bad):
     with pytest.raises(ValueError):
         bad()
@@ -659,8 +700,9 @@ def test_odd_sizes_are_fine_where_no_pair_is_needed():
 def test_positions_variants_train_evaluate_and_generate(positions):
     lm = tiny_lm(positions=positions)
     data = torch.tensor([0, 1, 2, 3, 4] * 20)
-    losses = train_mod.train(lm, data, steps=40, batch_size=8, lr=1e-2, device="cpu",
-                             generator=torch.Generator().manual_seed(0))
+    losses = train_mod.train(
+        lm, data, steps=40, batch_size=8, lr=1e-2, device="cpu", generator=torch.Generator().manual_seed(0)
+    )
     assert sum(losses[-5:]) / 5 < 0.3 * losses[0]
     assert train_mod.evaluate_perplexity(lm, data, 8, "cpu") == pytest.approx(hand_perplexity(lm, data, 8), rel=1e-6)
     out = train_mod.generate(lm, torch.tensor([[0]]), 12, generator=torch.Generator().manual_seed(1))

@@ -8,15 +8,16 @@ import shutil
 from pathlib import Path
 
 import pytest
+
 from helpers import ROOT, SUBMISSIONS, TEST_SECRET, validate
 from lmgrade import catalog
 from lmgrade.errors import HarnessFault
 from lmgrade.flawed import write_flawed
 from lmgrade.grade import grade_submission
-from lmgrade.results import HARNESS_FAULT_NOTE
 from lmgrade.regrade import discover, regrade
 from lmgrade.regrade.executor import LocalExecutor
 from lmgrade.regrade.layout import METADATA
+from lmgrade.results import HARNESS_FAULT_NOTE
 
 # Slow: regrades classes, on a Dask cluster too.
 pytestmark = pytest.mark.slow
@@ -72,7 +73,7 @@ class Counting:
     def __init__(self, assignment, variant, *, fail_on: str = ""):
         self.assignment, self.variant, self.fail_on = assignment, variant, fail_on
         self.graded: list[str] = []
-        self.expected: list[str] = []   # the checks whose expected values were computed
+        self.expected: list[str] = []  # the checks whose expected values were computed
 
     def __call__(self):
         executor = LocalExecutor(self.assignment, self.variant, jobs=2, secret=TEST_SECRET)
@@ -97,8 +98,9 @@ def run(root: Path, out: Path, *, force: bool = False, fail_on: str = ""):
     """Regrade `root` into `out`: the summary, and what the executor did."""
     assignment, variant = catalog.load("ngram")
     counting = Counting(assignment, variant, fail_on=fail_on)
-    summary = regrade(assignment, variant, discover(root), out / "scores.csv", make_executor=counting,
-                      secret=TEST_SECRET, force=force)
+    summary = regrade(
+        assignment, variant, discover(root), out / "scores.csv", make_executor=counting, secret=TEST_SECRET, force=force
+    )
     return summary, counting
 
 
@@ -121,8 +123,14 @@ def regraded(tmp_path_factory):
 def test_every_submission_gets_a_row_with_its_students(regraded):
     root, out, summary, counting = regraded
     rows = read_csv(out / "scores.csv")
-    assert [r["submission"] for r in rows] == ["late", "submission_1", "submission_2", "submission_3",
-                                               "submission_4", "submission_10"]
+    assert [r["submission"] for r in rows] == [
+        "late",
+        "submission_1",
+        "submission_2",
+        "submission_3",
+        "submission_4",
+        "submission_10",
+    ]
     by_key = {r["submission"]: r for r in rows}
     assert by_key["submission_2"]["student"] == "Pair One; Pair Two"
     assert by_key["submission_2"]["email"] == "one@example.edu; two@example.edu"
@@ -193,22 +201,22 @@ def test_the_report_shows_the_distribution_the_checks_and_the_mistakes(regraded)
     assert '<svg id="histogram"' in html and html.count('<g class="bin">') == 10
     assert 'id="submissions">6<' in html and 'id="graded">6<' in html
     assert "90–100 points: 3 submissions" in html and "0–10 points: 1 submission<" in html
-    checks = html[html.index('<table id="checks">'):html.index("</table>", html.index('<table id="checks">'))]
+    checks = html[html.index('<table id="checks">') : html.index("</table>", html.index('<table id="checks">'))]
     assert checks.count("<tr>") == 1 + len(catalog.load("ngram")[0].checks)
-    pad = checks[checks.index("<td>pad</td>"):]
+    pad = checks[checks.index("<td>pad</td>") :]
     # pad: the three right ones and the log2 one pass; the end markers and the syntax error fail.
-    assert pad[:pad.index("</tr>")].count("4 / 6") == 1 and 'aria-label="67%"' in pad[:pad.index("</tr>")]
-    mistakes = html[html.index('<table id="mistakes">'):]
+    assert pad[: pad.index("</tr>")].count("4 / 6") == 1 and 'aria-label="67%"' in pad[: pad.index("</tr>")]
+    mistakes = html[html.index('<table id="mistakes">') :]
     named = {c.mistake for _, g in summary.rows for c in g.checks if c.mistake}
     assert named >= {"log2", "eos_n_minus_1"}
     for name in named:
         assert f"<td>{name}</td>" in mistakes
     assert "Not graded" not in html
     # The same file twice (the reference): one group, as a hint. The syntax error: a zero of its own cause.
-    identical = html[html.index('<table id="identical">'):]
-    assert "<td>late, submission_1</td><td>Ada Lovelace</td>" in identical[:identical.index("</table>")]
-    assert identical[:identical.index("</table>")].count("<tr>") == 2
-    zeros = html[html.index('<table id="zeros">'):]
+    identical = html[html.index('<table id="identical">') :]
+    assert "<td>late, submission_1</td><td>Ada Lovelace</td>" in identical[: identical.index("</table>")]
+    assert identical[: identical.index("</table>")].count("<tr>") == 2
+    zeros = html[html.index('<table id="zeros">') :]
     assert "<td>syntax error or import failure</td>" in zeros and "<td>submission_4</td>" in zeros
 
 
@@ -219,12 +227,16 @@ def test_a_dask_cluster_of_two_worker_processes_gives_the_same_files(regraded, t
     root, out, _, _ = regraded
     assignment, variant = catalog.load("ngram")
     monkeypatch.setenv("LMGRADE_SECRET", TEST_SECRET)  # the workers inherit it, as a real cluster's must be given it
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                  dashboard_address=None) as cluster:
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
         connection = parse_executor("dask://" + cluster.scheduler_address.removeprefix("tcp://"))
-        summary = regrade(assignment, variant, discover(root), tmp_path / "scores.csv", secret=TEST_SECRET,
-                          make_executor=lambda: make_executor(connection, assignment, variant, jobs=1,
-                                                              secret=TEST_SECRET))
+        summary = regrade(
+            assignment,
+            variant,
+            discover(root),
+            tmp_path / "scores.csv",
+            secret=TEST_SECRET,
+            make_executor=lambda: make_executor(connection, assignment, variant, jobs=1, secret=TEST_SECRET),
+        )
         # A client whose secret differs from the workers' would get other scores: refused before grading.
         with pytest.raises(ExecutorError, match="LMGRADE_SECRET or device differ"):
             make_executor(connection, assignment, variant, jobs=1, secret="another-secret")
@@ -232,8 +244,9 @@ def test_a_dask_cluster_of_two_worker_processes_gives_the_same_files(regraded, t
     assert (tmp_path / "scores.csv").read_bytes() == (out / "scores.csv").read_bytes()
     assert (tmp_path / "report.html").read_bytes() == (out / "report.html").read_bytes()
     for key in ("submission_3", "late"):
-        here, there = (json.loads((folder / "results" / key / "results.json").read_text())
-                       for folder in (out, tmp_path))
+        here, there = (
+            json.loads((folder / "results" / key / "results.json").read_text()) for folder in (out, tmp_path)
+        )
         assert [t["output"] for t in here["tests"]] == [t["output"] for t in there["tests"]]
 
 
@@ -245,5 +258,6 @@ def test_where_the_gpu_checks_run_is_part_of_the_grading_fingerprint():
     on_gpu = catalog.load("transformer", device="cuda", graded_here=False)
     assert {c.device for c in on_gpu[0].checks} == {"cpu", "cuda"}
     assert grading_fingerprint(*on_cpu, TEST_SECRET) != grading_fingerprint(*on_gpu, TEST_SECRET)
-    assert grading_fingerprint(*on_cpu, TEST_SECRET) == grading_fingerprint(*catalog.load("transformer", device="cpu"),
-                                                                            TEST_SECRET)
+    assert grading_fingerprint(*on_cpu, TEST_SECRET) == grading_fingerprint(
+        *catalog.load("transformer", device="cpu"), TEST_SECRET
+    )

@@ -6,6 +6,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+
 from helpers import ROOT
 from lmgrade import catalog, templates
 from lmgrade.regrade.graded import CheckScore, Graded, grade_folder
@@ -18,8 +19,10 @@ from lmgrade.regrade.insights import (
 from lmgrade.regrade.layout import Student, SubmissionFolder
 
 
-@pytest.mark.parametrize("make, cause", [
-    ("stub", "stub"), ("syntax", "import"), ("misnamed", "missing"), ("empty", "missing"), ("constants", "wrong")])
+@pytest.mark.parametrize(
+    "make, cause",
+    [("stub", "stub"), ("syntax", "import"), ("misnamed", "missing"), ("empty", "missing"), ("constants", "wrong")],
+)
 def test_a_zero_is_put_down_to_its_cause(ngram, ngram_grader, tmp_path, make, cause):
     assignment, variant = ngram
     folder = tmp_path / "submission"
@@ -47,16 +50,27 @@ def test_a_score_above_zero_has_no_cause_and_the_same_files_hash_the_same(ngram,
 
 
 def _row(key: str, files_hash: str = "", zero: str = "", failed: tuple[str, ...] = (), students=()):
-    checks = tuple(CheckScore(name, 0.0 if name in failed else 1.0, 1.0, "") for name in
-                   ("layer_norm", "attention", "block", "model", "attention_speed"))
-    return (SubmissionFolder(key, Path(key), tuple(Student(s) for s in students)),
-            Graded(checks, files_hash=files_hash, zero_cause=zero))
+    checks = tuple(
+        CheckScore(name, 0.0 if name in failed else 1.0, 1.0, "")
+        for name in ("layer_norm", "attention", "block", "model", "attention_speed")
+    )
+    return (
+        SubmissionFolder(key, Path(key), tuple(Student(s) for s in students)),
+        Graded(checks, files_hash=files_hash, zero_cause=zero),
+    )
 
 
 def test_identical_groups_are_listed_largest_first_without_untouched_stubs():
-    rows = [_row("s1", "h1", students=("Ann",)), _row("s2", "h2"), _row("s3", "h1", students=("Bo",)),
-            _row("s4", "stub", "stub"), _row("s5", "stub", "stub"), _row("s6", "h2"), _row("s7", "h2"),
-            _row("s8", "")]
+    rows = [
+        _row("s1", "h1", students=("Ann",)),
+        _row("s2", "h2"),
+        _row("s3", "h1", students=("Bo",)),
+        _row("s4", "stub", "stub"),
+        _row("s5", "stub", "stub"),
+        _row("s6", "h2"),
+        _row("s7", "h2"),
+        _row("s8", ""),
+    ]
     groups = identical_groups(rows)
     assert [g.submissions for g in groups] == [("s2", "s6", "s7"), ("s1", "s3")]
     assert groups[1].students == ("Ann", "Bo")
@@ -76,10 +90,14 @@ def test_a_checks_failures_are_put_down_to_the_component_that_failed_beside_it()
     assert not any(rnn_built_on[name] for name in ("elman_forward", "elman_backward", "rnnlm", "train"))
     # A property check of both files' modules (backward twice, of Linear and of the RNN) builds on both.
     assert {"linear", "elman_backward"} <= set(rnn_built_on["repeatable_backward"])
-    rows = [_row("s1", failed=("layer_norm", "block", "model")), _row("s2", failed=("layer_norm", "block", "model")),
-            _row("s3", failed=("model",)), _row("s4", failed=("attention", "block", "model")),
-            # Nothing compared: a stub fails everything together and explains nothing.
-            _row("s5", zero="stub", failed=("layer_norm", "attention", "block", "model"))]
+    rows = [
+        _row("s1", failed=("layer_norm", "block", "model")),
+        _row("s2", failed=("layer_norm", "block", "model")),
+        _row("s3", failed=("model",)),
+        _row("s4", failed=("attention", "block", "model")),
+        # Nothing compared: a stub fails everything together and explains nothing.
+        _row("s5", zero="stub", failed=("layer_norm", "attention", "block", "model")),
+    ]
     found = explained_failures(assignment, rows)
     explained = {e.check: e for e in found}
     # model failed 4 times, 3 of them beside a component; the most basic one that failed: layer_norm twice.

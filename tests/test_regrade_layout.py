@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+
 from lmgrade import catalog
 from lmgrade.regrade.content import grading_fingerprint, read_files, write_files
 from lmgrade.regrade.graded import CheckScore, Graded
@@ -75,11 +76,14 @@ def test_plain_folders_without_metadata(tmp_path):
     assert all(s.students == () for s in layout.submissions) and layout.notes == []
 
 
-@pytest.mark.parametrize("make, words", [
-    (lambda root: None, "holds no sub-folders"),
-    (lambda root: (root / "sub").mkdir() or (root / METADATA).write_text("a: [unclosed"), "cannot be read"),
-    (lambda root: (root / "sub").mkdir() or (root / METADATA).write_text("- a list\n"), "expected a mapping"),
-])
+@pytest.mark.parametrize(
+    "make, words",
+    [
+        (lambda root: None, "holds no sub-folders"),
+        (lambda root: (root / "sub").mkdir() or (root / METADATA).write_text("a: [unclosed"), "cannot be read"),
+        (lambda root: (root / "sub").mkdir() or (root / METADATA).write_text("- a list\n"), "expected a mapping"),
+    ],
+)
 def test_a_root_that_is_not_a_class_is_a_one_line_error(tmp_path, make, words):
     make(tmp_path)
     with pytest.raises(LayoutError, match=words) as caught:
@@ -102,8 +106,8 @@ def test_content_hash_follows_names_and_bytes_only(tmp_path):
     first = content_hash(folder)
     (folder / "__pycache__").mkdir()
     (folder / "__pycache__" / "ngram.cpython-311.pyc").write_bytes(b"\0")
-    assert content_hash(folder) == first                      # caches are not the submission
-    for skipped in (".venv/lib", ".git/objects", "__MACOSX"):   # nor what the sandbox never copies
+    assert content_hash(folder) == first  # caches are not the submission
+    for skipped in (".venv/lib", ".git/objects", "__MACOSX"):  # nor what the sandbox never copies
         (folder / skipped).mkdir(parents=True)
         (folder / skipped / "blob").write_bytes(b"\1")
     assert content_hash(folder) == first and set(read_files(folder)) == {"ngram.py", "pkg/helper.py"}
@@ -111,7 +115,7 @@ def test_content_hash_follows_names_and_bytes_only(tmp_path):
     assert content_hash(folder) != first
     (folder / "pkg" / "helper.py").write_text("y = 2\n")
     (folder / "pkg" / "helper.py").rename(folder / "helper.py")
-    assert content_hash(folder) != first                      # the same bytes elsewhere are another tree
+    assert content_hash(folder) != first  # the same bytes elsewhere are another tree
 
 
 def test_files_travel_and_come_back_the_same(tmp_path):
@@ -148,8 +152,13 @@ def test_the_table_has_a_row_per_submission_and_a_column_per_check():
     assignment, _ = catalog.load("ngram")
     checks = assignment.checks[:2]
     pair = SubmissionFolder("s1", Path("s1"), (Student("A", "a@x"), Student("B", "b@x")))
-    table = scores_table(checks, [(pair, graded(("pad", 5, 5, ""), ("count_ngrams", 2.5, 10, "no_bos"))),
-                                  (SubmissionFolder("s2", Path("s2")), Graded(error="HarnessFault: boom"))])
+    table = scores_table(
+        checks,
+        [
+            (pair, graded(("pad", 5, 5, ""), ("count_ngrams", 2.5, 10, "no_bos"))),
+            (SubmissionFolder("s2", Path("s2")), Graded(error="HarnessFault: boom")),
+        ],
+    )
     assert table[0] == ["submission", "student", "email", "score", "max", "pad", "count_ngrams"]
     assert table[1] == ["s1", "A; B", "a@x; b@x", "7.5", "15", "5", "2.5"]
     assert table[2] == ["s2", "", "", "", "15", "", ""]  # not graded: its cells stay empty
@@ -163,10 +172,12 @@ def test_histogram_puts_full_marks_in_the_last_bin():
 
 def test_mistakes_are_counted_once_per_submission_most_frequent_first():
     assignment, _ = catalog.load("ngram")
-    class_grades = [graded(("pad", 0, 5, "no_bos"), ("count_ngrams", 0, 10, "no_bos")),
-                    graded(("pad", 0, 5, "no_bos"), ("fit", 0, 5, "bos_in_vocab")),
-                    graded(("fit", 0, 5, "bos_in_vocab")),
-                    graded(("logprob", 0, 10, "log2"))]
+    class_grades = [
+        graded(("pad", 0, 5, "no_bos"), ("count_ngrams", 0, 10, "no_bos")),
+        graded(("pad", 0, 5, "no_bos"), ("fit", 0, 5, "bos_in_vocab")),
+        graded(("fit", 0, 5, "bos_in_vocab")),
+        graded(("logprob", 0, 10, "log2")),
+    ]
     counts = mistake_counts(assignment, class_grades)
     assert [(m.name, m.submissions) for m in counts] == [("bos_in_vocab", 2), ("no_bos", 2), ("log2", 1)]
     assert counts[1].checks == ("pad", "count_ngrams") and counts[1].explanation

@@ -28,8 +28,10 @@ def test_partial_scores_and_visibility(ngram):
     assignment, _ = ngram
     checks = list(enumerate(assignment.checks, start=1))
     one, eleven = checks[0][1], checks[10][1]
-    graded = {1: CheckScore(one.name, 2.5, one.points, "half"), 11: CheckScore(eleven.name, 10.0, eleven.points,
-                                                                               "all good")}
+    graded = {
+        1: CheckScore(one.name, 2.5, one.points, "half"),
+        11: CheckScore(eleven.name, 10.0, eleven.points, "all good"),
+    }
     document = results_json(checks, graded, output="summary", started=None)
     validate(document)
     first, last = document["tests"][0], document["tests"][-1]
@@ -64,7 +66,7 @@ def _imported(path: Path) -> set[str]:
     found = set()
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.ImportFrom) and node.level:
-            base = package[:len(package) - node.level + 1] + ([node.module] if node.module else [])
+            base = package[: len(package) - node.level + 1] + ([node.module] if node.module else [])
             found |= {".".join(base + [a.name]) for a in node.names} | {".".join(base)}
         elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("lmgrade"):
             found.add(node.module)
@@ -79,4 +81,3 @@ def test_reports_read_results_and_grading_writes_none():
         reports = {m for m in _imported(HARNESS / name) if m.startswith("lmgrade.reports")}
         assert not reports, f"{name} imports {reports}"
     assert "lmgrade.results.Verdict" in _imported(HARNESS / "reports" / "terminal.py")
-

@@ -8,15 +8,16 @@ import time
 from pathlib import Path
 
 import pytest
+from sandbox_fixtures import sandbox_pool, submission_of
+
 from lmgrade.sandbox import landlock
 from lmgrade.sandbox.limits import Limits
 from lmgrade.sandbox.pool import HarnessError, SandboxPool
-from sandbox_fixtures import sandbox_pool, submission_of
 
 ROOT = Path(__file__).resolve().parents[1]
 SECRET_FILE = ROOT / "reference" / "ngram" / "ngram.py"
 
-VICTIM = textwrap.dedent('''
+VICTIM = textwrap.dedent("""
     import os, signal, socket, sys, time
 
     def ok(x):
@@ -96,7 +97,7 @@ VICTIM = textwrap.dedent('''
 
     def reference_loaded():
         return [m for m in sys.modules if m == "lmgrade.reference" or m.startswith("lmgrade.reference.")]
-''')
+""")
 
 
 @pytest.fixture(scope="module")
@@ -112,8 +113,13 @@ def pool():
 
 def run(pool, victim, *cases, **limits):
     lim = Limits(**{"cpu_s": 2, "wall_s": 4, "memory_mb": 512, **limits})
-    return pool.run(scenario="sandbox_fixtures.scenarios:call", submission=victim, files=["victim.py"],
-                    cases=[{"fn": fn, "args": list(args)} for fn, *args in cases], limits=lim).outcomes
+    return pool.run(
+        scenario="sandbox_fixtures.scenarios:call",
+        submission=victim,
+        files=["victim.py"],
+        cases=[{"fn": fn, "args": list(args)} for fn, *args in cases],
+        limits=lim,
+    ).outcomes
 
 
 def test_plain_data_comes_back_with_its_types(pool, victim):
@@ -122,13 +128,16 @@ def test_plain_data_comes_back_with_its_types(pool, victim):
     assert out.value == {"x": 3, "t": (3, [3]), "inf": float("inf")}
 
 
-@pytest.mark.parametrize("fn,kind,words", [
-    ("os_exit", "crashed", "exit status 3"),
-    ("kill_self", "crashed", "SIGKILL"),
-    ("segfault", "crashed", "SIGSEGV"),
-    ("busy", "timeout", "CPU time limit"),
-    ("flood", "timeout", "time limit"),  # printing is never a fault: only time ends it
-])
+@pytest.mark.parametrize(
+    "fn,kind,words",
+    [
+        ("os_exit", "crashed", "exit status 3"),
+        ("kill_self", "crashed", "SIGKILL"),
+        ("segfault", "crashed", "SIGSEGV"),
+        ("busy", "timeout", "CPU time limit"),
+        ("flood", "timeout", "time limit"),  # printing is never a fault: only time ends it
+    ],
+)
 def test_a_dying_case_costs_that_case_only(pool, victim, fn, kind, words):
     # CPU time ends the busy cases at 2 s; the wall budget leaves room for the
     # next case even on a loaded machine, where 2 s of CPU take longer.
@@ -178,8 +187,10 @@ def test_no_network(pool, victim):
     assert out.error["type"] != "ConnectionRefusedError" or landlock.abi_version() < 4
 
 
-@pytest.mark.skipif(landlock.abi_version() < 6 and os.geteuid() != 0,
-                    reason="needs Landlock signal scoping (ABI 6) or a separate sandbox user")
+@pytest.mark.skipif(
+    landlock.abi_version() < 6 and os.geteuid() != 0,
+    reason="needs Landlock signal scoping (ABI 6) or a separate sandbox user",
+)
 def test_the_fork_server_cannot_be_killed(pool, victim):
     killed, after = run(pool, victim, ("kill_parent",), ("ok", 5))
     assert killed.kind == "error" and killed.error["type"] == "PermissionError"
@@ -231,15 +242,21 @@ def test_values_that_are_not_plain_data_are_refused(pool, victim):
 
 
 def test_preloading_the_reference_is_refused():
-    with SandboxPool(preload=["lmgrade.reference.ngram"], forbidden_modules=["lmgrade.reference"], protected=[],
-                     jobs=1) as p:
+    with SandboxPool(
+        preload=["lmgrade.reference.ngram"], forbidden_modules=["lmgrade.reference"], protected=[], jobs=1
+    ) as p:
         with pytest.raises(Exception, match="must not see"):
             p.run(scenario="x:y", submission=ROOT, files=[], cases=[{}], limits=Limits())
 
 
 def test_defences_are_reported(pool, victim):
-    report = pool.run(scenario="sandbox_fixtures.scenarios:call", submission=victim, files=["victim.py"],
-                      cases=[{"fn": "ok", "args": [1]}], limits=Limits())
+    report = pool.run(
+        scenario="sandbox_fixtures.scenarios:call",
+        submission=victim,
+        files=["victim.py"],
+        cases=[{"fn": "ok", "args": [1]}],
+        limits=Limits(),
+    )
     assert {"cpu", "file size", "open files"} <= set(report.defences["rlimits"])
     if os.path.isdir("/proc"):
         assert {"memory", "processes"} <= set(report.defences["rlimits"])
@@ -249,7 +266,7 @@ def test_defences_are_reported(pool, victim):
         assert report.defences["uid"] != 0
 
 
-PEEKING = textwrap.dedent('''
+PEEKING = textwrap.dedent("""
     def pad(sentence, n):
         seen = []
         for path in sentence:
@@ -260,18 +277,27 @@ PEEKING = textwrap.dedent('''
             except OSError as exc:
                 seen.append(type(exc).__name__)
         return seen
-''')
+""")
 
 
 @pytest.mark.skipif(landlock.abi_version() < 1, reason="Landlock is not available on this kernel")
 def test_a_graded_submission_cannot_read_reference_plugins_or_assignment(ngram_grader, tmp_path):
     (tmp_path / "ngram.py").write_text(PEEKING)
     # The source checkout is not readable at all: its history holds the reference too.
-    secrets = [ROOT / "reference" / "ngram" / "ngram.py", ROOT / "plugins" / "ngram" / "checks.py",
-               ROOT / "assignments" / "ngram" / "assignment.toml", ROOT / "README.md", ROOT / "pyproject.toml"]
-    report = ngram_grader.pool.run(scenario="lmgrade.plugins.ngram.public.scenarios:pad", submission=tmp_path,
-                                   files=["ngram.py"], cases=[{"sentence": [str(p) for p in secrets], "n": 1}],
-                                   limits=Limits())
+    secrets = [
+        ROOT / "reference" / "ngram" / "ngram.py",
+        ROOT / "plugins" / "ngram" / "checks.py",
+        ROOT / "assignments" / "ngram" / "assignment.toml",
+        ROOT / "README.md",
+        ROOT / "pyproject.toml",
+    ]
+    report = ngram_grader.pool.run(
+        scenario="lmgrade.plugins.ngram.public.scenarios:pad",
+        submission=tmp_path,
+        files=["ngram.py"],
+        cases=[{"sentence": [str(p) for p in secrets], "n": 1}],
+        limits=Limits(),
+    )
     (out,) = report.outcomes
     assert out.kind == "ok" and not any(v.startswith("READ") for v in out.value), out.value
 
@@ -284,12 +310,15 @@ def test_readable_except_hides_protected_paths_inside_allowed_trees(tmp_path):
     assert allowed == {tmp_path / "a" / "other.py", tmp_path / "b", tmp_path / "top.txt"}
 
 
-@pytest.mark.parametrize("files,expected", [
-    ({"cpu.max": "50000 100000\n"}, 0.5),
-    ({"cpu.max": "max 100000\n"}, None),
-    ({"cpu/cpu.cfs_quota_us": "150000\n", "cpu/cpu.cfs_period_us": "100000\n"}, 1.5),
-    ({}, None),
-])
+@pytest.mark.parametrize(
+    "files,expected",
+    [
+        ({"cpu.max": "50000 100000\n"}, 0.5),
+        ({"cpu.max": "max 100000\n"}, None),
+        ({"cpu/cpu.cfs_quota_us": "150000\n", "cpu/cpu.cfs_period_us": "100000\n"}, 1.5),
+        ({}, None),
+    ],
+)
 def test_available_cpus_follows_the_cgroup_quota(tmp_path, files, expected):
     from lmgrade.sandbox.limits import available_cpus
 
@@ -316,10 +345,15 @@ def test_a_running_child_dies_with_its_fork_server(victim):
     """An interrupted grader leaves nothing behind: the child goes with the server."""
     import threading
 
-    with SandboxPool(preload=["numpy", "sandbox_fixtures.scenarios"], forbidden_modules=["lmgrade.reference"],
-                     protected=[ROOT / "reference"], jobs=1) as doomed:
-        worker = threading.Thread(target=lambda: pytest.raises(HarnessError, run, doomed, victim, ("sleep",),
-                                                                wall_s=30), daemon=True)
+    with SandboxPool(
+        preload=["numpy", "sandbox_fixtures.scenarios"],
+        forbidden_modules=["lmgrade.reference"],
+        protected=[ROOT / "reference"],
+        jobs=1,
+    ) as doomed:
+        worker = threading.Thread(
+            target=lambda: pytest.raises(HarnessError, run, doomed, victim, ("sleep",), wall_s=30), daemon=True
+        )
         worker.start()
         deadline = time.monotonic() + 10
         while not doomed._all and time.monotonic() < deadline:

@@ -7,6 +7,7 @@ import inspect
 from pathlib import Path
 
 import pytest
+
 from helpers import variant_params
 from lmgrade import catalog, templates
 from lmgrade.loader import load_files
@@ -53,8 +54,13 @@ def signatures(module) -> dict[str, inspect.Signature]:
         if inspect.isfunction(obj):
             found[name] = inspect.signature(obj)
         elif inspect.isclass(obj):
-            found.update({f"{name}.{attr}": inspect.signature(member) for attr, member in vars(obj).items()
-                          if inspect.isfunction(member) and (not attr.startswith("_") or attr == "__init__")})
+            found.update(
+                {
+                    f"{name}.{attr}": inspect.signature(member)
+                    for attr, member in vars(obj).items()
+                    if inspect.isfunction(member) and (not attr.startswith("_") or attr == "__init__")
+                }
+            )
     return found
 
 

@@ -28,12 +28,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+
 from helpers import TEST_SECRET, distinctive_reference_lines
 from lmgrade import catalog, templates, wire
 from lmgrade.bundle.sources import FIXTURES_PACKAGE, grader_files
+from lmgrade.expected import draw_cases
 from lmgrade.fixtures import describe
 from lmgrade.flawed import write_flawed
-from lmgrade.expected import draw_cases
 from lmgrade.oracle import LiveReference
 from lmgrade.seeds import PUBLIC_SECRET
 
@@ -49,8 +50,9 @@ HEADING = re.compile(r"^(\d+)\. (\w+) \(([\d.]+)/([\d.]+)\)$")
 def run(args, *, cwd=None, env=None, timeout=300) -> subprocess.CompletedProcess:
     environment = {k: v for k, v in os.environ.items() if k != "LMGRADE_SECRET"}
     environment.update(COLUMNS=COLUMNS, **(env or {}))
-    return subprocess.run([str(a) for a in args], cwd=cwd, env=environment, capture_output=True, text=True,
-                          timeout=timeout)
+    return subprocess.run(
+        [str(a) for a in args], cwd=cwd, env=environment, capture_output=True, text=True, timeout=timeout
+    )
 
 
 def lmgrade(*args, **kwargs) -> subprocess.CompletedProcess:
@@ -103,7 +105,7 @@ def traces(value) -> list[tuple[bytes, ...]]:
     if isinstance(value, np.ndarray):
         flat = value.ravel() if value.dtype.kind == "f" else value[:0]
         for start in range(flat.size - 2):
-            window = flat[start:start + 3]
+            window = flat[start : start + 3]
             if np.all(window != 0) and len(set(window.tolist())) == 3:
                 return [(window.tobytes(),)]
         return []
@@ -149,8 +151,7 @@ def student_venv(root: Path, bundle_folders: list[Path]) -> Path:
     assert run([python, "-c", "import lmgrade"], cwd=root).returncode != 0, "the instructor's lmgrade leaked in"
     for folder in bundle_folders:
         (wheel,) = (folder / "wheels").glob("*.whl")
-        installed = run([python, "-m", "pip", "install", "--no-index", "--disable-pip-version-check", wheel],
-                        cwd=root)
+        installed = run([python, "-m", "pip", "install", "--no-index", "--disable-pip-version-check", wheel], cwd=root)
         assert installed.returncode == 0, installed.stdout + installed.stderr
     where = run([python, "-c", "import lmgrade; print(lmgrade.__file__)"], cwd=root).stdout
     assert where.startswith(str(root)), where
@@ -196,9 +197,10 @@ def test_bundle_holds_stubs_handout_checker_and_public_fixtures(bundles):
             mentions = fixture_text.count(f'"{check.name}"')
             assert mentions >= 2 if public else mentions == 1, check.name
         plugin_modules = sorted(m for m in members if m.startswith("lmgrade/plugins/"))
-        assert plugin_modules == [f"lmgrade/plugins/{name}/public/{m}"
-                                  for m in ("__init__.py", "judges.py" if name == "rnn" else "sampling.py",
-                                            "scenarios.py")]
+        assert plugin_modules == [
+            f"lmgrade/plugins/{name}/public/{m}"
+            for m in ("__init__.py", "judges.py" if name == "rnn" else "sampling.py", "scenarios.py")
+        ]
 
 
 @pytest.mark.parametrize("name", BUILT)
@@ -223,8 +225,10 @@ def test_the_embeddings_wheel_would_carry_no_reference_code():
 def test_the_transformer_wheel_would_carry_no_reference_code():
     assignment, variant = catalog.load("transformer")
     carried = grader_files(describe(assignment, variant), assignment.spec)
-    assert sorted(carried) == [f"lmgrade/plugins/transformer/public/{m}.py"
-                               for m in ("__init__", "judges", "position_scenarios", "scenarios", "speed", "training")]
+    assert sorted(carried) == [
+        f"lmgrade/plugins/transformer/public/{m}.py"
+        for m in ("__init__", "judges", "position_scenarios", "scenarios", "speed", "training")
+    ]
     for line in distinctive_reference_lines("transformer"):
         assert not any(line.encode() in source for source in carried.values()), line
 
@@ -252,7 +256,8 @@ def test_no_hidden_input_or_expected_value_inside(bundles, name):
     def case_traces(check, secret) -> list[tuple[bytes, ...]]:
         cases = draw_cases(check, name, variant, secret)
         return [(case.label.encode(),) for case in cases] + [
-            trace for value in oracle.expected(check, cases) for trace in traces(value)]
+            trace for value in oracle.expected(check, cases) for trace in traces(value)
+        ]
 
     public = next(c for c in assignment.checks if c.visibility == "visible" and c.name in ("perplexity", "rnnlm"))
     found = case_traces(public, PUBLIC_SECRET)
@@ -317,7 +322,7 @@ def test_pytest_in_the_bundle_says_why_a_file_could_not_be_imported(student_pyth
     tested = run([student_python, "-m", "pytest"], cwd=folder)
     assert tested.returncode == 1
     # Each failing test carries what "see above" points to: pytest shows no report above it.
-    failures = tested.stdout[tested.stdout.index("= FAILURES ="):tested.stdout.index("public checks")]
+    failures = tested.stdout[tested.stdout.index("= FAILURES =") : tested.stdout.index("public checks")]
     blocks = re.split(r"_{3,} test_public_check\[", failures)[1:]
     assert blocks and all("ngram.py could not be imported" in b and "SyntaxError" in b for b in blocks)
 
@@ -342,8 +347,11 @@ def test_a_variants_bundle_checks_its_variant_with_the_commands_checking_md_show
     assert built.returncode == 0, built.stderr
     folder = tmp_path / "tanh"
     guide = (folder / "CHECKING.md").read_text()
-    commands = [line.split("#")[0].split() for line in guide.splitlines() if line.startswith("    lmgrade check")
-                or line.startswith("    pytest")]
+    commands = [
+        line.split("#")[0].split()
+        for line in guide.splitlines()
+        if line.startswith("    lmgrade check") or line.startswith("    pytest")
+    ]
     assert ["lmgrade", "check", "rnn"] in commands and ["pytest"] in commands and "`activation=tanh`" in guide
     handout = (folder / "README.md").read_text()
     assert "lmgrade check rnn --set activation=tanh path/to/your/folder" in handout

@@ -47,8 +47,11 @@ def test_grade_uses_the_sub_folder_and_says_so(tmp_path, reference_submission):
     nested.mkdir(parents=True)
     (nested / "ngram.py").write_text((reference_submission / "ngram.py").read_text())
     results = tmp_path / "results.json"
-    out = subprocess.run([sys.executable, "-m", "lmgrade.cli", "grade", "ngram", str(tmp_path / "upload"),
-                          "--results", str(results)], capture_output=True, text=True)
+    out = subprocess.run(
+        [sys.executable, "-m", "lmgrade.cli", "grade", "ngram", str(tmp_path / "upload"), "--results", str(results)],
+        capture_output=True,
+        text=True,
+    )
     assert out.returncode == 0, out.stderr
     document = json.loads(results.read_text())
     assert document["score"] == 100 and "found in my_hw/" in document["output"]

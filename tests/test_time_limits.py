@@ -12,11 +12,11 @@ from lmgrade.sandbox.limits import Limits
 
 def test_limits_scale_with_the_reference_and_keep_their_floors():
     floors = Limits(cpu_s=4, wall_s=8, wall_factor=30)
-    assert floors.following(None) == floors                      # unknown (recorded fixtures): the floors
-    assert floors.following(0.01) == floors                      # a fast reference: the floors
+    assert floors.following(None) == floors  # unknown (recorded fixtures): the floors
+    assert floors.following(0.01) == floors  # a fast reference: the floors
     slow = floors.following(1.0)
-    assert (slow.cpu_s, slow.wall_s) == (30.0, 30.0)             # 30 times a reference of one second
-    assert Limits(cpu_s=4, wall_s=8, wall_factor=0).following(5.0).wall_s == 8   # fixed limits
+    assert (slow.cpu_s, slow.wall_s) == (30.0, 30.0)  # 30 times a reference of one second
+    assert Limits(cpu_s=4, wall_s=8, wall_factor=0).following(5.0).wall_s == 8  # fixed limits
 
 
 class _SlowOracle:
@@ -37,8 +37,13 @@ class _Recorded(_SlowOracle):
 
 
 def _check():
-    return Check("c", "c", scenario=lambda m, a: a, make_cases=lambda ctx: [Case("one", 1), Case("two", 2)],
-                 limits=Limits(cpu_s=1, wall_s=2, wall_factor=30))
+    return Check(
+        "c",
+        "c",
+        scenario=lambda m, a: a,
+        make_cases=lambda ctx: [Case("one", 1), Case("two", 2)],
+        limits=Limits(cpu_s=1, wall_s=2, wall_factor=30),
+    )
 
 
 def test_the_grader_measures_the_reference_once_and_scales_the_check(ngram):
@@ -47,9 +52,9 @@ def test_the_grader_measures_the_reference_once_and_scales_the_check(ngram):
     with Grader(assignment, variant, _SlowOracle(), secret="s") as grader:
         limits = grader.limits_of(check)
         assert limits.wall_s >= 30 * 0.4 and limits.cpu_s >= 30 * 0.4
-        assert grader.limits_of(check) == limits                 # measured once per grading
+        assert grader.limits_of(check) == limits  # measured once per grading
     with Grader(assignment, variant, _Recorded(), secret="s") as grader:
-        assert grader.limits_of(check) == check.limits           # no live reference: the floors
+        assert grader.limits_of(check) == check.limits  # no live reference: the floors
 
 
 def test_the_handout_states_each_limit_as_a_factor_and_a_floor():

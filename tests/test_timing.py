@@ -9,6 +9,8 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from sandbox_fixtures import sandbox_pool, submission_of
+
 from lmgrade import Case, CaseContext, Check, Tolerance
 from lmgrade.assignment import AssignmentError, bind, load_assignment, on_device
 from lmgrade.device import DeviceError, cuda_available, resolve
@@ -17,11 +19,10 @@ from lmgrade.sandbox.protocol import NONCE, TICK_END, TICK_READY, pack_tick
 from lmgrade.sandbox.stopwatch import Timekeeper
 from lmgrade.speed import Timing
 from lmgrade.timing_grading import Laps, judge_case
-from sandbox_fixtures import sandbox_pool, submission_of
 
 ROOT = Path(__file__).resolve().parents[1]
 
-TIMED = textwrap.dedent('''
+TIMED = textwrap.dedent("""
     import time
     from lmgrade.sandbox import stopwatch
 
@@ -44,7 +45,7 @@ TIMED = textwrap.dedent('''
     def asks_twice(nonce):
         stopwatch.start()       # a READY inside the lap: no nonce for it
         return 0.0
-''')
+""")
 
 
 @pytest.fixture(scope="module")
@@ -59,9 +60,14 @@ def pool():
 
 
 def timed_run(pool, victim, fn, laps=5, allowed=None):
-    return pool.run(scenario="sandbox_fixtures.scenarios:timed", submission=victim, files=["victim.py"],
-                    cases=[{"fn": fn, "laps": laps}], limits=Limits(cpu_s=5, wall_s=10),
-                    laps=laps if allowed is None else allowed)
+    return pool.run(
+        scenario="sandbox_fixtures.scenarios:timed",
+        submission=victim,
+        files=["victim.py"],
+        cases=[{"fn": fn, "laps": laps}],
+        limits=Limits(cpu_s=5, wall_s=10),
+        laps=laps if allowed is None else allowed,
+    )
 
 
 def test_laps_are_timed_on_the_servers_clock_whatever_the_child_patches(pool, victim):
@@ -105,11 +111,16 @@ def test_timekeeper_answers_ready_with_a_nonce_and_times_the_lap():
 
 # --- the verdict ---
 
+
 def _check(**timing) -> Check:
-    return Check("speed", "a timed call", scenario=lambda m, a: None, make_cases=lambda ctx: [],
-                 tolerance=Tolerance(rtol=1e-3, atol=1e-3),
-                 timing=Timing(setup=lambda m, a: None, step=lambda s, n: [0.0], warmup=1, laps=4, rounds=2,
-                               **timing))
+    return Check(
+        "speed",
+        "a timed call",
+        scenario=lambda m, a: None,
+        make_cases=lambda ctx: [],
+        tolerance=Tolerance(rtol=1e-3, atol=1e-3),
+        timing=Timing(setup=lambda m, a: None, step=lambda s, n: [0.0], warmup=1, laps=4, rounds=2, **timing),
+    )
 
 
 def _laps(seconds: float, n: int = 10, wrong: bool = False) -> Laps:
@@ -118,8 +129,9 @@ def _laps(seconds: float, n: int = 10, wrong: bool = False) -> Laps:
 
 def _judge(student: Laps, reference: Laps = None, device: str = "cpu"):
     check = _check()
-    return judge_case(check, Case("x", {}), reference or _laps(0.01), student,
-                      lambda nonce: [float(nonce)], random.Random(0), device)
+    return judge_case(
+        check, Case("x", {}), reference or _laps(0.01), student, lambda nonce: [float(nonce)], random.Random(0), device
+    )
 
 
 def test_within_the_bound_passes_and_says_the_times():
@@ -152,6 +164,7 @@ def test_missing_laps_fail():
 
 
 # --- where a check runs: assignment.toml's device and policy ---
+
 
 def _cuda_check(**kw) -> Check:
     return replace(_check(), device="cuda", points=3.0, **kw)
@@ -214,7 +227,9 @@ def test_device_cuda_without_cuda_is_a_usage_error():
 
 def test_case_context_carries_the_device():
     import numpy as np
+
     from lmgrade.plugins.transformer.checks import attention_speed_cases
+
     (case,) = attention_speed_cases(CaseContext(rng=np.random.default_rng(0), variant={}, device="cpu"))
     assert case.args["device"] == "cpu" and "cpu" in case.label
 
@@ -228,8 +243,13 @@ def test_a_check_not_counted_is_listed_in_results_json_with_its_reason(tmp_path)
 
     assignment, variant = catalog.load("ngram")
     first = on_device(replace(assignment.checks[0], device="cuda", when_absent="not_counted"), "cpu")
-    run = grade_submission(Assignment(assignment.spec, [first, assignment.checks[1]]), variant,
-                           ROOT / "reference" / "ngram", results=tmp_path / "results.json", jobs=1)
+    run = grade_submission(
+        Assignment(assignment.spec, [first, assignment.checks[1]]),
+        variant,
+        ROOT / "reference" / "ngram",
+        results=tmp_path / "results.json",
+        jobs=1,
+    )
     tests = json.loads((tmp_path / "results.json").read_text())["tests"]
     assert tests[0]["max_score"] == 0 and tests[0]["score"] == 0 and "needs a CUDA GPU" in tests[0]["output"]
     assert tests[1]["score"] == tests[1]["max_score"] > 0
@@ -250,10 +270,12 @@ def test_on_cuda_the_reference_passes_and_a_query_loop_fails(tmp_path):
     only = [c for c in assignment.checks if c.name in ("training", "attention_speed", "train_step_speed")]
     assert all(c.device == "cuda" for c in only)
     from lmgrade.assignment import Assignment
+
     graded = Assignment(assignment.spec, only)
     run = grade_submission(graded, variant, ROOT / "reference" / "transformer", jobs=1)
     assert run.score == run.max_score, [v.output for v in run.verdicts]
-    slow = write_flawed(ROOT / "reference" / "transformer", assignment.spec.files, tmp_path / "loop",
-                        [BUGS["attention_query_loop"]])
+    slow = write_flawed(
+        ROOT / "reference" / "transformer", assignment.spec.files, tmp_path / "loop", [BUGS["attention_query_loop"]]
+    )
     verdicts = {v.check.name: v for v in grade_submission(graded, variant, slow, jobs=1).verdicts}
     assert verdicts["attention_speed"].score == 0 and "slower than the allowed" in verdicts["attention_speed"].output

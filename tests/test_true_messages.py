@@ -12,8 +12,15 @@ from lmgrade.timing_grading import Laps, judge_case
 
 def _timed_check():
     timing = Timing(setup=lambda m, a: None, step=lambda s, n: [0.0], warmup=0, laps=2, rounds=1, verified=1)
-    return Check("attention_speed", "timed", scenario=lambda m, a: a, make_cases=lambda ctx: [], timing=timing,
-                 tolerance=Tolerance(rtol=1e-3, atol=1e-3), composes=("attention",))
+    return Check(
+        "attention_speed",
+        "timed",
+        scenario=lambda m, a: a,
+        make_cases=lambda ctx: [],
+        timing=timing,
+        tolerance=Tolerance(rtol=1e-3, atol=1e-3),
+        composes=("attention",),
+    )
 
 
 def _laps(fingerprint):
@@ -22,8 +29,16 @@ def _laps(fingerprint):
 
 def test_a_timing_check_on_wrong_answers_says_so_and_names_the_numeric_check():
     check = _timed_check()
-    verdict = judge_case(check, Case("c", {}), _laps([1.0]), _laps([5.0]), lambda nonce: [1.0], random.Random(0),
-                         "cpu", wrong="attention")
+    verdict = judge_case(
+        check,
+        Case("c", {}),
+        _laps([1.0]),
+        _laps([5.0]),
+        lambda nonce: [1.0],
+        random.Random(0),
+        "cpu",
+        wrong="attention",
+    )
     assert not verdict.passed
     assert "answers differ from the reference's" in verdict.message and "fix attention first" in verdict.message
     assert "stream" not in verdict.message and "reused" not in verdict.message
@@ -31,6 +46,5 @@ def test_a_timing_check_on_wrong_answers_says_so_and_names_the_numeric_check():
 
 def test_right_answers_that_differ_only_in_the_timed_call_are_told_why():
     check = _timed_check()
-    verdict = judge_case(check, Case("c", {}), _laps([1.0]), _laps([5.0]), lambda nonce: [1.0], random.Random(0),
-                         "cpu")
+    verdict = judge_case(check, Case("c", {}), _laps([1.0]), _laps([5.0]), lambda nonce: [1.0], random.Random(0), "cpu")
     assert not verdict.passed and "before the call returns" in verdict.message

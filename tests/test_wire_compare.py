@@ -7,15 +7,28 @@ import pickle
 
 import numpy as np
 import pytest
+
 from lmgrade import wire
 from lmgrade.compare import Tolerance, compare
 from lmgrade.sandbox import protocol
 
 
-@pytest.mark.parametrize("value", [
-    None, True, 3, -2.5, float("inf"), "text", [1, (2, 3)], {("a", "b"): {"c": 1}}, {1, 2},
-    np.arange(6.0).reshape(2, 3), np.float32(1.5),
-])
+@pytest.mark.parametrize(
+    "value",
+    [
+        None,
+        True,
+        3,
+        -2.5,
+        float("inf"),
+        "text",
+        [1, (2, 3)],
+        {("a", "b"): {"c": 1}},
+        {1, 2},
+        np.arange(6.0).reshape(2, 3),
+        np.float32(1.5),
+    ],
+)
 def test_round_trip_keeps_values_and_types(value):
     back = wire.decode(wire.encode(value))
     if isinstance(value, np.ndarray):
@@ -97,6 +110,7 @@ def test_numbers_read_as_numbers_with_the_digits_the_tolerance_needs():
     msg = compare([1.0], [np.linspace(0, 1, 100)], TOL)
     assert "array of shape (100,)" in msg
     from lmgrade.compare import number, plain
+
     assert number(np.float32(0.1), Tolerance(rtol=2e-4)) == "0.1" and number(np.int64(3)) == "3"
     assert number(2.0, TOL) == "2.0" and number(float("inf"), TOL) == "inf"
     assert plain([np.float64(0.1), (np.int64(3),)]) == "[0.1, (3,)]"
@@ -109,7 +123,9 @@ def test_hidden_comparisons_say_only_how_many_values_are_wrong_and_by_how_much()
     got["grads['W']"][3, 2] = 0.25
     got["grads['W']"][1, 1] = 0.125
     msg = compare(expected, got, TOL, reveal=False)
-    assert msg == "2 of 20 values wrong at [\"grads['W']\"]; the largest error is 0.25 (tolerance rtol 1e-09, atol 1e-12)"
+    assert (
+        msg == "2 of 20 values wrong at [\"grads['W']\"]; the largest error is 0.25 (tolerance rtol 1e-09, atol 1e-12)"
+    )
     got["grads['W']"][:] = 0
     got["per sentence"][2] = 3.5
     msg = compare(expected, got, TOL, reveal=False)
@@ -125,7 +141,9 @@ def test_hidden_comparisons_never_show_the_expected_value():
     assert "secret" not in compare(["secret"], ["other"], TOL, reveal=False)
     # The size of the miss is said (where the code returned zeros, it is the expected value's size).
     assert "7" not in compare(np.full(3, 7.0), np.full(3, 6.5), TOL, reveal=False)
-    assert "missing" in compare({"secret": 1}, {}, TOL, reveal=False) and "secret" not in compare({"secret": 1}, {}, TOL, reveal=False)
+    assert "missing" in compare({"secret": 1}, {}, TOL, reveal=False) and "secret" not in compare(
+        {"secret": 1}, {}, TOL, reveal=False
+    )
 
 
 def test_type_mistakes_are_named():
@@ -134,4 +152,3 @@ def test_type_mistakes_are_named():
     assert "expected a number" in compare(1.0, "1.0", TOL)
     assert "wrong shape" in compare(np.zeros(3), np.zeros(4), TOL)
     assert "expected a list" in compare(["a"], np.array(["a"]), TOL)
-

@@ -34,10 +34,10 @@ ZIP_DATE = (1980, 1, 1, 0, 0, 0)
 
 @dataclass
 class Bundle:
-    path: Path          # the folder or the zip written
-    files: list[str]    # paths inside the bundle
-    wheel: str          # the wheel's file name
-    size_bytes: int     # of the zip, or of every file of the folder
+    path: Path  # the folder or the zip written
+    files: list[str]  # paths inside the bundle
+    wheel: str  # the wheel's file name
+    size_bytes: int  # of the zip, or of every file of the folder
 
 
 def build_bundle(assignment: Assignment, variant: dict, output: Path) -> Bundle:
@@ -49,16 +49,22 @@ def build_bundle(assignment: Assignment, variant: dict, output: Path) -> Bundle:
         graders = grader_files(fixtures, assignment.spec)
         files = {**harness_files(), **graders, **fixture_files(Path(tmp) / "fixtures", assignment.name)}
         needs_torch = "torch" in assignment.spec.preload or any(
-            "torch" in _top_level_imports(source) for source in graders.values())
+            "torch" in _top_level_imports(source) for source in graders.values()
+        )
         requires = _requirements(keep=HEAVY_REQUIREMENTS if needs_torch else set())
         torch = torch_support(next(r for r in requires if _name(r) == "torch")) if needs_torch else None
         if torch is not None:
             requires = [torch.requirement if _name(r) == "torch" else r for r in requires]
-        wheel = write_wheel(Path(tmp) / "wheels", name=f"lmgrade-student-{assignment.name}",
-                            version=__version__, files=files,
-                            summary=f"The public checks of the {assignment.name} assignment, to run locally",
-                            requires=requires,
-                            requires_python=">=3.10", console_scripts={"lmgrade": "lmgrade.cli:main"})
+        wheel = write_wheel(
+            Path(tmp) / "wheels",
+            name=f"lmgrade-student-{assignment.name}",
+            version=__version__,
+            files=files,
+            summary=f"The public checks of the {assignment.name} assignment, to run locally",
+            requires=requires,
+            requires_python=">=3.10",
+            console_scripts={"lmgrade": "lmgrade.cli:main"},
+        )
         contents = {name: text.encode() for name, text in templates.render(assignment, variant).items()}
         written = {
             texts.GUIDE_FILE: texts.guide(assignment, variant, wheel.name, torch).encode(),
@@ -95,8 +101,9 @@ def _requirements(keep: set[str]) -> list[str]:
     try:
         declared = importlib.metadata.requires("lmgrade") or []
     except importlib.metadata.PackageNotFoundError:
-        raise BundleError("lmgrade is not installed in this environment (pip install -e .): "
-                          "its requirements are those of the bundle") from None
+        raise BundleError(
+            "lmgrade is not installed in this environment (pip install -e .): its requirements are those of the bundle"
+        ) from None
     kept = []
     for requirement in declared:
         if re.search(r"\bextra\s*==", requirement):
@@ -128,8 +135,9 @@ def torch_support(declared: str) -> texts.TorchSupport:
     major, minor = (int(part) for part in re.match(r"(\d+)\.(\d+)", graded).groups())
     lowest = re.search(r">=\s*([\w.]+)", declared)
     floor = lowest.group(1) if lowest else f"{major}.{minor}"
-    return texts.TorchSupport(f"torch>={floor},<{major}.{minor + 1}", floor, f"{major}.{minor}", graded,
-                              texts.torch_cpu_index())
+    return texts.TorchSupport(
+        f"torch>={floor},<{major}.{minor + 1}", floor, f"{major}.{minor}", graded, texts.torch_cpu_index()
+    )
 
 
 def _top_level_imports(source: bytes) -> set[str]:

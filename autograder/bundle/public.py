@@ -27,7 +27,7 @@ class PublicChecks:
     assignment: Assignment  # its public checks only
     variant: dict
     oracle: LiveReference | RecordedReference
-    left_out: list[dict]    # the checks not run here (`fixtures.left_out`)
+    left_out: list[dict]  # the checks not run here (`fixtures.left_out`)
 
     def grader(self, jobs: int) -> Grader:
         return Grader(self.assignment, self.variant, self.oracle, secret=PUBLIC_SECRET, jobs=jobs)
@@ -38,9 +38,11 @@ class PublicChecks:
             return ""
         here = sum(c.points for c in self.assignment.checks)
         total = here + sum(c["points"] for c in self.left_out)
-        return (f"This is {here:g} of the assignment's {total:g} points: the course's autograder also runs "
-                + ", ".join(f"{c['name']} ({c['points']:g} points, {c['why']})" for c in self.left_out)
-                + ", which are not run here.")
+        return (
+            f"This is {here:g} of the assignment's {total:g} points: the course's autograder also runs "
+            + ", ".join(f"{c['name']} ({c['points']:g} points, {c['why']})" for c in self.left_out)
+            + ", which are not run here."
+        )
 
 
 def installed_fixtures() -> dict[str, Path]:
@@ -48,8 +50,12 @@ def installed_fixtures() -> dict[str, Path]:
     spec = importlib.util.find_spec(FIXTURES_PACKAGE)
     if spec is None or not spec.submodule_search_locations:
         return {}
-    return {folder.name: folder for location in spec.submodule_search_locations
-            for folder in sorted(Path(location).iterdir()) if (folder / DOCUMENT).is_file()}
+    return {
+        folder.name: folder
+        for location in spec.submodule_search_locations
+        for folder in sorted(Path(location).iterdir())
+        if (folder / DOCUMENT).is_file()
+    }
 
 
 def public_checks(name: str, settings: dict[str, str]) -> PublicChecks:
@@ -62,11 +68,17 @@ def public_checks(name: str, settings: dict[str, str]) -> PublicChecks:
     if not installed:
         # As a bundle records them: on the CPU, which every student has.
         assignment, variant = catalog.load(name, settings, device="cpu")
-        return PublicChecks(Assignment(assignment.spec, visible_checks(assignment)), variant,
-                            LiveReference(assignment.spec), left_out(assignment))
+        return PublicChecks(
+            Assignment(assignment.spec, visible_checks(assignment)),
+            variant,
+            LiveReference(assignment.spec),
+            left_out(assignment),
+        )
     if name not in installed:
-        raise AssignmentError(f"the checks installed here are those of {', '.join(sorted(installed))}, "
-                              f"not of {name!r}: install the bundle of {name}")
+        raise AssignmentError(
+            f"the checks installed here are those of {', '.join(sorted(installed))}, "
+            f"not of {name!r}: install the bundle of {name}"
+        )
     fixtures = Fixtures.read(installed[name])
     assignment = fixtures.to_assignment()
     # A bundle checks the variant it was built for: that is the default here, and --set may only name it again.
@@ -74,6 +86,7 @@ def public_checks(name: str, settings: dict[str, str]) -> PublicChecks:
     variant = assignment.spec.resolve_variant({**recorded, **settings})
     if variant != fixtures.variant:
         chosen = ", ".join(f"{k}={catalog.as_setting(v)}" for k, v in fixtures.variant.items())
-        raise AssignmentError(f"this bundle checks {name} with {chosen}; the other variants are checked "
-                              "by their own bundles")
+        raise AssignmentError(
+            f"this bundle checks {name} with {chosen}; the other variants are checked by their own bundles"
+        )
     return PublicChecks(assignment, variant, RecordedReference(fixtures, variant), fixtures.left_out)

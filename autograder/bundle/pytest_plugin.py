@@ -21,8 +21,8 @@ from rich.console import Console
 from ..assignment import AssignmentError
 from ..errors import HarnessFault
 from ..grading import Grader
-from ..results import Verdict
 from ..reports.terminal import describe_defences, print_report
+from ..results import Verdict
 from ..submission import locate, missing_hint
 from .public import PublicChecks, public_checks
 
@@ -43,7 +43,9 @@ class _Run:
         files = self.public.assignment.spec.files
         folder = (root / config.getini(SUBMISSION_INI)).resolve()
         if not folder.is_dir():
-            raise pytest.UsageError(f"{folder} ({SUBMISSION_INI} in {config.inipath}) is not a folder: nothing to check")
+            raise pytest.UsageError(
+                f"{folder} ({SUBMISSION_INI} in {config.inipath}) is not a folder: nothing to check"
+            )
         self.submission, located = locate(folder, files)
         # What `lmgrade check` says once above its table: where the files were found, what is missing,
         # what could not be imported. A check that points to it ("see above") carries it in its failure.
@@ -65,8 +67,9 @@ class _Run:
             self.grader = self.public.grader(jobs=1)
             # Every check at once, as `lmgrade check` grades them: a check that composes another is
             # judged knowing whether that one failed (see autograder/composition.py).
-            self.graded = {v.check.name: v for v in self.grader.grade(self.submission,
-                                                                         on_import_failure=self._import_failed)}
+            self.graded = {
+                v.check.name: v for v in self.grader.grade(self.submission, on_import_failure=self._import_failed)
+            }
         verdict = self.graded[name]
         if "(see above)" in verdict.output and self.said:
             verdict = dataclasses.replace(verdict, output=f"{self.note}\n\n{verdict.output}")
@@ -125,8 +128,12 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config: pytest.Config)
     if run is None or not run.verdicts:
         return
     buffer = io.StringIO()
-    console = Console(file=buffer, width=config.get_terminal_writer().fullwidth, highlight=False,
-                      force_terminal=terminalreporter.hasmarkup)
+    console = Console(
+        file=buffer,
+        width=config.get_terminal_writer().fullwidth,
+        highlight=False,
+        force_terminal=terminalreporter.hasmarkup,
+    )
     if run.note:
         console.print(run.note)
     verdicts = [run.verdicts[n] for n in sorted(run.verdicts)]

@@ -41,10 +41,14 @@ class BundleError(HarnessFault):
 def harness_files() -> dict[str, bytes]:
     """Every file of the installed harness (`lmgrade`, less what `NOT_HARNESS` names), by its path in the wheel."""
     root = Path(lmgrade.__file__).resolve().parent
-    return {f"lmgrade/{path.relative_to(root).as_posix()}": path.read_bytes()
-            for path in sorted(root.rglob("*"))
-            if path.is_file() and "__pycache__" not in path.parts and path.suffix != ".pyc"
-            and path.relative_to(root).parts[0] not in NOT_HARNESS}
+    return {
+        f"lmgrade/{path.relative_to(root).as_posix()}": path.read_bytes()
+        for path in sorted(root.rglob("*"))
+        if path.is_file()
+        and "__pycache__" not in path.parts
+        and path.suffix != ".pyc"
+        and path.relative_to(root).parts[0] not in NOT_HARNESS
+    }
 
 
 def grader_files(fixtures: Fixtures, spec: AssignmentSpec) -> dict[str, bytes]:
@@ -61,23 +65,33 @@ def grader_files(fixtures: Fixtures, spec: AssignmentSpec) -> dict[str, bytes]:
         for path in sorted(folder.rglob("*.py")):
             if "__pycache__" not in path.parts:
                 relative = path.relative_to(folder).with_suffix("").parts
-                carried[".".join((public, *relative[:-1], *([] if path.name == "__init__.py" else relative[-1:])))] = path
+                carried[".".join((public, *relative[:-1], *([] if path.name == "__init__.py" else relative[-1:])))] = (
+                    path
+                )
     plugin = public.rpartition(".")[0] if public else None
     for module, path in carried.items():
         tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
         for name in _imports(tree, module, is_package=path.name == "__init__.py"):
             if reference and _within(name, reference):
-                raise BundleError(f"{path} imports the reference ({reference}): a student bundle cannot carry "
-                                  "it. Scenarios and judges must not import the reference.")
+                raise BundleError(
+                    f"{path} imports the reference ({reference}): a student bundle cannot carry "
+                    "it. Scenarios and judges must not import the reference."
+                )
             if plugin and _within(name, plugin) and not _within(name, public) and _exists(name):
-                raise BundleError(f"{path} imports {name}, which is not in {public}: a student bundle carries "
-                                  "the public package only (never checks, mistakes or bugs)")
+                raise BundleError(
+                    f"{path} imports {name}, which is not in {public}: a student bundle carries "
+                    "the public package only (never checks, mistakes or bugs)"
+                )
     for module in sorted(fixtures.named_modules()):
         if not (_is_harness(module) or module in carried):
-            raise BundleError(f"the recorded checks of {spec.name} name {module}, which is neither lmgrade's "
-                              f"harness nor in the public package ({public}): move it there")
-    return {f"{module.replace('.', '/')}{'/__init__' if path.name == '__init__.py' else ''}.py":
-            path.read_bytes() for module, path in carried.items()}
+            raise BundleError(
+                f"the recorded checks of {spec.name} name {module}, which is neither lmgrade's "
+                f"harness nor in the public package ({public}): move it there"
+            )
+    return {
+        f"{module.replace('.', '/')}{'/__init__' if path.name == '__init__.py' else ''}.py": path.read_bytes()
+        for module, path in carried.items()
+    }
 
 
 def _within(module: str, package: str) -> bool:

@@ -25,15 +25,15 @@ _INDEX_DEFAULT = re.compile(r'TORCH_CPU_INDEX_URL="\$\{LMGRADE_TORCH_INDEX_URL-(
 class TorchSupport:
     """The torch a bundle's checker runs with, as its wheel requires it and CHECKING.md says it."""
 
-    requirement: str   # the wheel's Requires-Dist: the supported range
-    lowest: str        # the range in words: from `lowest` ...
-    highest: str       # ... to `highest` (a minor version)
-    graded: str        # the version the course grades with
-    cpu_index: str     # where pip finds CPU-only builds ("": pip's own configuration)
+    requirement: str  # the wheel's Requires-Dist: the supported range
+    lowest: str  # the range in words: from `lowest` ...
+    highest: str  # ... to `highest` (a minor version)
+    graded: str  # the version the course grades with
+    cpu_index: str  # where pip finds CPU-only builds ("": pip's own configuration)
 
 
 def torch_cpu_index() -> str:
-    """The index of torch's CPU-only builds that the Gradescope zip installs from (LMGRADE_TORCH_INDEX_URL overrides)."""
+    """The index of torch's CPU-only builds the Gradescope zip installs from (LMGRADE_TORCH_INDEX_URL overrides)."""
     if "LMGRADE_TORCH_INDEX_URL" in os.environ:
         return os.environ["LMGRADE_TORCH_INDEX_URL"]
     found = _INDEX_DEFAULT.search(_SETUP_TEMPLATE.read_text(encoding="utf-8"))
@@ -43,20 +43,24 @@ def torch_cpu_index() -> str:
 def pytest_ini(name: str) -> str:
     # importlib import mode: pytest leaves sys.path alone, so the graded files
     # are imported only in the sandbox; no cache folder in the student's folder.
-    return (f"# `pytest` in this folder runs the public checks of {name} on the files here (see {GUIDE_FILE}).\n"
-            "[pytest]\n"
-            "addopts = -p lmgrade.bundle.pytest_plugin -p no:cacheprovider --import-mode=importlib -v\n"
-            f"testpaths = {TEST_FILE}\n"
-            f"lmgrade_assignment = {name}\n")
+    return (
+        f"# `pytest` in this folder runs the public checks of {name} on the files here (see {GUIDE_FILE}).\n"
+        "[pytest]\n"
+        "addopts = -p lmgrade.bundle.pytest_plugin -p no:cacheprovider --import-mode=importlib -v\n"
+        f"testpaths = {TEST_FILE}\n"
+        f"lmgrade_assignment = {name}\n"
+    )
 
 
 def test_file(name: str) -> str:
-    return (f'"""The public checks of {name}, one test each: run `pytest` in this folder.\n\n'
-            f"Each test grades one check on the files here exactly as `lmgrade check {name}` does\n"
-            'and fails with the same feedback.\n"""\n\n'
-            "from lmgrade.bundle.pytest_plugin import require_pass\n\n\n"
-            "def test_public_check(public_check):\n"
-            "    require_pass(public_check)\n")
+    return (
+        f'"""The public checks of {name}, one test each: run `pytest` in this folder.\n\n'
+        f"Each test grades one check on the files here exactly as `lmgrade check {name}` does\n"
+        'and fails with the same feedback.\n"""\n\n'
+        "from lmgrade.bundle.pytest_plugin import require_pass\n\n\n"
+        "def test_public_check(public_check):\n"
+        "    require_pass(public_check)\n"
+    )
 
 
 def guide(assignment: Assignment, variant: dict, wheel: str, torch: TorchSupport | None) -> str:
@@ -96,9 +100,13 @@ def guide(assignment: Assignment, variant: dict, wheel: str, torch: TorchSupport
     lines += [
         "## Run the public checks",
         "",
-        *_commented([(f"lmgrade check {name}", "the files of this folder"),
-                     (f"lmgrade check {name} path/to/folder", "or those of another folder"),
-                     ("pytest", "the same checks, one test each")]),
+        *_commented(
+            [
+                (f"lmgrade check {name}", "the files of this folder"),
+                (f"lmgrade check {name} path/to/folder", "or those of another folder"),
+                ("pytest", "the same checks, one test each"),
+            ]
+        ),
         "",
         "Both run your code in the autograder's sandbox and print the same verdicts and",
         "feedback: for a failed check, the cases that failed, what was expected, what your",

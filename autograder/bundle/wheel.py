@@ -24,21 +24,42 @@ def distribution_filename(name: str) -> str:
     return re.sub(r"[-_.]+", "_", name).lower()
 
 
-def write_wheel(folder: Path, *, name: str, version: str, summary: str, files: dict[str, bytes],
-                requires: list[str], requires_python: str, console_scripts: dict[str, str],
-                entry_points: dict[str, dict[str, str]] | None = None) -> Path:
+def write_wheel(
+    folder: Path,
+    *,
+    name: str,
+    version: str,
+    summary: str,
+    files: dict[str, bytes],
+    requires: list[str],
+    requires_python: str,
+    console_scripts: dict[str, str],
+    entry_points: dict[str, dict[str, str]] | None = None,
+) -> Path:
     """Write ``NAME-VERSION-py3-none-any.whl`` into `folder`; return its path."""
     dist = distribution_filename(name)
     info = f"{dist}-{version}.dist-info"
-    metadata = "".join([
-        "Metadata-Version: 2.1\n", f"Name: {name}\n", f"Version: {version}\n", f"Summary: {summary}\n",
-        f"Requires-Python: {requires_python}\n", *(f"Requires-Dist: {r}\n" for r in requires)])
+    metadata = "".join(
+        [
+            "Metadata-Version: 2.1\n",
+            f"Name: {name}\n",
+            f"Version: {version}\n",
+            f"Summary: {summary}\n",
+            f"Requires-Python: {requires_python}\n",
+            *(f"Requires-Dist: {r}\n" for r in requires),
+        ]
+    )
     wheel = "Wheel-Version: 1.0\nGenerator: lmgrade\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
     groups = {"console_scripts": console_scripts, **(entry_points or {})}
-    scripts = "\n".join(f"[{group}]\n" + "".join(f"{k} = {v}\n" for k, v in names.items())
-                        for group, names in groups.items() if names)
-    contents = {**files, f"{info}/METADATA": metadata.encode(), f"{info}/WHEEL": wheel.encode(),
-                f"{info}/entry_points.txt": scripts.encode()}
+    scripts = "\n".join(
+        f"[{group}]\n" + "".join(f"{k} = {v}\n" for k, v in names.items()) for group, names in groups.items() if names
+    )
+    contents = {
+        **files,
+        f"{info}/METADATA": metadata.encode(),
+        f"{info}/WHEEL": wheel.encode(),
+        f"{info}/entry_points.txt": scripts.encode(),
+    }
     record = "".join(f"{path},sha256={_digest(data)},{len(data)}\n" for path, data in sorted(contents.items()))
     contents[f"{info}/RECORD"] = (record + f"{info}/RECORD,,\n").encode()
 

@@ -21,15 +21,24 @@ import jinja2
 
 from .. import __version__, catalog
 from ..assignment import Assignment
-from ..sandbox.limits import MAX_DEFAULT_JOBS
-from ..sandbox.privileges import FIRST_SANDBOX_UID
-from .config import ZipConfig, time_budget_s
 from ..expected_store import ExpectedStore
 from ..grading import Grader
 from ..oracle import LiveReference
+from ..sandbox.limits import MAX_DEFAULT_JOBS
+from ..sandbox.privileges import FIRST_SANDBOX_UID
+from .config import ZipConfig, time_budget_s
 from .layout import CONFIG_NAME, EXPECTED_FOLDER
-from .wheel import (TORCH, build_wheel, check_carried, distribution_wheel, imported_by, requirement_name,
-                    source_root, torch_requirement, wheel_requirements)
+from .wheel import (
+    TORCH,
+    build_wheel,
+    check_carried,
+    distribution_wheel,
+    imported_by,
+    requirement_name,
+    source_root,
+    torch_requirement,
+    wheel_requirements,
+)
 
 # Where setup.sh makes lmgrade's virtual environment on the image (outside
 # /autograder, whose source folder the sandbox may not read).
@@ -44,14 +53,20 @@ class BuiltZip:
     path: Path
     size: int
     config: ZipConfig
-    torch: str | None          # the torch requirement setup.sh installs, if any
+    torch: str | None  # the torch requirement setup.sh installs, if any
     entries: list[str]
-    worst_case_s: float        # the checks' wall-time limits added up (a timing check's once per sandboxed run)
+    worst_case_s: float  # the checks' wall-time limits added up (a timing check's once per sandboxed run)
 
 
 def _render(name: str, context: dict) -> str:
-    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATES)), undefined=jinja2.StrictUndefined,
-                             keep_trailing_newline=True, trim_blocks=True, lstrip_blocks=True, autoescape=False)
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(TEMPLATES)),
+        undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        autoescape=False,
+    )
     return env.get_template(f"{name}.j2").render(context)
 
 
@@ -68,14 +83,16 @@ def record_expected(assignment: Assignment, variant: dict, secret: str, folder: 
     run_autograder then computes only the submission's side; timing checks still
     run the reference beside the submission, on Gradescope's machine.
     """
-    with Grader(assignment, variant, LiveReference(assignment.spec), secret=secret,
-                store=ExpectedStore(folder)) as grader:
+    with Grader(
+        assignment, variant, LiveReference(assignment.spec), secret=secret, store=ExpectedStore(folder)
+    ) as grader:
         grader.record_expected()
     return [(path.relative_to(folder).as_posix(), path.read_bytes()) for path in sorted(folder.rglob("*.wire"))]
 
 
-def build_zip(assignment: Assignment, variant: dict, settings: dict[str, str], out: Path, *,
-              secret: str, public_secret: bool) -> BuiltZip:
+def build_zip(
+    assignment: Assignment, variant: dict, settings: dict[str, str], out: Path, *, secret: str, public_secret: bool
+) -> BuiltZip:
     """Write the zip to `out` (replaced only once complete)."""
     root = source_root()
     distribution = catalog.sources()[assignment.name].distribution
@@ -89,26 +106,50 @@ def build_zip(assignment: Assignment, variant: dict, settings: dict[str, str], o
         torch = torch_requirement(requirements) if TORCH in imported_by(assignment.name, settings) else None
         wheel_bytes = wheel.read_bytes()
         # An assignment from a package of its own: that package's wheel too, installed after lmgrade's.
-        extra = ([distribution_wheel(distribution, Path(tmp) / "assignment")]
-                 if distribution not in (None, "lmgrade") else [])
-        requirements += [r for w in extra for r in wheel_requirements(w)
-                         if requirement_name(r) not in {"lmgrade", *map(requirement_name, requirements)}]
-        config = ZipConfig.for_assignment(assignment, variant, settings, secret=secret, public_secret=public_secret,
-                                    time_budget_s=budget, lmgrade_version=__version__, wheel=wheel.name,
-                                    wheel_sha256=hashlib.sha256(wheel_bytes).hexdigest())
-        context = {"assignment": assignment.name, "version": __version__, "venv": GRADESCOPE_VENV,
-                   "wheel": wheel.name, "assignment_wheels": [w.name for w in extra],
-                   "config": CONFIG_NAME, "torch": torch,
-                   "first_uid": FIRST_SANDBOX_UID, "users": MAX_DEFAULT_JOBS}
+        extra = (
+            [distribution_wheel(distribution, Path(tmp) / "assignment")]
+            if distribution not in (None, "lmgrade")
+            else []
+        )
+        requirements += [
+            r
+            for w in extra
+            for r in wheel_requirements(w)
+            if requirement_name(r) not in {"lmgrade", *map(requirement_name, requirements)}
+        ]
+        config = ZipConfig.for_assignment(
+            assignment,
+            variant,
+            settings,
+            secret=secret,
+            public_secret=public_secret,
+            time_budget_s=budget,
+            lmgrade_version=__version__,
+            wheel=wheel.name,
+            wheel_sha256=hashlib.sha256(wheel_bytes).hexdigest(),
+        )
+        context = {
+            "assignment": assignment.name,
+            "version": __version__,
+            "venv": GRADESCOPE_VENV,
+            "wheel": wheel.name,
+            "assignment_wheels": [w.name for w in extra],
+            "config": CONFIG_NAME,
+            "torch": torch,
+            "first_uid": FIRST_SANDBOX_UID,
+            "users": MAX_DEFAULT_JOBS,
+        }
         kept = [r for r in requirements if requirement_name(r) != TORCH]
         expected = record_expected(assignment, variant, secret, Path(tmp) / EXPECTED_FOLDER)
-        entries = [("setup.sh", _render("setup.sh", context).encode(), 0o755),
-                   ("run_autograder", _render("run_autograder", context).encode(), 0o755),
-                   ("requirements.txt", "".join(f"{r}\n" for r in kept).encode(), 0o644),
-                   (wheel.name, wheel_bytes, 0o644),
-                   *((w.name, w.read_bytes(), 0o644) for w in extra),
-                   (CONFIG_NAME, config.to_json().encode(), 0o600),
-                   *((f"{EXPECTED_FOLDER}/{name}", data, 0o600) for name, data in expected)]
+        entries = [
+            ("setup.sh", _render("setup.sh", context).encode(), 0o755),
+            ("run_autograder", _render("run_autograder", context).encode(), 0o755),
+            ("requirements.txt", "".join(f"{r}\n" for r in kept).encode(), 0o644),
+            (wheel.name, wheel_bytes, 0o644),
+            *((w.name, w.read_bytes(), 0o644) for w in extra),
+            (CONFIG_NAME, config.to_json().encode(), 0o600),
+            *((f"{EXPECTED_FOLDER}/{name}", data, 0o600) for name, data in expected),
+        ]
         fd, partial = tempfile.mkstemp(prefix=".lmgrade-", suffix=".zip", dir=out.parent)
         os.close(fd)
         try:
@@ -119,7 +160,11 @@ def build_zip(assignment: Assignment, variant: dict, settings: dict[str, str], o
         except BaseException:
             Path(partial).unlink(missing_ok=True)
             raise
-    return BuiltZip(path=out, size=out.stat().st_size, config=config, torch=torch,
-                    entries=[name for name, _, _ in entries],
-                    worst_case_s=sum(c.limits.wall_s * (c.timing.sandboxed_runs if c.timing else 1)
-                                     for c in assignment.checks))
+    return BuiltZip(
+        path=out,
+        size=out.stat().st_size,
+        config=config,
+        torch=torch,
+        entries=[name for name, _, _ in entries],
+        worst_case_s=sum(c.limits.wall_s * (c.timing.sandboxed_runs if c.timing else 1) for c in assignment.checks),
+    )

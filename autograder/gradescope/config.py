@@ -46,26 +46,44 @@ class CheckEntry:
 @dataclass
 class ZipConfig:
     assignment: str
-    settings: dict[str, str]          # the --set choices the zip was built with
+    settings: dict[str, str]  # the --set choices the zip was built with
     secret: str
-    public_secret: bool               # built without LMGRADE_SECRET: hidden inputs are guessable
+    public_secret: bool  # built without LMGRADE_SECRET: hidden inputs are guessable
     checks: list[CheckEntry]
     time_budget_s: float
     lmgrade_version: str
     wheel: str
     wheel_sha256: str
     format: int = FORMAT
-    variant: dict = field(default_factory=dict)   # the resolved variant, for people reading the file
+    variant: dict = field(default_factory=dict)  # the resolved variant, for people reading the file
 
     @classmethod
-    def for_assignment(cls, assignment: Assignment, variant: dict, settings: dict[str, str], *, secret: str,
-                 public_secret: bool, time_budget_s: float, lmgrade_version: str, wheel: str,
-                 wheel_sha256: str) -> "ZipConfig":
+    def for_assignment(
+        cls,
+        assignment: Assignment,
+        variant: dict,
+        settings: dict[str, str],
+        *,
+        secret: str,
+        public_secret: bool,
+        time_budget_s: float,
+        lmgrade_version: str,
+        wheel: str,
+        wheel_sha256: str,
+    ) -> ZipConfig:
         checks = [CheckEntry(c.name, c.title, c.points, c.visibility) for c in assignment.checks]
-        return cls(assignment=assignment.name, settings=dict(settings), secret=secret,
-                   public_secret=public_secret, checks=checks, time_budget_s=time_budget_s,
-                   lmgrade_version=lmgrade_version, wheel=wheel, wheel_sha256=wheel_sha256,
-                   variant=dict(variant))
+        return cls(
+            assignment=assignment.name,
+            settings=dict(settings),
+            secret=secret,
+            public_secret=public_secret,
+            checks=checks,
+            time_budget_s=time_budget_s,
+            lmgrade_version=lmgrade_version,
+            wheel=wheel,
+            wheel_sha256=wheel_sha256,
+            variant=dict(variant),
+        )
 
     @property
     def title(self) -> str:
@@ -77,7 +95,7 @@ class ZipConfig:
         return json.dumps(asdict(self), indent=2) + "\n"
 
     @classmethod
-    def load(cls, path: Path) -> "ZipConfig":
+    def load(cls, path: Path) -> ZipConfig:
         try:
             data = json.loads(Path(path).read_text(encoding="utf-8"))
             if data.get("format") != FORMAT:

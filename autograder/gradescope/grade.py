@@ -35,16 +35,18 @@ def load(config: ZipConfig):
     assignment, variant = catalog.load(config.assignment, config.settings)
     names = [c.name for c in assignment.checks]
     if names != [c.name for c in config.checks]:
-        raise HarnessFault(f"this lmgrade grades {config.assignment} with the checks {names}, "
-                           "not those the zip was built with")
+        raise HarnessFault(
+            f"this lmgrade grades {config.assignment} with the checks {names}, not those the zip was built with"
+        )
     return assignment, variant
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m lmgrade.gradescope.grade")
     parser.add_argument("--config", type=Path, help="the zip's config (default: the one in the Gradescope layout)")
-    parser.add_argument("--check-install", action="store_true",
-                        help="load the assignment and its reference, grade nothing")
+    parser.add_argument(
+        "--check-install", action="store_true", help="load the assignment and its reference, grade nothing"
+    )
     parser.add_argument("--parent", type=int, help="die with this process (the supervisor)")
     args = parser.parse_args(argv)
     if args.parent:
@@ -60,8 +62,15 @@ def main(argv: list[str] | None = None) -> int:
             out.print(f"{config.title}: {len(config.checks)} checks, reference imported")
             return 0
         # The expected values recorded in the zip: only the submission's side is computed here.
-        run = grade_submission(assignment, variant, layout.submission, results=layout.results,
-                               jobs=default_jobs(), secret=config.secret, store=ExpectedStore(layout.expected))
+        run = grade_submission(
+            assignment,
+            variant,
+            layout.submission,
+            results=layout.results,
+            jobs=default_jobs(),
+            secret=config.secret,
+            store=ExpectedStore(layout.expected),
+        )
     except (HarnessFault, AssignmentError) as exc:
         print(f"lmgrade: harness fault: {exc}", file=sys.stderr)
         return 1

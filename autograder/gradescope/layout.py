@@ -24,7 +24,7 @@ class Layout:
     root: Path
 
     @classmethod
-    def from_environment(cls) -> "Layout":
+    def from_environment(cls) -> Layout:
         return cls(Path(os.environ.get(ROOT_ENV) or DEFAULT_ROOT))
 
     @property

@@ -41,7 +41,7 @@ class LocalInstall:
     zip_path: Path
     venv: Path
     workdir: Path
-    setup_s: float     # how long setup.sh took
+    setup_s: float  # how long setup.sh took
 
     def new_root(self, files: dict[str, str]) -> Layout:
         """A fresh folder laid out like /autograder: the unpacked zip, a submission of `files`."""
@@ -59,9 +59,15 @@ class LocalInstall:
 
     def start(self, layout: Layout, **extra: str) -> subprocess.Popen:
         """run_autograder as Gradescope starts it, from the root folder; output in one text pipe."""
-        return subprocess.Popen(["bash", str(layout.source / "run_autograder")], cwd=layout.root,
-                                env=self.env(layout, **extra), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                text=True, start_new_session=True)
+        return subprocess.Popen(
+            ["bash", str(layout.source / "run_autograder")],
+            cwd=layout.root,
+            env=self.env(layout, **extra),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            start_new_session=True,
+        )
 
 
 def install(zip_path: Path, workdir: Path, venv: Path) -> LocalInstall:
@@ -69,8 +75,10 @@ def install(zip_path: Path, workdir: Path, venv: Path) -> LocalInstall:
     source = Path(workdir) / f"setup-{time.monotonic_ns()}" / "source"
     with zipfile.ZipFile(zip_path) as zf:
         zf.extractall(source)
-    env = clean_env(**{VENV_ENV: str(venv), SYSTEM_STEPS_ENV: "0", TORCH_INDEX_ENV: ""},
-                    PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")
+    env = clean_env(
+        **{VENV_ENV: str(venv), SYSTEM_STEPS_ENV: "0", TORCH_INDEX_ENV: ""},
+        PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
+    )
     started = time.perf_counter()
     proc = subprocess.run(["bash", str(source / "setup.sh")], cwd=source, env=env, capture_output=True, text=True)
     setup_s = time.perf_counter() - started

@@ -30,17 +30,19 @@ import subprocess
 import sys
 from pathlib import Path
 
-from ..errors import HarnessFault
-from ..results import HARNESS_FAULT_NOTE
 from ..atomic import TEMPORARY_PREFIX, write_atomically
+from ..errors import HarnessFault
 from ..reports.gradescope import NOT_GRADED, results_json
+from ..results import HARNESS_FAULT_NOTE
 from ..sandbox.pool import signal_name
 from .config import ZipConfig
 from .layout import Layout
 
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
-TIME_BUDGET_NOTE = ("Grading stopped at the autograder's time limit before every check finished: the checks "
-                    "not graded score 0 here. Please tell the course staff (your score is not final).")
+TIME_BUDGET_NOTE = (
+    "Grading stopped at the autograder's time limit before every check finished: the checks "
+    "not graded score 0 here. Please tell the course staff (your score is not final)."
+)
 
 
 class Stopped(Exception):
@@ -72,8 +74,9 @@ def describe_exit(status: int) -> str:
 
 def grade_in_child(time_budget_s: float) -> tuple[str, str] | None:
     """Run grade.py; None when it finished, else (why not, the note for the student)."""
-    child = subprocess.Popen([sys.executable, "-I", "-m", "lmgrade.gradescope.grade", "--parent", str(os.getpid())],
-                             start_new_session=True)
+    child = subprocess.Popen(
+        [sys.executable, "-I", "-m", "lmgrade.gradescope.grade", "--parent", str(os.getpid())], start_new_session=True
+    )
 
     def stop(signum, _frame):
         raise Stopped(signal_name(signum))
@@ -126,11 +129,16 @@ def main() -> int:
         write_atomically(layout.results, results_json([], {}, output=f"{HARNESS_FAULT_NOTE}\n({exc})"))
         return 0
     write_atomically(layout.results, provisional(config))
-    print(f"lmgrade {config.lmgrade_version} grading {config.title} "
-          f"(wheel sha256 {config.wheel_sha256[:12]}, time budget {config.time_budget_s:g} s)", flush=True)
+    print(
+        f"lmgrade {config.lmgrade_version} grading {config.title} "
+        f"(wheel sha256 {config.wheel_sha256[:12]}, time budget {config.time_budget_s:g} s)",
+        flush=True,
+    )
     if config.public_secret:
-        print("WARNING: this autograder was built without LMGRADE_SECRET: every student can compute "
-              "its hidden inputs", flush=True)
+        print(
+            "WARNING: this autograder was built without LMGRADE_SECRET: every student can compute its hidden inputs",
+            flush=True,
+        )
     try:
         protect(layout)
     except OSError as exc:  # student code must never run beside a readable secret

@@ -23,8 +23,8 @@ import zipfile
 from pathlib import Path
 
 from ..assignment import Assignment, tomllib
-from ..errors import HarnessFault
 from ..bundle.wheel import write_wheel
+from ..errors import HarnessFault
 from .config import ZipError
 
 PROJECT = "lmgrade"
@@ -40,8 +40,10 @@ def source_root() -> Path:
     except (OSError, ValueError, KeyError):
         name = None
     if name != PROJECT:
-        raise ZipError(f"lmgrade gradescope builds its wheel from lmgrade's source folder, and this lmgrade "
-                       f"({root}) was installed without one: install it from a clone (pip install -e CLONE)")
+        raise ZipError(
+            f"lmgrade gradescope builds its wheel from lmgrade's source folder, and this lmgrade "
+            f"({root}) was installed without one: install it from a clone (pip install -e CLONE)"
+        )
     return root
 
 
@@ -53,12 +55,17 @@ def check_carried(assignment: Assignment, root: Path, distribution: str | None) 
         raise ZipError(f"{assignment.name}'s reference cannot be found: {exc}") from None
     if distribution not in (None, PROJECT):
         return  # its own wheel goes in beside lmgrade's (distribution_wheel)
-    parts = {"assignment folder": assignment.spec.root, "reference": reference,
-             **{f"check {name}": path for name, path in assignment.check_module_files().items()}}
+    parts = {
+        "assignment folder": assignment.spec.root,
+        "reference": reference,
+        **{f"check {name}": path for name, path in assignment.check_module_files().items()},
+    }
     for what, path in parts.items():
         if root not in Path(path).resolve().parents:
-            raise ZipError(f"{assignment.name}'s {what} is {path}, outside lmgrade's source folder {root} and "
-                           "not from an installed package: install the assignment's package (pip install)")
+            raise ZipError(
+                f"{assignment.name}'s {what} is {path}, outside lmgrade's source folder {root} and "
+                "not from an installed package: install the assignment's package (pip install)"
+            )
 
 
 def distribution_wheel(name: str, out_dir: Path) -> Path:
@@ -67,22 +74,35 @@ def distribution_wheel(name: str, out_dir: Path) -> Path:
     files = {}
     for path in dist.files or []:
         parts = path.parts
-        if (path.suffix in (".pyc", ".pth") or "__pycache__" in parts or parts[0].endswith(".dist-info")
-                or parts[0].startswith("__editable__") or ".." in parts):
+        if (
+            path.suffix in (".pyc", ".pth")
+            or "__pycache__" in parts
+            or parts[0].endswith(".dist-info")
+            or parts[0].startswith("__editable__")
+            or ".." in parts
+        ):
             continue
         files[path.as_posix()] = Path(dist.locate_file(path)).read_bytes()
     if not any(p.endswith(".py") for p in files):
-        raise ZipError(f"the package {name} is installed without its files (pip install -e?): "
-                       "install it from its wheel or folder without -e, so the zip can carry it")
+        raise ZipError(
+            f"the package {name} is installed without its files (pip install -e?): "
+            "install it from its wheel or folder without -e, so the zip can carry it"
+        )
     entry_points: dict[str, dict[str, str]] = {}
     for ep in dist.entry_points:
         entry_points.setdefault(ep.group, {})[ep.name] = ep.value
     scripts = entry_points.pop("console_scripts", {})
-    return write_wheel(out_dir, name=dist.metadata["Name"], version=dist.version,
-                       summary=dist.metadata.get("Summary") or name, files=files,
-                       requires=list(dist.requires or []),
-                       requires_python=dist.metadata.get("Requires-Python") or ">=3.10",
-                       console_scripts=scripts, entry_points=entry_points)
+    return write_wheel(
+        out_dir,
+        name=dist.metadata["Name"],
+        version=dist.version,
+        summary=dist.metadata.get("Summary") or name,
+        files=files,
+        requires=list(dist.requires or []),
+        requires_python=dist.metadata.get("Requires-Python") or ">=3.10",
+        console_scripts=scripts,
+        entry_points=entry_points,
+    )
 
 
 def _stage(root: Path, into: Path) -> None:
@@ -101,9 +121,23 @@ def build_wheel(root: Path, out_dir: Path) -> Path:
     """Build lmgrade's wheel into `out_dir` with pip; return its path."""
     with tempfile.TemporaryDirectory(prefix="lmgrade-wheel-") as staged:
         _stage(root, Path(staged))
-        proc = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-input", "--quiet",
-                               "--disable-pip-version-check", "--wheel-dir", str(out_dir), staged],
-                              capture_output=True, text=True)
+        proc = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "wheel",
+                "--no-deps",
+                "--no-input",
+                "--quiet",
+                "--disable-pip-version-check",
+                "--wheel-dir",
+                str(out_dir),
+                staged,
+            ],
+            capture_output=True,
+            text=True,
+        )
     if proc.returncode != 0:
         raise HarnessFault(f"pip could not build lmgrade's wheel:\n{(proc.stderr or proc.stdout).strip()[-2000:]}")
     wheels = sorted(out_dir.glob(f"{PROJECT}-*.whl"))
@@ -141,8 +175,9 @@ print(json.dumps(sorted({m.partition(".")[0] for m in sys.modules})))
 def imported_by(assignment: str, settings: dict[str, str]) -> set[str]:
     """Top-level modules that loading the assignment, its reference and its checks imports (a fresh interpreter)."""
     with tempfile.TemporaryDirectory(prefix="lmgrade-probe-") as cwd:
-        proc = subprocess.run([sys.executable, "-c", _PROBE, assignment, json.dumps(settings)],
-                              capture_output=True, text=True, cwd=cwd)
+        proc = subprocess.run(
+            [sys.executable, "-c", _PROBE, assignment, json.dumps(settings)], capture_output=True, text=True, cwd=cwd
+        )
     if proc.returncode != 0:
         raise HarnessFault(f"loading {assignment} failed:\n{proc.stderr.strip()[-2000:]}")
     return set(json.loads(proc.stdout.strip().splitlines()[-1]))

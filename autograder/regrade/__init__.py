@@ -13,5 +13,13 @@ from .executor import ExecutorError
 from .layout import LayoutError, discover
 from .run import RegradeSummary, output_paths, regrade
 
-__all__ = ["ExecutorError", "LayoutError", "RegradeSummary", "discover", "make_executor", "output_paths",
-           "parse_executor", "regrade"]
+__all__ = [
+    "ExecutorError",
+    "LayoutError",
+    "RegradeSummary",
+    "discover",
+    "make_executor",
+    "output_paths",
+    "parse_executor",
+    "regrade",
+]

@@ -6,8 +6,8 @@ Apart from the executors themselves, so that the Dask one (`cluster`) builds on
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Iterable
 
 from ..assignment import Assignment
 from .cluster import DaskExecutor, scheduler_address
@@ -24,8 +24,16 @@ def parse_executor(spec: str | None) -> dict | None:
     return scheduler_address(spec)
 
 
-def make_executor(connection: dict | None, assignment: Assignment, variant: dict, *, jobs: int, secret: str,
-                  protected: Iterable[Path] = (), device: str = "auto") -> Executor:
+def make_executor(
+    connection: dict | None,
+    assignment: Assignment,
+    variant: dict,
+    *,
+    jobs: int,
+    secret: str,
+    protected: Iterable[Path] = (),
+    device: str = "auto",
+) -> Executor:
     """This process's executor (`connection` None), or one on the Dask cluster `connection` names.
 
     `assignment` is already bound to this machine's device; Dask workers

@@ -18,8 +18,8 @@ from __future__ import annotations
 import tempfile
 import threading
 import uuid
+from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Iterable, Iterator
 
 from .. import catalog
 from ..assignment import Assignment
@@ -34,15 +34,17 @@ from .layout import SubmissionFolder
 
 SCHEME = "dask://"
 CONNECT_TIMEOUT_S = 30
-MISMATCH = ("this Dask worker's lmgrade, checks, LMGRADE_SECRET or device differ from the client's: "
-            "install the same lmgrade and set the same LMGRADE_SECRET on every worker; for GPU workers and "
-            "a client without a GPU, give --device cuda")
+MISMATCH = (
+    "this Dask worker's lmgrade, checks, LMGRADE_SECRET or device differ from the client's: "
+    "install the same lmgrade and set the same LMGRADE_SECRET on every worker; for GPU workers and "
+    "a client without a GPU, give --device cuda"
+)
 
 
 def scheduler_address(spec: str) -> dict:
     """The `distributed.Client` arguments an --executor value names."""
     if spec.startswith(SCHEME):
-        host_port = spec[len(SCHEME):]
+        host_port = spec[len(SCHEME) :]
         if not host_port or host_port.startswith(":") or "/" in host_port:
             raise ExecutorError(f"--executor {spec}: expected dask://HOST:PORT")
         return {"address": f"tcp://{host_port}"}
@@ -66,6 +68,7 @@ _graders_lock = threading.Lock()
 
 def _worker_threads() -> int:
     from distributed import get_worker
+
     try:
         return max(1, int(get_worker().state.nthreads))
     except (ValueError, AttributeError):  # not on a worker (called directly)
@@ -79,8 +82,14 @@ def worker_grader(name: str, settings: dict[str, str], device: str) -> tuple[Gra
         if key not in _graders:
             assignment, variant = catalog.load(name, settings, device=device)
             secret = course_secret()
-            grader = Grader(assignment, variant, LiveReference(assignment.spec), secret=secret,
-                            jobs=_worker_threads(), store=default_store())
+            grader = Grader(
+                assignment,
+                variant,
+                LiveReference(assignment.spec),
+                secret=secret,
+                jobs=_worker_threads(),
+                store=default_store(),
+            )
             _graders[key] = (grader, assignment, variant, grading_fingerprint(assignment, variant, secret))
         return _graders[key]
 
@@ -91,8 +100,9 @@ def worker_fingerprint(name: str, settings: dict[str, str], device: str) -> str:
     return grading_fingerprint(assignment, variant, course_secret())
 
 
-def grade_on_worker(name: str, settings: dict[str, str], device: str, fingerprint: str,
-                    files: dict[str, bytes]) -> dict:
+def grade_on_worker(
+    name: str, settings: dict[str, str], device: str, fingerprint: str, files: dict[str, bytes]
+) -> dict:
     """Grade one submission, given as its files, with this worker's grader; `Graded` as a dict."""
     try:
         grader, assignment, variant, own = worker_grader(name, settings, device)
@@ -112,11 +122,11 @@ def grade_on_worker(name: str, settings: dict[str, str], device: str, fingerprin
 
 # -- on the client ---------------------------------------------------------
 
+
 class DaskExecutor(Executor):
     """Submissions graded by the workers of a Dask cluster; at most two per worker thread in flight."""
 
-    def __init__(self, connection: dict, assignment: Assignment, variant: dict, *, secret: str,
-                 device: str = "auto"):
+    def __init__(self, connection: dict, assignment: Assignment, variant: dict, *, secret: str, device: str = "auto"):
         try:
             from distributed import Client
         except ImportError:
@@ -161,8 +171,16 @@ class DaskExecutor(Executor):
                 files = read_files(submission.folder)
             except OSError as exc:
                 return Graded.failed(exc)
-            future = self.client.submit(grade_on_worker, self.name, self.settings, self.device, self.fingerprint, files,
-                                        key=f"lmgrade-regrade-{uuid.uuid4().hex}", pure=False)
+            future = self.client.submit(
+                grade_on_worker,
+                self.name,
+                self.settings,
+                self.device,
+                self.fingerprint,
+                files,
+                key=f"lmgrade-regrade-{uuid.uuid4().hex}",
+                pure=False,
+            )
             in_flight[future] = submission
             finished.add(future)
             return None

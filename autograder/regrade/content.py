@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 from .. import __version__
@@ -52,15 +52,18 @@ def _source_folders(assignment: Assignment) -> list[Path]:
 def _source_files(folder: Path) -> list[tuple[str, Path]]:
     # Named by the folder's own name, not where it is installed: a worker's
     # copy of lmgrade hashes the same as the client's.
-    return [(f"{folder.name}/{relative}", path) for relative, path in submission_files(folder)
-            if path.suffix in _SOURCE_SUFFIXES]
+    return [
+        (f"{folder.name}/{relative}", path)
+        for relative, path in submission_files(folder)
+        if path.suffix in _SOURCE_SUFFIXES
+    ]
 
 
 def secret_digest(secret: str) -> str:
     return hashlib.sha256(b"lmgrade secret\0" + secret.encode()).hexdigest()
 
 
-@lru_cache(maxsize=None)
+@cache
 def _sources_hash(folders: tuple[Path, ...]) -> str:
     digest = hashlib.sha256(b"lmgrade sources\0")
     for folder in folders:
@@ -70,11 +73,13 @@ def _sources_hash(folders: tuple[Path, ...]) -> str:
 
 def grading_fingerprint(assignment: Assignment, variant: dict, secret: str) -> str:
     """One hash of everything besides the submission that decides its score."""
-    identity = {"lmgrade": __version__, "assignment": assignment.name,
-                "variant": {k: str(v) for k, v in sorted(variant.items())},
-                # Where a check runs changes its sizes and bounds: a GPU regrade grades again.
-                "checks": [[c.name, c.points, c.visibility, c.device, bool(c.unavailable)]
-                           for c in assignment.checks],
-                "secret": secret_digest(secret),
-                "sources": _sources_hash(tuple(_source_folders(assignment)))}
+    identity = {
+        "lmgrade": __version__,
+        "assignment": assignment.name,
+        "variant": {k: str(v) for k, v in sorted(variant.items())},
+        # Where a check runs changes its sizes and bounds: a GPU regrade grades again.
+        "checks": [[c.name, c.points, c.visibility, c.device, bool(c.unavailable)] for c in assignment.checks],
+        "secret": secret_digest(secret),
+        "sources": _sources_hash(tuple(_source_folders(assignment))),
+    }
     return hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()

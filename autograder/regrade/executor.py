@@ -10,9 +10,9 @@ shared by every submission it grades.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
-from typing import Iterable, Iterator
 
 from ..assignment import Assignment
 from ..expected_store import default_store
@@ -40,7 +40,7 @@ class Executor(ABC):
     @abstractmethod
     def close(self) -> None: ...
 
-    def __enter__(self) -> "Executor":
+    def __enter__(self) -> Executor:
         return self
 
     def __exit__(self, *exc) -> None:
@@ -55,17 +55,26 @@ class LocalExecutor(Executor):
     checks and the next's.
     """
 
-    def __init__(self, assignment: Assignment, variant: dict, *, jobs: int, secret: str,
-                 protected: Iterable[Path] = ()):
+    def __init__(
+        self, assignment: Assignment, variant: dict, *, jobs: int, secret: str, protected: Iterable[Path] = ()
+    ):
         self.assignment, self.variant = assignment, variant
         self.capacity = max(1, jobs)
-        self.grader = Grader(assignment, variant, LiveReference(assignment.spec), secret=secret,
-                             jobs=self.capacity, protected=list(protected), store=default_store())
+        self.grader = Grader(
+            assignment,
+            variant,
+            LiveReference(assignment.spec),
+            secret=secret,
+            jobs=self.capacity,
+            protected=list(protected),
+            store=default_store(),
+        )
 
     def grade(self, submissions: Iterable[SubmissionFolder]) -> Iterator[tuple[SubmissionFolder, Graded]]:
         with ThreadPoolExecutor(max_workers=self.capacity, thread_name_prefix="regrade") as pool:
-            futures = {pool.submit(grade_folder, self.grader, self.assignment, self.variant, s.folder): s
-                       for s in submissions}
+            futures = {
+                pool.submit(grade_folder, self.grader, self.assignment, self.variant, s.folder): s for s in submissions
+            }
             try:
                 for future in as_completed(futures):
                     yield futures[future], Graded.from_dict(future.result())

@@ -38,11 +38,14 @@ def zero_cause(run: GradingRun) -> str:
         return ""
     said = [run.note, *(v.output for v in run.verdicts)]
     messages = [verdict.message for v in run.verdicts for _, verdict in v.cases]
-    if any("could not be imported" in text for text in said) or \
-            any(m.startswith("could not import the submission") for m in messages):
+    if any("could not be imported" in text for text in said) or any(
+        m.startswith("could not import the submission") for m in messages
+    ):
         return "import"
-    if any(text.startswith("not graded:") and "is missing from the submission" in text for text in said) \
-            or "nothing was graded" in run.note:
+    if (
+        any(text.startswith("not graded:") and "is missing from the submission" in text for text in said)
+        or "nothing was graded" in run.note
+    ):
         return "missing"
     if messages and all(m == NOT_IMPLEMENTED for m in messages):
         return "stub"

@@ -34,25 +34,25 @@ _NOTHING_TO_COMPARE = ("import", "missing", "stub")
 
 @dataclass(frozen=True)
 class IdenticalGroup:
-    submissions: tuple[str, ...]   # their keys, in the layout's order
-    students: tuple[str, ...]      # their students' names, where known
+    submissions: tuple[str, ...]  # their keys, in the layout's order
+    students: tuple[str, ...]  # their students' names, where known
     score: float
 
 
 @dataclass(frozen=True)
 class ZeroCause:
-    cause: str                     # a key of ZERO_CAUSES
+    cause: str  # a key of ZERO_CAUSES
     description: str
     submissions: tuple[str, ...]
 
 
 @dataclass(frozen=True)
 class Explained:
-    check: str                     # the check that failed ...
-    failed: int                    # ... in this many submissions,
-    explained: int                 # ... in this many of them beside a check it builds on,
-    component: str                 # ... most often this one, its most basic component that failed
-    together: int                  # ... in this many
+    check: str  # the check that failed ...
+    failed: int  # ... in this many submissions,
+    explained: int  # ... in this many of them beside a check it builds on,
+    component: str  # ... most often this one, its most basic component that failed
+    together: int  # ... in this many
 
     @property
     def share(self) -> float:
@@ -65,10 +65,15 @@ def identical_groups(rows: list[tuple[SubmissionFolder, Graded]]) -> list[Identi
     for submission, graded in rows:
         if graded.files_hash and not graded.error and graded.zero_cause != "stub":
             groups.setdefault(graded.files_hash, []).append((submission, graded))
-    found = [IdenticalGroup(tuple(s.key for s, _ in members),
-                            tuple(student.name for s, _ in members for student in s.students if student.name),
-                            members[0][1].score)
-             for members in groups.values() if len(members) > 1]
+    found = [
+        IdenticalGroup(
+            tuple(s.key for s, _ in members),
+            tuple(student.name for s, _ in members for student in s.students if student.name),
+            members[0][1].score,
+        )
+        for members in groups.values()
+        if len(members) > 1
+    ]
     order = {s.key: i for i, (s, _) in enumerate(rows)}
     return sorted(found, key=lambda g: (-len(g.submissions), order[g.submissions[0]]))
 
@@ -79,8 +84,11 @@ def zero_causes(rows: list[tuple[SubmissionFolder, Graded]]) -> list[ZeroCause]:
     for submission, graded in rows:
         if graded.zero_cause and not graded.error:
             by_cause.setdefault(graded.zero_cause, []).append(submission.key)
-    return [ZeroCause(cause, description, tuple(by_cause[cause]))
-            for cause, description in ZERO_CAUSES.items() if cause in by_cause]
+    return [
+        ZeroCause(cause, description, tuple(by_cause[cause]))
+        for cause, description in ZERO_CAUSES.items()
+        if cause in by_cause
+    ]
 
 
 def components(assignment: Assignment) -> dict[str, list[str]]:
@@ -96,9 +104,10 @@ def components(assignment: Assignment) -> dict[str, list[str]]:
     reach = {check.name: _reach(check, sources, names) for check in assignment.checks}
     # A timing check's failure is about speed: it explains no other check's. Most basic first.
     basic_first = sorted((c for c in assignment.checks if c.timing is None), key=lambda c: len(reach[c.name]))
-    return {a.name: [b.name for b in basic_first
-                     if b.name != a.name and reach[b.name] and reach[b.name] < reach[a.name]]
-            for a in assignment.checks}
+    return {
+        a.name: [b.name for b in basic_first if b.name != a.name and reach[b.name] and reach[b.name] < reach[a.name]]
+        for a in assignment.checks
+    }
 
 
 def _reach(check: Check, sources: dict[str, str], stems: dict[str, str]) -> frozenset:
@@ -126,8 +135,13 @@ def _modules_used(scenario) -> set[str]:
             continue
         seen.add(name)
         for node in ast.walk(functions[name]):
-            if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id == "modules" \
-                    and isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, str):
+            if (
+                isinstance(node, ast.Subscript)
+                and isinstance(node.value, ast.Name)
+                and node.value.id == "modules"
+                and isinstance(node.slice, ast.Constant)
+                and isinstance(node.slice.value, str)
+            ):
                 used.add(node.slice.value)
             elif isinstance(node, ast.Name) and node.id in functions:
                 todo.append(node.id)
@@ -142,8 +156,9 @@ def _top_level_names(source: str) -> list[str]:
     return [n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))]
 
 
-def explained_failures(assignment: Assignment, rows: list[tuple[SubmissionFolder, Graded]],
-                       built_on: dict[str, list[str]] | None = None) -> list[Explained]:
+def explained_failures(
+    assignment: Assignment, rows: list[tuple[SubmissionFolder, Graded]], built_on: dict[str, list[str]] | None = None
+) -> list[Explained]:
     """For each check with failures beside a component's, the component they most often come from.
 
     A failure comes from the most basic of the components that failed beside
@@ -164,9 +179,12 @@ def explained_failures(assignment: Assignment, rows: list[tuple[SubmissionFolder
     for check in assignment.checks:
         mine = failed.get(check.name, set())
         # For each failure, the most basic of the components that failed beside it: where to look first.
-        roots = Counter(next(b for b in built_on.get(check.name, []) if key in failed.get(b, ()))
-                        for key in mine if any(key in failed.get(b, ()) for b in built_on.get(check.name, [])))
+        roots = Counter(
+            next(b for b in built_on.get(check.name, []) if key in failed.get(b, ()))
+            for key in mine
+            if any(key in failed.get(b, ()) for b in built_on.get(check.name, []))
+        )
         if roots:
-            (component, together), = roots.most_common(1)
+            ((component, together),) = roots.most_common(1)
             found.append(Explained(check.name, len(mine), sum(roots.values()), component, together))
     return sorted(found, key=lambda e: (-e.share, -e.together, e.check))

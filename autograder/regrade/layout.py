@@ -37,14 +37,14 @@ class Student:
 
 @dataclass(frozen=True)
 class SubmissionFolder:
-    key: str                 # the folder's name: the submission's name in the CSV and the results
+    key: str  # the folder's name: the submission's name in the CSV and the results
     folder: Path
     students: tuple[Student, ...] = ()
 
 
 @dataclass
 class Layout:
-    root: Path                                   # where the submission folders are
+    root: Path  # where the submission folders are
     submissions: list[SubmissionFolder]
     notes: list[str] = field(default_factory=list)  # what the user should know about the reading
 
@@ -78,8 +78,9 @@ def read_metadata(path: Path) -> dict[str, tuple[Student, ...]]:
     try:
         data = _unkeyed(yaml.load(path.read_text(encoding="utf-8"), Loader=_RubyTolerantLoader))
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
-        raise LayoutError(f"{path}: cannot be read as Gradescope's submission metadata ({describe_failure(exc)})") \
-            from None
+        raise LayoutError(
+            f"{path}: cannot be read as Gradescope's submission metadata ({describe_failure(exc)})"
+        ) from None
     if data is None:
         return {}
     if not isinstance(data, dict):
@@ -89,7 +90,9 @@ def read_metadata(path: Path) -> dict[str, tuple[Student, ...]]:
         submitters = entry.get("submitters") if isinstance(entry, dict) else None
         out[str(folder)] = tuple(
             Student(*(str(person.get(k) or "") for k in ("name", "email", "sid")))
-            for person in (submitters if isinstance(submitters, list) else []) if isinstance(person, dict))
+            for person in (submitters if isinstance(submitters, list) else [])
+            if isinstance(person, dict)
+        )
     return out
 
 
@@ -99,10 +102,18 @@ def natural_key(name: str) -> list:
 
 
 def _candidate_folders(root: Path, exclude: set[Path]) -> list[Path]:
-    return sorted((p for p in root.iterdir()
-                   if p.is_dir() and not p.is_symlink() and not p.name.startswith(".")
-                   and p.name not in _NOT_SUBMISSIONS and p.resolve() not in exclude),
-                  key=lambda p: natural_key(p.name))
+    return sorted(
+        (
+            p
+            for p in root.iterdir()
+            if p.is_dir()
+            and not p.is_symlink()
+            and not p.name.startswith(".")
+            and p.name not in _NOT_SUBMISSIONS
+            and p.resolve() not in exclude
+        ),
+        key=lambda p: natural_key(p.name),
+    )
 
 
 def discover(root: Path, exclude: tuple[Path, ...] = ()) -> Layout:
@@ -127,7 +138,10 @@ def discover(root: Path, exclude: tuple[Path, ...] = ()) -> Layout:
     if metadata:
         unlisted = [f.name for f in folders if f.name not in metadata]
         if unlisted:
-            notes.append(f"{len(unlisted)} folder(s) not in {METADATA}, graded without a student: "
-                         + ", ".join(unlisted[:5]) + (" ..." if len(unlisted) > 5 else ""))
+            notes.append(
+                f"{len(unlisted)} folder(s) not in {METADATA}, graded without a student: "
+                + ", ".join(unlisted[:5])
+                + (" ..." if len(unlisted) > 5 else "")
+            )
     submissions = [SubmissionFolder(f.name, f, metadata.get(f.name, ())) for f in folders]
     return Layout(root, submissions, notes)

@@ -19,11 +19,17 @@ class RegradeProgress:
         self.total = self.done = self.failed = self.graded_here = 0
         self.capacity = 0
         self.grading_since: float | None = None
-        self._progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                                  _StatusColumn(self), console=console, transient=True)
+        self._progress = Progress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            _StatusColumn(self),
+            console=console,
+            transient=True,
+        )
         self._task = self._progress.add_task(title, total=None)
 
-    def __enter__(self) -> "RegradeProgress":
+    def __enter__(self) -> RegradeProgress:
         self._progress.start()
         return self
 

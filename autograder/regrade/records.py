@@ -47,8 +47,11 @@ class ResultsFolder:
             record = Record(data["content_hash"], data["fingerprint"], Graded.from_dict(data["graded"]))
         except (OSError, ValueError, KeyError, TypeError):
             return None
-        if (record.content_hash, record.fingerprint) != (content_hash, fingerprint) or record.graded.error \
-                or not self.results_path(key).is_file():
+        if (
+            (record.content_hash, record.fingerprint) != (content_hash, fingerprint)
+            or record.graded.error
+            or not self.results_path(key).is_file()
+        ):
             return None
         return record.graded
 
@@ -56,8 +59,10 @@ class ResultsFolder:
         """Write the submission's results.json, then (if it was graded) its record."""
         write_atomically(self.results_path(key), self.results_document(graded))
         if not graded.error:  # a failure is graded again next time
-            write_atomically(self.folder / key / RECORD, {"content_hash": content_hash, "fingerprint": fingerprint,
-                                                          "graded": graded.as_dict()})
+            write_atomically(
+                self.folder / key / RECORD,
+                {"content_hash": content_hash, "fingerprint": fingerprint, "graded": graded.as_dict()},
+            )
 
     def results_document(self, graded: Graded) -> dict:
         scores = {c.name: c for c in graded.checks}

@@ -59,7 +59,7 @@ class CheckRate:
 class MistakeCount:
     name: str
     explanation: str
-    checks: tuple[str, ...]     # where the feedback named it
+    checks: tuple[str, ...]  # where the feedback named it
     submissions: int
 
 
@@ -76,9 +76,17 @@ def check_rates(assignment: Assignment, graded: list[Graded]) -> list[CheckRate]
     out = []
     for check in assignment.checks:
         scores = [c for g in graded for c in g.checks if c.name == check.name]
-        out.append(CheckRate(check.name, check.title, check.points, check.visibility,
-                             sum(c.passed for c in scores), len(scores),
-                             statistics.fmean(c.score for c in scores) if scores else 0.0))
+        out.append(
+            CheckRate(
+                check.name,
+                check.title,
+                check.points,
+                check.visibility,
+                sum(c.passed for c in scores),
+                len(scores),
+                statistics.fmean(c.score for c in scores) if scores else 0.0,
+            )
+        )
     return out
 
 
@@ -93,10 +101,15 @@ def mistake_counts(assignment: Assignment, graded: list[Graded]) -> list[Mistake
                 made.setdefault(c.mistake, []).append(index)
                 where.setdefault(c.mistake, set()).add(c.name)
     order = [c.name for c in assignment.checks]
-    counts = [MistakeCount(name, explanations.get(name, ""),
-                           tuple(sorted(where[name], key=lambda n: order.index(n) if n in order else len(order))),
-                           len(set(indices)))
-              for name, indices in made.items()]
+    counts = [
+        MistakeCount(
+            name,
+            explanations.get(name, ""),
+            tuple(sorted(where[name], key=lambda n: order.index(n) if n in order else len(order))),
+            len(set(indices)),
+        )
+        for name, indices in made.items()
+    ]
     return sorted(counts, key=lambda m: (-m.submissions, m.name))
 
 
@@ -104,21 +117,35 @@ def render_report(assignment: Assignment, variant: dict, rows: list[tuple[Submis
     graded = [g for _, g in rows if not g.error]
     maximum = sum(c.points for c in assignment.checks)
     scores = [g.score for g in graded]
-    env = jinja2.Environment(loader=jinja2.PackageLoader("lmgrade.regrade", "templates"),
-                             autoescape=True, undefined=jinja2.StrictUndefined,
-                             trim_blocks=True, lstrip_blocks=True)
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("lmgrade.regrade", "templates"),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
     env.filters["points"] = points
     env.filters["short"] = lambda value: points(round(value, 2))  # means, for reading rather than records
     return env.get_template(TEMPLATE).render(
-        assignment=assignment.spec, variant=variant, maximum=maximum, submissions=len(rows), graded=len(graded),
-        mean=statistics.fmean(scores) if scores else 0.0, median=statistics.median(scores) if scores else 0.0,
-        full_marks=sum(s >= maximum for s in scores), bins=histogram(scores, maximum),
-        checks=check_rates(assignment, graded), mistakes=mistake_counts(assignment, graded),
-        zeros=insights.zero_causes(rows), identical=insights.identical_groups(rows),
+        assignment=assignment.spec,
+        variant=variant,
+        maximum=maximum,
+        submissions=len(rows),
+        graded=len(graded),
+        mean=statistics.fmean(scores) if scores else 0.0,
+        median=statistics.median(scores) if scores else 0.0,
+        full_marks=sum(s >= maximum for s in scores),
+        bins=histogram(scores, maximum),
+        checks=check_rates(assignment, graded),
+        mistakes=mistake_counts(assignment, graded),
+        zeros=insights.zero_causes(rows),
+        identical=insights.identical_groups(rows),
         explained=insights.explained_failures(assignment, rows),
-        failures=[(s.key, g.error) for s, g in rows if g.error])
+        failures=[(s.key, g.error) for s, g in rows if g.error],
+    )
 
 
-def write_report(path: Path, assignment: Assignment, variant: dict,
-                 rows: list[tuple[SubmissionFolder, Graded]]) -> None:
+def write_report(
+    path: Path, assignment: Assignment, variant: dict, rows: list[tuple[SubmissionFolder, Graded]]
+) -> None:
     Path(path).write_text(render_report(assignment, variant, rows), encoding="utf-8")

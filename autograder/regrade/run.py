@@ -10,9 +10,10 @@ in the layout's order, so the same grades always give the same files.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Protocol
+from typing import Protocol
 
 from ..assignment import Assignment
 from ..submission import content_hash
@@ -42,8 +43,8 @@ class RegradeSummary:
     report: Path
     results: Path
     rows: list[tuple[SubmissionFolder, Graded]]
-    graded: int = 0                      # graded in this run
-    resumed: int = 0                     # taken from an earlier run
+    graded: int = 0  # graded in this run
+    resumed: int = 0  # taken from an earlier run
 
     @property
     def failures(self) -> list[tuple[str, str]]:
@@ -55,9 +56,17 @@ def output_paths(csv_path: Path) -> tuple[Path, Path]:
     return csv_path.parent / RESULTS_FOLDER, csv_path.parent / REPORT
 
 
-def regrade(assignment: Assignment, variant: dict, layout: Layout, csv_path: Path, *,
-            make_executor: Callable[[], Executor], secret: str, force: bool = False,
-            listener: Listener | None = None) -> RegradeSummary:
+def regrade(
+    assignment: Assignment,
+    variant: dict,
+    layout: Layout,
+    csv_path: Path,
+    *,
+    make_executor: Callable[[], Executor],
+    secret: str,
+    force: bool = False,
+    listener: Listener | None = None,
+) -> RegradeSummary:
     """Grade every submission of `layout` that needs it; write the CSV, the results and the report."""
     csv_path = Path(csv_path)
     results_dir, report_path = output_paths(csv_path)

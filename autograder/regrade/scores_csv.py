@@ -32,12 +32,18 @@ def scores_table(checks: list[Check], rows: list[tuple[SubmissionFolder, Graded]
     for submission, graded in rows:
         people = [JOINER.join(getattr(s, field) for s in submission.students) for field in ("name", "email")]
         if graded.error:
-            table.append([submission.key, *people, "", points(sum(c.points for c in checks)),
-                          *("" for _ in checks)])
+            table.append([submission.key, *people, "", points(sum(c.points for c in checks)), *("" for _ in checks)])
             continue
         by_name = {c.name: c.score for c in graded.checks}
-        table.append([submission.key, *people, points(graded.score), points(graded.max_score),
-                      *(points(by_name[c.name]) if c.name in by_name else "" for c in checks)])
+        table.append(
+            [
+                submission.key,
+                *people,
+                points(graded.score),
+                points(graded.max_score),
+                *(points(by_name[c.name]) if c.name in by_name else "" for c in checks),
+            ]
+        )
     return table
 
 

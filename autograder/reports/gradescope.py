@@ -15,8 +15,8 @@ import io
 import json
 import time
 import unittest
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Iterable
 
 from gradescope_utils.autograder_utils.decorators import number, partial_credit, visibility
 from gradescope_utils.autograder_utils.json_test_runner import JSONTestRunner
@@ -41,8 +41,13 @@ def _test_method(check: Check, num: int, score: float, output: str):
     return test
 
 
-def results_json(checks: Iterable[tuple[int, Check]], graded: dict[int, CheckScore],
-                 *, output: str = "", started: float | None = None) -> dict:
+def results_json(
+    checks: Iterable[tuple[int, Check]],
+    graded: dict[int, CheckScore],
+    *,
+    output: str = "",
+    started: float | None = None,
+) -> dict:
     """The results.json document: graded checks (by number) with their score, the others at 0.
 
     `checks` may hold the zip's `CheckEntry`s instead (their name, title, points and visibility).
@@ -85,5 +90,4 @@ class ResultsFile:
         self.write()
 
     def write(self) -> None:
-        write_atomically(self.path, results_json(self.checks, self.graded, output=self.output,
-                                                 started=self.started))
+        write_atomically(self.path, results_json(self.checks, self.graded, output=self.output, started=self.started))

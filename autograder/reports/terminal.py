@@ -20,8 +20,9 @@ def verdict_table(title: str, verdicts: list[Verdict]) -> Table:
     for v in verdicts:
         mark = Text("ok", style="green") if v.passed else Text("FAIL", style="bold red")
         summary = v.output.splitlines()[0] if v.output else ""
-        table.add_row(str(v.number), v.check.name, f"{v.score:.4g} / {v.max_score:g}", mark, summary,
-                      f"{v.wall_s:.2f}s")
+        table.add_row(
+            str(v.number), v.check.name, f"{v.score:.4g} / {v.max_score:g}", mark, summary, f"{v.wall_s:.2f}s"
+        )
     total = sum(v.score for v in verdicts)
     maximum = sum(v.max_score for v in verdicts)
     table.add_section()
@@ -54,5 +55,7 @@ def describe_defences(d: dict) -> str:
     if d.get("user_namespace"):
         parts.append("own user namespace")
     else:
-        parts.append(f"uid {d.get('uid')}" + (" (read-search capability kept)" if d.get("read_search_capability") else ""))
+        parts.append(
+            f"uid {d.get('uid')}" + (" (read-search capability kept)" if d.get("read_search_capability") else "")
+        )
     return ", ".join(parts)

@@ -18,8 +18,9 @@ import signal
 import sys
 import tempfile
 import traceback
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from .. import wire
 from ..loader import load_files
@@ -37,8 +38,7 @@ def send(kind: int, index: int, payload: bytes = b"") -> None:
 
 def describe_exception(exc: BaseException) -> dict:
     tb = traceback.TracebackException.from_exception(exc, limit=-8)
-    return {"type": type(exc).__name__, "message": str(exc)[:2000],
-            "traceback": "".join(tb.format())[-4000:]}
+    return {"type": type(exc).__name__, "message": str(exc)[:2000], "traceback": "".join(tb.format())[-4000:]}
 
 
 def describe_import_error(exc: BaseException, submission: Path) -> dict:
@@ -51,7 +51,7 @@ def describe_import_error(exc: BaseException, submission: Path) -> dict:
     root = str(submission) + os.sep
 
     def relative(filename: str | None) -> str | None:
-        return filename[len(root):] if filename and filename.startswith(root) else None
+        return filename[len(root) :] if filename and filename.startswith(root) else None
 
     lines = []
     if isinstance(exc, SyntaxError) and relative(exc.filename):
@@ -82,17 +82,34 @@ def describe_import_error(exc: BaseException, submission: Path) -> dict:
 def private_environment(workdir: Path) -> dict[str, str]:
     """Where temporary files, caches and settings go: all inside `workdir`."""
     tmp, home = str(workdir / "tmp"), str(workdir / "home")
-    return {"HOME": home, "TMPDIR": tmp, "TMP": tmp, "TEMP": tmp,
-            "XDG_CACHE_HOME": f"{home}/.cache", "XDG_CONFIG_HOME": f"{home}/.config",
-            "MPLCONFIGDIR": f"{home}/.config/matplotlib", "TORCHINDUCTOR_CACHE_DIR": f"{tmp}/torchinductor",
-            "TRITON_CACHE_DIR": f"{tmp}/triton"}
+    return {
+        "HOME": home,
+        "TMPDIR": tmp,
+        "TMP": tmp,
+        "TEMP": tmp,
+        "XDG_CACHE_HOME": f"{home}/.cache",
+        "XDG_CONFIG_HOME": f"{home}/.config",
+        "MPLCONFIGDIR": f"{home}/.config/matplotlib",
+        "TORCHINDUCTOR_CACHE_DIR": f"{tmp}/torchinductor",
+        "TRITON_CACHE_DIR": f"{tmp}/triton",
+    }
 
 
-def _lock_down(workdir: Path, read_paths: list[str], lim: Limits, user: int | None,
-               keep_read_search: bool, use_landlock: bool, server_pid: int, device: str) -> dict:
+def _lock_down(
+    workdir: Path,
+    read_paths: list[str],
+    lim: Limits,
+    user: int | None,
+    keep_read_search: bool,
+    use_landlock: bool,
+    server_pid: int,
+    device: str,
+) -> dict:
     cuda = device == "cuda"
-    defences: dict[str, Any] = {"rlimits": apply_rlimits(lim, os.getuid() if user is None else user, cuda=cuda),
-                                "device": device}
+    defences: dict[str, Any] = {
+        "rlimits": apply_rlimits(lim, os.getuid() if user is None else user, cuda=cuda),
+        "device": device,
+    }
     defences["network_namespace"] = privileges.isolate_network()
     # As an ordinary user that came with a user namespace: ids show as 65534 in it.
     defences["user_namespace"] = defences["network_namespace"] and os.geteuid() != 0 and user is None
@@ -106,8 +123,9 @@ def _lock_down(workdir: Path, read_paths: list[str], lim: Limits, user: int | No
         try:
             # CUDA's device files need writes and ioctls, like /dev/null needs writes.
             devices_rw = [Path(p) for p in devices.cuda_device_files()] if cuda else []
-            defences["landlock"] = landlock.restrict(read=[Path(p) for p in read_paths],
-                                                     write=[workdir, Path("/dev/null"), *devices_rw])
+            defences["landlock"] = landlock.restrict(
+                read=[Path(p) for p in read_paths], write=[workdir, Path("/dev/null"), *devices_rw]
+            )
         except OSError as exc:
             defences["landlock"] = None
             defences["landlock_error"] = str(exc)
@@ -116,10 +134,24 @@ def _lock_down(workdir: Path, read_paths: list[str], lim: Limits, user: int | No
     return defences
 
 
-def run(*, scenario: Callable, cases: list, start: int, files: list[str], workdir: Path,
-        read_paths: list[str], lim: Limits, user: int | None, keep_read_search: bool,
-        use_landlock: bool, guarded: list[str], result_fd: int, output_fd: int, device: str = "cpu",
-        tick_fds: tuple[int, int] | None = None) -> None:
+def run(
+    *,
+    scenario: Callable,
+    cases: list,
+    start: int,
+    files: list[str],
+    workdir: Path,
+    read_paths: list[str],
+    lim: Limits,
+    user: int | None,
+    keep_read_search: bool,
+    use_landlock: bool,
+    guarded: list[str],
+    result_fd: int,
+    output_fd: int,
+    device: str = "cpu",
+    tick_fds: tuple[int, int] | None = None,
+) -> None:
     server_pid = os.getppid()
     try:
         os.setsid()
@@ -143,8 +175,9 @@ def run(*, scenario: Callable, cases: list, start: int, files: list[str], workdi
         if device == "cuda":
             kept.update(devices.cuda_environment())
         os.environ.clear()
-        os.environ.update(kept, **private_environment(workdir),
-                          OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
+        os.environ.update(
+            kept, **private_environment(workdir), OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1"
+        )
         # The fork server chose its temporary folder long ago; ours is private.
         tempfile.tempdir = None
         defences = _lock_down(workdir, read_paths, lim, user, keep_read_search, use_landlock, server_pid, device)

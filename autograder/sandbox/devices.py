@@ -23,8 +23,15 @@ import signal
 from .limits import Limits
 
 # What CUDA reads of the grader's environment; kept for CUDA runs only.
-CUDA_ENV_KEYS = ("CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "LD_LIBRARY_PATH", "NVIDIA_VISIBLE_DEVICES",
-                 "NVIDIA_DRIVER_CAPABILITIES", "CUDA_HOME", "CUDA_MODULE_LOADING")
+CUDA_ENV_KEYS = (
+    "CUDA_VISIBLE_DEVICES",
+    "CUDA_DEVICE_ORDER",
+    "LD_LIBRARY_PATH",
+    "NVIDIA_VISIBLE_DEVICES",
+    "NVIDIA_DRIVER_CAPABILITIES",
+    "CUDA_HOME",
+    "CUDA_MODULE_LOADING",
+)
 
 
 def cuda_device_files() -> list[str]:
@@ -33,9 +40,21 @@ def cuda_device_files() -> list[str]:
 
 def cuda_read_paths() -> list[str]:
     """The driver's files a CUDA child reads (its devices are granted in `child`)."""
-    return [p for p in ("/proc/driver/nvidia", "/proc/self", "/proc/cpuinfo", "/proc/meminfo",
-                        "/sys/devices", "/sys/bus/pci", "/sys/module/nvidia", "/usr/lib/x86_64-linux-gnu",
-                        "/usr/local/cuda") if os.path.exists(p)]
+    return [
+        p
+        for p in (
+            "/proc/driver/nvidia",
+            "/proc/self",
+            "/proc/cpuinfo",
+            "/proc/meminfo",
+            "/sys/devices",
+            "/sys/bus/pci",
+            "/sys/module/nvidia",
+            "/usr/lib/x86_64-linux-gnu",
+            "/usr/local/cuda",
+        )
+        if os.path.exists(p)
+    ]
 
 
 def cuda_environment() -> dict[str, str]:
@@ -84,7 +103,7 @@ class Watchdog:
         self.base = _resident_bytes(os.getpid())
 
     def verdict(self) -> str | None:
-        """"memory" or "processes" when the child went over (and was killed), else None."""
+        """ "memory" or "processes" when the child went over (and was killed), else None."""
         members = _session_members(self.pid)
         killed = None
         if len(members) > self.limits.processes:

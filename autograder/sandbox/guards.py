@@ -18,7 +18,8 @@ from __future__ import annotations
 import fnmatch
 import importlib
 import sys
-from typing import Any, Iterable, Mapping
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 # What each child's cases called, in order; reset before every case.
 calls: list[str] = []
@@ -50,21 +51,28 @@ def _expand(api: str) -> list[str]:
         return [api]
     parent, _, pattern = api.rpartition(".")
     module = _resolve(parent)
-    return [f"{parent}.{name}" for name in sorted(dir(module) if module is not None else ())
-            if fnmatch.fnmatchcase(name, pattern)]
+    return [
+        f"{parent}.{name}"
+        for name in sorted(dir(module) if module is not None else ())
+        if fnmatch.fnmatchcase(name, pattern)
+    ]
 
 
 def _guard(api: str, original: Any) -> Any:
     message = f"{api} is forbidden in this assignment: write your own"
 
     if isinstance(original, type):
+
         def __init__(self, *args, **kwargs):
             calls.append(api)
             raise ForbiddenAPIError(message)
 
         # A subclass, so that code which subclasses or isinstance-checks it still imports.
-        return type(original.__name__, (original,), {"__init__": __init__, "__module__": original.__module__,
-                                                     "__qualname__": original.__qualname__})
+        return type(
+            original.__name__,
+            (original,),
+            {"__init__": __init__, "__module__": original.__module__, "__qualname__": original.__qualname__},
+        )
 
     def guarded(*args, **kwargs):
         calls.append(api)

@@ -14,8 +14,8 @@ from __future__ import annotations
 import ctypes
 import os
 import platform
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Iterable
 
 # Generic syscall numbers; x86_64 and aarch64 share them.
 _SYS_CREATE_RULESET, _SYS_ADD_RULE, _SYS_RESTRICT_SELF = 444, 445, 446
@@ -37,9 +37,11 @@ SCOPE_ABSTRACT_UNIX_SOCKET, SCOPE_SIGNAL = 1 << 0, 1 << 1
 
 
 class _RulesetAttr(ctypes.Structure):
-    _fields_ = [("handled_access_fs", ctypes.c_uint64),
-                ("handled_access_net", ctypes.c_uint64),
-                ("scoped", ctypes.c_uint64)]
+    _fields_ = [
+        ("handled_access_fs", ctypes.c_uint64),
+        ("handled_access_net", ctypes.c_uint64),
+        ("scoped", ctypes.c_uint64),
+    ]
 
 
 class _PathBeneathAttr(ctypes.Structure):
@@ -61,8 +63,7 @@ def abi_version() -> int:
         return 0
     libc = _libc()
     libc.syscall.restype = ctypes.c_long
-    version = libc.syscall(_SYS_CREATE_RULESET, None, ctypes.c_size_t(0),
-                           ctypes.c_uint32(_CREATE_RULESET_VERSION))
+    version = libc.syscall(_SYS_CREATE_RULESET, None, ctypes.c_size_t(0), ctypes.c_uint32(_CREATE_RULESET_VERSION))
     return max(int(version), 0)
 
 
@@ -90,9 +91,11 @@ def restrict(read: Iterable[Path], write: Iterable[Path], abi: int | None = None
     libc = _libc()
     libc.syscall.restype = ctypes.c_long
     handled = _handled_fs(abi)
-    attr = _RulesetAttr(handled_access_fs=handled,
-                        handled_access_net=(NET_BIND_TCP | NET_CONNECT_TCP) if abi >= 4 else 0,
-                        scoped=(SCOPE_ABSTRACT_UNIX_SOCKET | SCOPE_SIGNAL) if abi >= 6 else 0)
+    attr = _RulesetAttr(
+        handled_access_fs=handled,
+        handled_access_net=(NET_BIND_TCP | NET_CONNECT_TCP) if abi >= 4 else 0,
+        scoped=(SCOPE_ABSTRACT_UNIX_SOCKET | SCOPE_SIGNAL) if abi >= 6 else 0,
+    )
     size = ctypes.sizeof(_RulesetAttr) if abi >= 6 else (16 if abi >= 4 else 8)
     fd = libc.syscall(_SYS_CREATE_RULESET, ctypes.byref(attr), ctypes.c_size_t(size), ctypes.c_uint32(0))
     if fd < 0:
@@ -122,8 +125,16 @@ def _allow(libc, ruleset_fd: int, path: Path, access: int) -> None:
         if not os.path.isdir(path):
             access &= _FILE_ONLY
         rule = _PathBeneathAttr(allowed_access=access, parent_fd=path_fd)
-        if libc.syscall(_SYS_ADD_RULE, ctypes.c_int(ruleset_fd), ctypes.c_int(_RULE_PATH_BENEATH),
-                        ctypes.byref(rule), ctypes.c_uint32(0)) != 0:
+        if (
+            libc.syscall(
+                _SYS_ADD_RULE,
+                ctypes.c_int(ruleset_fd),
+                ctypes.c_int(_RULE_PATH_BENEATH),
+                ctypes.byref(rule),
+                ctypes.c_uint32(0),
+            )
+            != 0
+        ):
             err = ctypes.get_errno()
             raise LandlockError(err, f"landlock_add_rule({path}): {os.strerror(err)}")
     finally:

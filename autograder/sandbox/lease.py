@@ -45,8 +45,9 @@ def lease_dir() -> Path:
     # Another user's folder (made before us in a shared /tmp) could hand out
     # our slots or refuse them: refuse it instead.
     if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.geteuid() or info.st_mode & 0o022:
-        raise LeaseError(f"the lease folder {path} is not a private folder of this user; "
-                         f"remove it or set {LEASE_DIR_ENV}")
+        raise LeaseError(
+            f"the lease folder {path} is not a private folder of this user; remove it or set {LEASE_DIR_ENV}"
+        )
     return path
 
 

@@ -21,7 +21,7 @@ class Limits:
     processes: int = 4
     file_mb: int = 16
     open_files: int = 256
-    gpu_memory_mb: int = 4096     # CUDA runs only
+    gpu_memory_mb: int = 4096  # CUDA runs only
     # Where the grader knows the reference's own time for the same cases (measured once per
     # grading, as the expected values are), the CPU and wall limits are at least this many
     # times it; cpu_s and wall_s are the floors. 0: fixed limits.
@@ -30,7 +30,7 @@ class Limits:
     def as_dict(self) -> dict:
         return asdict(self)
 
-    def following(self, reference_s: float | None) -> "Limits":
+    def following(self, reference_s: float | None) -> Limits:
         """These limits for cases the reference took `reference_s` seconds on (None: unknown, the floors)."""
         if reference_s is None or self.wall_factor <= 0:
             return self
@@ -48,8 +48,10 @@ def available_cpus(cgroup: str = "/sys/fs/cgroup") -> float:
         cpus = float(len(os.sched_getaffinity(0)))
     except AttributeError:  # macOS
         cpus = float(os.cpu_count() or 1)
-    for quota_file, period_file in ((f"{cgroup}/cpu.max", None),  # cgroup v2, then v1
-                                    (f"{cgroup}/cpu/cpu.cfs_quota_us", f"{cgroup}/cpu/cpu.cfs_period_us")):
+    for quota_file, period_file in (
+        (f"{cgroup}/cpu.max", None),  # cgroup v2, then v1
+        (f"{cgroup}/cpu/cpu.cfs_quota_us", f"{cgroup}/cpu/cpu.cfs_period_us"),
+    ):
         try:
             with open(quota_file) as f:
                 fields = f.read().split()

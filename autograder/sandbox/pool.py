@@ -24,8 +24,17 @@ from .. import wire
 from ..errors import HarnessFault
 from . import devices, lease
 from .limits import Limits
-from .protocol import (CASE_RESULT, CASE_START, DONE, HELLO, SAFE_ENV_KEYS, RunReply, read_message,
-                       unpack_frames, write_message)
+from .protocol import (
+    CASE_RESULT,
+    CASE_START,
+    DONE,
+    HELLO,
+    SAFE_ENV_KEYS,
+    RunReply,
+    read_message,
+    unpack_frames,
+    write_message,
+)
 
 
 class HarnessError(HarnessFault):
@@ -101,25 +110,33 @@ def describe_death(reply: RunReply, limits: Limits) -> tuple[str, str]:
     if sig is not None:
         hint = " (segmentation fault)" if sig == signal.SIGSEGV else ""
         return "crashed", f"the process was killed by {signal_name(sig)}{hint}"
-    return "crashed", (f"the process ended with exit status {reply.exit_code} before finishing "
-                       "(does the code call sys.exit, os._exit or quit?)")
+    return "crashed", (
+        f"the process ended with exit status {reply.exit_code} before finishing "
+        "(does the code call sys.exit, os._exit or quit?)"
+    )
 
 
 class _Server:
     """One fork server, holding the lease of its sandbox slot for as long as it lives."""
 
     def __init__(self, init: dict, env: dict):
-        bootstrap = ("import sys; sys.path[:0] = [%r]; "
-                     "from lmgrade.sandbox.server import serve; serve()"
-                     % str(Path(__file__).resolve().parents[2]))
+        bootstrap = "import sys; sys.path[:0] = [%r]; from lmgrade.sandbox.server import serve; serve()" % str(
+            Path(__file__).resolve().parents[2]
+        )
         try:
             slot = lease.acquire()
         except lease.LeaseError as exc:
             raise HarnessError(str(exc)) from None
         try:
-            self.proc = subprocess.Popen([sys.executable, "-I", "-c", bootstrap],
-                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, pass_fds=(slot.fd,),
-                                         env=env, close_fds=True, start_new_session=True)
+            self.proc = subprocess.Popen(
+                [sys.executable, "-I", "-c", bootstrap],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                pass_fds=(slot.fd,),
+                env=env,
+                close_fds=True,
+                start_new_session=True,
+            )
         finally:
             slot.release()  # the server holds it now, until it exits
         ready, _ = self.request({**init, "slot": slot.slot})
@@ -154,8 +171,13 @@ def _server_env() -> dict:
     # CUDA's variables reach only the children of CUDA runs (see `devices`).
     keys = (*SAFE_ENV_KEYS, *devices.CUDA_ENV_KEYS, "LMGRADE_SANDBOX_UID")
     env = {k: os.environ[k] for k in keys if k in os.environ}
-    env.update(OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1",
-               PYTHONDONTWRITEBYTECODE="1", PYTHONHASHSEED="0")
+    env.update(
+        OMP_NUM_THREADS="1",
+        MKL_NUM_THREADS="1",
+        OPENBLAS_NUM_THREADS="1",
+        PYTHONDONTWRITEBYTECODE="1",
+        PYTHONHASHSEED="0",
+    )
     return env
 
 
@@ -166,15 +188,26 @@ class SandboxPool:
     asking: a run waits for a free server.
     """
 
-    def __init__(self, *, preload: list[str], forbidden_modules: list[str],
-                 protected: list[Path], jobs: int = 1, landlock: bool = True,
-                 forbidden_apis: dict | None = None):
+    def __init__(
+        self,
+        *,
+        preload: list[str],
+        forbidden_modules: list[str],
+        protected: list[Path],
+        jobs: int = 1,
+        landlock: bool = True,
+        forbidden_apis: dict | None = None,
+    ):
         if not hasattr(os, "fork"):
             raise HarnessError("the sandbox needs fork(): run lmgrade on Linux or macOS (on Windows, in WSL)")
-        self.init = {"sys_path": [p for p in sys.path if p], "preload": list(preload),
-                     "forbidden_modules": list(forbidden_modules),
-                     "forbidden_apis": forbidden_apis or {},
-                     "protected": [str(p) for p in protected], "landlock": landlock}
+        self.init = {
+            "sys_path": [p for p in sys.path if p],
+            "preload": list(preload),
+            "forbidden_modules": list(forbidden_modules),
+            "forbidden_apis": forbidden_apis or {},
+            "protected": [str(p) for p in protected],
+            "landlock": landlock,
+        }
         self.jobs = max(1, jobs)
         self._idle: queue.SimpleQueue[_Server] = queue.SimpleQueue()
         self._all: list[_Server] = []
@@ -232,14 +265,23 @@ class SandboxPool:
         for server in servers:
             server.close()
 
-    def __enter__(self) -> "SandboxPool":
+    def __enter__(self) -> SandboxPool:
         return self
 
     def __exit__(self, *exc) -> None:
         self.close()
 
-    def run(self, *, scenario: str, submission: Path, files: list[str], cases: list,
-            limits: Limits, device: str = "cpu", laps: int = 0) -> RunReport:
+    def run(
+        self,
+        *,
+        scenario: str,
+        submission: Path,
+        files: list[str],
+        cases: list,
+        limits: Limits,
+        device: str = "cpu",
+        laps: int = 0,
+    ) -> RunReport:
         """Run `cases` in children; `laps` > 0 makes a timed run (`stopwatch`) of at most that many laps."""
         with self._free:
             server = self._acquire()
@@ -268,9 +310,17 @@ class SandboxPool:
             with self._lock:
                 self.children += 1
             header, result = server.request(
-                {"scenario": scenario, "submission": str(submission), "files": files,
-                 "start": start, "limits": lim.as_dict(), "device": device,
-                 "laps": max(0, laps - len(report.laps))}, blob)
+                {
+                    "scenario": scenario,
+                    "submission": str(submission),
+                    "files": files,
+                    "start": start,
+                    "limits": lim.as_dict(),
+                    "device": device,
+                    "laps": max(0, laps - len(report.laps)),
+                },
+                blob,
+            )
             reply = RunReply(**header)
             if reply.status == "harness":
                 raise HarnessError(reply.detail)
@@ -292,7 +342,8 @@ class SandboxPool:
                 in_progress = start
             tail = reply.output_tail.strip()[-500:]
             report.outcomes[in_progress] = CaseOutcome(
-                kind, message=message + (f"\nlast output:\n{tail}" if tail else ""))
+                kind, message=message + (f"\nlast output:\n{tail}" if tail else "")
+            )
             if kind == "timeout" and reply.killed == "wall":
                 for i in range(in_progress + 1, n):
                     report.outcomes[i].message = "not run: the check's time limit was used up"
@@ -309,8 +360,9 @@ class SandboxPool:
                 hello = True
                 info = wire.decode(payload)
                 if "harness_error" in info:
-                    raise HarnessError("sandbox child failed before running student code: "
-                                       + info["harness_error"]["message"])
+                    raise HarnessError(
+                        "sandbox child failed before running student code: " + info["harness_error"]["message"]
+                    )
                 report.defences = info
             elif not hello:
                 break  # frames before HELLO are not ours
@@ -319,12 +371,13 @@ class SandboxPool:
             elif kind == CASE_RESULT and 0 <= index < n:
                 try:
                     outcome = wire.decode(payload)
-                    (key, value), = outcome.items()
+                    ((key, value),) = outcome.items()
                     if key == "ok":
                         report.outcomes[index] = CaseOutcome("ok", value=value)
                     elif key in ("error", "import_error"):
-                        error = {f: str(value.get(f, ""))[:4000]
-                                 for f in ("type", "message", "traceback", "file", "where")}
+                        error = {
+                            f: str(value.get(f, ""))[:4000] for f in ("type", "message", "traceback", "file", "where")
+                        }
                         report.outcomes[index] = CaseOutcome(key, error=error)
                     elif key == "forbidden":
                         report.outcomes[index] = CaseOutcome(key, value=[str(api) for api in value][:20])

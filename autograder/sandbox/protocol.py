@@ -56,7 +56,7 @@ def unpack_frames(buffer: bytes) -> tuple[list[tuple[int, int, bytes]], bytes]:
 # --- ticks: a timed child <-> its fork server ---
 
 TICK_READY, TICK_END = 1, 2
-TICK = struct.Struct(">BiI")        # kind, case index, number of float64s that follow
+TICK = struct.Struct(">BiI")  # kind, case index, number of float64s that follow
 NONCE = struct.Struct(">Q")
 MAX_FINGERPRINT = 16
 
@@ -98,7 +98,7 @@ def write_all(fd: int, data: bytes) -> None:
     """All of `data` to `fd`, however many writes a pipe takes."""
     view = memoryview(data)
     while view:
-        view = view[os.write(fd, view):]
+        view = view[os.write(fd, view) :]
 
 
 def write_message(fd: int, header: dict, blob: bytes = b"") -> None:
@@ -116,16 +116,16 @@ class RunReply:
 
     status: str
     detail: str = ""
-    killed: str | None = None          # "wall" or "result_size" when the server killed the child
+    killed: str | None = None  # "wall" or "result_size" when the server killed the child
     exit_code: int | None = None
     signal: int | None = None
     wall_s: float = 0.0
     cpu_s: float = 0.0
-    output_head: str = ""              # the first and last bytes the child printed ...
+    output_head: str = ""  # the first and last bytes the child printed ...
     output_tail: str = ""
-    output_bytes: int = 0              # ... and how many it printed in all
+    output_bytes: int = 0  # ... and how many it printed in all
     case_seconds: list = field(default_factory=list)  # [case index, seconds from its start to its result]
-    laps: list = field(default_factory=list)          # timed runs: [case, nonce, seconds, fingerprint] per finished lap
+    laps: list = field(default_factory=list)  # timed runs: [case, nonce, seconds, fingerprint] per finished lap
 
     def as_dict(self) -> dict:
         return asdict(self)

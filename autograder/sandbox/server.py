@@ -17,6 +17,7 @@ from __future__ import annotations
 import ctypes
 import importlib
 import os
+
 # Loaded once here, before any fork, for the children's rlimits (limits.apply_rlimits).
 import resource  # noqa: F401
 import select
@@ -114,7 +115,7 @@ class _Output:
             chunk = chunk[room:]
         if chunk:
             self.tail += chunk
-            del self.tail[:-self.KEEP]
+            del self.tail[: -self.KEEP]
 
     @staticmethod
     def text(data: bytes) -> str:
@@ -143,16 +144,33 @@ class Server:
         # the read-search capability alone and let Landlock confine reads.
         # Without Landlock it would open every file to student code: the
         # child then goes without, and an import fails loudly instead.
-        self.keep_read_search = self.user is not None and self.use_landlock and not all(
-            privileges.world_readable(p) for p in (os.path.dirname(os.__file__), sys.executable))
-        roots = {sys.prefix, sys.base_prefix, sys.exec_prefix, "/usr", "/lib", "/lib64", "/bin",
-                 "/etc", "/dev/urandom", "/dev/random", "/dev/zero"}
+        self.keep_read_search = (
+            self.user is not None
+            and self.use_landlock
+            and not all(privileges.world_readable(p) for p in (os.path.dirname(os.__file__), sys.executable))
+        )
+        roots = {
+            sys.prefix,
+            sys.base_prefix,
+            sys.exec_prefix,
+            "/usr",
+            "/lib",
+            "/lib64",
+            "/bin",
+            "/etc",
+            "/dev/urandom",
+            "/dev/random",
+            "/dev/zero",
+        }
         # Installed packages stay readable, for imports the student's code
         # makes; other sys.path entries (a source checkout, with its .git and
         # reference; PYTHONPATH folders) do not: what the child needs from
         # them is already imported.
-        roots.update(p for p in sys.path
-                     if os.path.basename(p.rstrip(os.sep)) in ("site-packages", "dist-packages") and os.path.isdir(p))
+        roots.update(
+            p
+            for p in sys.path
+            if os.path.basename(p.rstrip(os.sep)) in ("site-packages", "dist-packages") and os.path.isdir(p)
+        )
         self.read_paths = [str(p) for p in landlock.readable_except(roots, init["protected"])]
         self.tmp_root = Path(init.get("tmp_root") or tempfile.gettempdir())
 
@@ -199,11 +217,23 @@ class Server:
             for fd in (res_r, out_r, tick_r, nonce_w):
                 if fd is not None:
                     os.close(fd)
-            child.run(scenario=scenario, cases=cases, start=req["start"], files=req["files"],
-                      workdir=workdir, read_paths=read_paths, lim=lim, user=self.user,
-                      keep_read_search=self.keep_read_search, use_landlock=self.use_landlock,
-                      guarded=self.guarded, result_fd=res_w, output_fd=out_w, device=device,
-                      tick_fds=(tick_w, nonce_r) if laps else None)
+            child.run(
+                scenario=scenario,
+                cases=cases,
+                start=req["start"],
+                files=req["files"],
+                workdir=workdir,
+                read_paths=read_paths,
+                lim=lim,
+                user=self.user,
+                keep_read_search=self.keep_read_search,
+                use_landlock=self.use_landlock,
+                guarded=self.guarded,
+                result_fd=res_w,
+                output_fd=out_w,
+                device=device,
+                tick_fds=(tick_w, nonce_r) if laps else None,
+            )
             os._exit(70)  # not reached
         for fd in (res_w, out_w, tick_w, nonce_r):
             if fd is not None:

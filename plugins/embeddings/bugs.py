@@ -27,89 +27,145 @@ def _made(mistake: Mistake, what: str, loses: dict[str, str], demo: bool = False
 BUGS = {
     # --- bpe.py ---
     "ties_by_first_occurrence": _made(
-        M.TIES_FIRST, "train_bpe takes the first pair found among those of the highest count.",
-        {"train_bpe": "which pair occurs first"}, demo=True),
+        M.TIES_FIRST,
+        "train_bpe takes the first pair found among those of the highest count.",
+        {"train_bpe": "which pair occurs first"},
+        demo=True,
+    ),
     "overlapping_replacement": _made(
-        M.OVERLAP, "every adjacent occurrence of the pair is merged, overlapping ones too.",
-        {"train_bpe": "overlapping occurrences", "encode_word": "overlapping occurrences"}),
+        M.OVERLAP,
+        "every adjacent occurrence of the pair is merged, overlapping ones too.",
+        {"train_bpe": "overlapping occurrences", "encode_word": "overlapping occurrences"},
+    ),
     "end_forgotten": _made(
-        M.NO_END, "train_bpe starts each word from its characters alone, without END.",
-        {"train_bpe": "without END"}),
+        M.NO_END, "train_bpe starts each word from its characters alone, without END.", {"train_bpe": "without END"}
+    ),
     "counts_ignored": _made(
-        M.UNWEIGHTED, "train_bpe counts each word's pairs once, whatever the word's count.",
-        {"train_bpe": "not weighted by the word's count"}),
+        M.UNWEIGHTED,
+        "train_bpe counts each word's pairs once, whatever the word's count.",
+        {"train_bpe": "not weighted by the word's count"},
+    ),
     "no_early_stop": Bug(
-        "train_bpe goes on after the last pair is merged, taking min() of no pairs.", BPE,
+        "train_bpe goes on after the last pair is merged, taking min() of no pairs.",
+        BPE,
         (("while len(merges) < num_merges and pair_count:", "while len(merges) < num_merges:"),),
-        {"train_bpe": "ValueError"}),
+        {"train_bpe": "ValueError"},
+    ),
     "longest_first": _made(
-        M.ENCODE_LONGEST_FIRST, "encode_word matches the longest known symbol from the left, WordPiece style.",
-        {"encode_word": "longest symbol first"}),
+        M.ENCODE_LONGEST_FIRST,
+        "encode_word matches the longest known symbol from the left, WordPiece style.",
+        {"encode_word": "longest symbol first"},
+    ),
     "split_on_one_space": _made(
-        M.SPLIT_ON_SPACE, "encode splits the text on single spaces.", {"encode": "text.split(\" \")"}),
+        M.SPLIT_ON_SPACE, "encode splits the text on single spaces.", {"encode": 'text.split(" ")'}
+    ),
     "last_space_kept": _made(
-        M.DECODE_KEEPS_LAST, "decode keeps the space of the last END.", {"decode": "ends with a space"}),
+        M.DECODE_KEEPS_LAST, "decode keeps the space of the last END.", {"decode": "ends with a space"}
+    ),
     "no_validation": Bug(
-        "train_bpe checks neither num_merges nor the words and their counts.", BPE,
-        (("    if num_merges < 0:\n        raise ValueError(f\"num_merges must be >= 0, got {num_merges!r}\")\n"
-          "    for word, count in word_counts.items():\n        if not word:\n"
-          "            raise ValueError(\"a word of word_counts is empty\")\n        if count < 1:\n"
-          "            raise ValueError(f\"the count of {word!r} is {count!r}; counts must be >= 1\")\n", ""),),
-        {"bad_arguments": "expected 'ValueError', got 'no exception'"}),
+        "train_bpe checks neither num_merges nor the words and their counts.",
+        BPE,
+        (
+            (
+                '    if num_merges < 0:\n        raise ValueError(f"num_merges must be >= 0, got {num_merges!r}")\n'
+                "    for word, count in word_counts.items():\n        if not word:\n"
+                '            raise ValueError("a word of word_counts is empty")\n        if count < 1:\n'
+                '            raise ValueError(f"the count of {word!r} is {count!r}; counts must be >= 1")\n',
+                "",
+            ),
+        ),
+        {"bad_arguments": "expected 'ValueError', got 'no exception'"},
+    ),
     # --- word2vec.py ---
     "sigmoid_overflows": _made(
-        M.SIGMOID_OVERFLOW, "sigmoid is 1 / (1 + exp(-x)) as written.", {"sigmoid": "overflows in exp"}),
+        M.SIGMOID_OVERFLOW, "sigmoid is 1 / (1 + exp(-x)) as written.", {"sigmoid": "overflows in exp"}
+    ),
     "window_counts_the_centre": _made(
-        M.PAIRS_CENTRE, "skipgram_pairs forgets to skip t' = t.",
-        {"skipgram_pairs": "includes the centre word", "train": "see skipgram_pairs: " + FIRST}),
+        M.PAIRS_CENTRE,
+        "skipgram_pairs forgets to skip t' = t.",
+        {"skipgram_pairs": "includes the centre word", "train": "see skipgram_pairs: " + FIRST},
+    ),
     "pairs_across_the_edge": _made(
-        M.PAIRS_WRAP, "skipgram_pairs takes positions modulo the length instead of clipping them.",
-        {"skipgram_pairs": "wraps around"}),
+        M.PAIRS_WRAP,
+        "skipgram_pairs takes positions modulo the length instead of clipping them.",
+        {"skipgram_pairs": "wraps around"},
+    ),
     "counts_not_raised": _made(
-        M.NO_POWER, "noise_distribution forgets the power.",
-        {"noise_distribution": "not raised to the power", "train": "see noise_distribution: " + FIRST}),
+        M.NO_POWER,
+        "noise_distribution forgets the power.",
+        {"noise_distribution": "not raised to the power", "train": "see noise_distribution: " + FIRST},
+    ),
     "positive_term_sign": _made(
-        M.POSITIVE_SIGN, "the positive term's sign is flipped, in the loss and its gradient alike.",
-        {"sgns_loss": "positive term has the wrong sign", "sgns_grads": "positive term has the wrong sign",
-         "step": FIRST, "train": FIRST}),
+        M.POSITIVE_SIGN,
+        "the positive term's sign is flipped, in the loss and its gradient alike.",
+        {
+            "sgns_loss": "positive term has the wrong sign",
+            "sgns_grads": "positive term has the wrong sign",
+            "step": FIRST,
+            "train": FIRST,
+        },
+    ),
     "log_one_minus_sigmoid": _made(
-        M.UNSTABLE_LOG, "sgns_loss takes the log of sigmoids.", {"sgns_loss": "-logaddexp(0, -x)"}),
+        M.UNSTABLE_LOG, "sgns_loss takes the log of sigmoids.", {"sgns_loss": "-logaddexp(0, -x)"}
+    ),
     "dw_without_negatives": _made(
-        M.DW_WITHOUT_NEGATIVES, "d loss / d w_vec forgets the negatives.",
-        {"sgns_grads": "leaves out the negatives' term", "step": "see sgns_grads: " + FIRST, "train": FIRST}),
+        M.DW_WITHOUT_NEGATIVES,
+        "d loss / d w_vec forgets the negatives.",
+        {"sgns_grads": "leaves out the negatives' term", "step": "see sgns_grads: " + FIRST, "train": FIRST},
+    ),
     "c_updated_before_w_gradient": _made(
-        M.C_BEFORE_W, "step updates C, then takes W's gradient with the new C.",
-        {"step": "C is updated before W's gradient is taken", "train": "see step: " + FIRST}, demo=True),
+        M.C_BEFORE_W,
+        "step updates C, then takes W's gradient with the new C.",
+        {"step": "C is updated before W's gradient is taken", "train": "see step: " + FIRST},
+        demo=True,
+    ),
     "repeated_negatives_not_added": _made(
-        M.NEGATIVES_OVERWRITE, "step updates C[negatives] with fancy indexing.", {"step": "buffered fancy indexing"}),
+        M.NEGATIVES_OVERWRITE, "step updates C[negatives] with fancy indexing.", {"step": "buffered fancy indexing"}
+    ),
     "loss_after_the_update": _made(
-        M.LOSS_AFTER_STEP, "step returns the loss after updating.", {"step": "after the update"}),
+        M.LOSS_AFTER_STEP, "step returns the loss after updating.", {"step": "after the update"}
+    ),
     "c_init_random": _made(M.C_RANDOM, "SkipGram draws C like W.", {"skipgram_init": "C is drawn like W"}),
-    "negatives_uniform": _made(
-        M.UNIFORM_NEGATIVES, "train draws negatives without p.", {"train": "drawn uniformly"}),
+    "negatives_uniform": _made(M.UNIFORM_NEGATIVES, "train draws negatives without p.", {"train": "drawn uniformly"}),
     "epoch_loss_summed": _made(M.EPOCH_SUM, "train returns each epoch's summed loss.", {"train": "the sum over"}),
     "dot_product_not_cosine": _made(
-        M.DOT_PRODUCT, "most_similar ranks by dot products.", {"most_similar": "dot product"}),
+        M.DOT_PRODUCT, "most_similar ranks by dot products.", {"most_similar": "dot product"}
+    ),
     "ties_by_larger_id": _made(
-        M.TIES_LARGER_ID, "most_similar sorts ascending and reverses.", {"most_similar": "larger id first"}),
+        M.TIES_LARGER_ID, "most_similar sorts ascending and reverses.", {"most_similar": "larger id first"}
+    ),
     "negatives_mutated": Bug(
-        "step sorts the caller's negatives in place.", W2V,
-        (("        w_vec, c_vec, neg_vecs = self.W[w]", "        negatives.sort()\n        w_vec, c_vec, neg_vecs = self.W[w]"),),
-        {"no_mutation": "negatives"}),
+        "step sorts the caller's negatives in place.",
+        W2V,
+        (
+            (
+                "        w_vec, c_vec, neg_vecs = self.W[w]",
+                "        negatives.sort()\n        w_vec, c_vec, neg_vecs = self.W[w]",
+            ),
+        ),
+        {"no_mutation": "negatives"},
+    ),
     # --- ffnn_lm.py ---
     "context_newest_first": _made(
-        M.NEWEST_FIRST, "forward concatenates the context's embeddings newest first.",
-        {"ffnn_forward": "newest first"}, demo=True),
+        M.NEWEST_FIRST,
+        "forward concatenates the context's embeddings newest first.",
+        {"ffnn_forward": "newest first"},
+        demo=True,
+    ),
     "hidden_without_tanh": _made(M.NO_TANH, "forward leaves out the tanh.", {"ffnn_forward": "has no tanh"}),
     "no_padding": _made(
-        M.NO_PADDING, "make_examples starts at t = n, without padded examples.",
-        {"make_examples": "get no (padded) example"}),
+        M.NO_PADDING,
+        "make_examples starts at t = n, without padded examples.",
+        {"make_examples": "get no (padded) example"},
+    ),
     "epoch_loss_mean_of_batches": _made(
-        M.MEAN_OF_BATCHES, "train_ffnn averages its batches' losses.", {"train_ffnn": "mean of its batches' losses"}),
-    "gradients_not_zeroed": _made(
-        M.NO_ZERO_GRAD, "train_ffnn never calls zero_grad.", {"train_ffnn": "never zeroed"}),
+        M.MEAN_OF_BATCHES, "train_ffnn averages its batches' losses.", {"train_ffnn": "mean of its batches' losses"}
+    ),
+    "gradients_not_zeroed": _made(M.NO_ZERO_GRAD, "train_ffnn never calls zero_grad.", {"train_ffnn": "never zeroed"}),
     "one_order_for_every_epoch": _made(
-        M.ONE_ORDER, "train_ffnn draws one order before the epochs.", {"train_ffnn": "drawn once"}),
+        M.ONE_ORDER, "train_ffnn draws one order before the epochs.", {"train_ffnn": "drawn once"}
+    ),
     "perplexity_mean": _made(
-        M.PERPLEXITY_MEAN, "perplexity averages per-example perplexities.", {"perplexity": "per-example"}),
+        M.PERPLEXITY_MEAN, "perplexity averages per-example perplexities.", {"perplexity": "per-example"}
+    ),
 }

@@ -28,8 +28,18 @@ TOLERANCE = {"float64": FLOAT64, "float32": FLOAT32}
 
 TEXTBOOK = {"low": 5, "lower": 2, "newest": 6, "widest": 3}
 # Its first ten merges (the first five are Sennrich et al.'s; the rest follow the tie rule).
-TEXTBOOK_MERGES = [("e", "s"), ("es", "t"), ("est", END), ("l", "o"), ("lo", "w"), ("e", "w"), ("ew", "est" + END),
-                   ("n", "ewest" + END), ("low", END), ("d", "est" + END)]
+TEXTBOOK_MERGES = [
+    ("e", "s"),
+    ("es", "t"),
+    ("est", END),
+    ("l", "o"),
+    ("lo", "w"),
+    ("e", "w"),
+    ("ew", "est" + END),
+    ("n", "ewest" + END),
+    ("low", END),
+    ("d", "est" + END),
+]
 
 
 def _normal(rng, *shape, scale=1.0) -> np.ndarray:
@@ -37,6 +47,7 @@ def _normal(rng, *shape, scale=1.0) -> np.ndarray:
 
 
 # --- bpe.py ---
+
 
 def random_word_counts(rng, words: int, alphabet: str, max_len: int = 7) -> dict[str, int]:
     out = {}
@@ -78,8 +89,13 @@ def train_bpe_cases(ctx: CaseContext) -> list[Case]:
         (random_word_counts(rng, 25, "abcde"), [30], "random words"),
         (random_word_counts(rng, 15, "aé1ß."), [12], "random words of other characters"),
     ]
-    return [Case(f"{_counts_label(counts)} with num_merges in {merges} ({what})",
-                 {"word_counts": counts, "num_merges": merges}) for counts, merges, what in crafted]
+    return [
+        Case(
+            f"{_counts_label(counts)} with num_merges in {merges} ({what})",
+            {"word_counts": counts, "num_merges": merges},
+        )
+        for counts, merges, what in crafted
+    ]
 
 
 def encode_word_cases(ctx: CaseContext) -> list[Case]:
@@ -87,16 +103,27 @@ def encode_word_cases(ctx: CaseContext) -> list[Case]:
     random = random_merges(rng, "abcd", 14)
     words = ["".join(rng.choice(list("abcd"), size=int(rng.integers(1, 9)))) for _ in range(8)]
     return [
-        Case(f"encode_word(word, the textbook's 10 merges {TEXTBOOK_MERGES!r}) for words seen and unseen",
-             {"merges": TEXTBOOK_MERGES, "words": ["lowest", "newer", "low", "wider", "slow", "est", "x", "lowlow"]}),
-        Case("encode_word(word, [('b', 'c'), ('a', 'b'), ('bc', 'd'), ('a', 'a'), ('aa', 'a')]) "
-             "(training order is not longest first; overlaps)",
-             {"merges": [("b", "c"), ("a", "b"), ("bc", "d"), ("a", "a"), ("aa", "a")],
-              "words": ["abcd", "aaa", "aaaa", "aaaaa", "abc", "ab", "dcba"]}),
+        Case(
+            f"encode_word(word, the textbook's 10 merges {TEXTBOOK_MERGES!r}) for words seen and unseen",
+            {"merges": TEXTBOOK_MERGES, "words": ["lowest", "newer", "low", "wider", "slow", "est", "x", "lowlow"]},
+        ),
+        Case(
+            "encode_word(word, [('b', 'c'), ('a', 'b'), ('bc', 'd'), ('a', 'a'), ('aa', 'a')]) "
+            "(training order is not longest first; overlaps)",
+            {
+                "merges": [("b", "c"), ("a", "b"), ("bc", "d"), ("a", "a"), ("aa", "a")],
+                "words": ["abcd", "aaa", "aaaa", "aaaaa", "abc", "ab", "dcba"],
+            },
+        ),
         Case(f"encode_word(word, {random!r}) for 8 random words", {"merges": random, "words": words}),
-        Case("encode_word(word, merges) with merges that join END: [('o', '</w>'), ('g', 'o</w>'), ('g', 'o'), "
-             "('o</w>', 'g')]", {"merges": [("o", END), ("g", "o" + END), ("g", "o"), ("o" + END, "g")],
-                                 "words": ["go", "ego", "goo", "gog", "o"]}),
+        Case(
+            "encode_word(word, merges) with merges that join END: [('o', '</w>'), ('g', 'o</w>'), ('g', 'o'), "
+            "('o</w>', 'g')]",
+            {
+                "merges": [("o", END), ("g", "o" + END), ("g", "o"), ("o" + END, "g")],
+                "words": ["go", "ego", "goo", "gog", "o"],
+            },
+        ),
     ]
 
 
@@ -104,10 +131,16 @@ def encode_cases(ctx: CaseContext) -> list[Case]:
     rng = ctx.rng
     merges = random_merges(rng, "abc", 10)
     texts = ["ab ca", "  abc\tcab \n bb  ", "a", "\n\t c  c c", "abcabc bca"]
-    return [Case(f"encode(text, the textbook's merges) for {['low lowest  newer', ' widest ']!r}",
-                 {"merges": TEXTBOOK_MERGES, "texts": ["low lowest  newer", " widest "]}),
-            Case(f"encode(text, {merges!r}) for texts with tabs, newlines and runs of spaces: {texts!r}",
-                 {"merges": merges, "texts": texts})]
+    return [
+        Case(
+            f"encode(text, the textbook's merges) for {['low lowest  newer', ' widest ']!r}",
+            {"merges": TEXTBOOK_MERGES, "texts": ["low lowest  newer", " widest "]},
+        ),
+        Case(
+            f"encode(text, {merges!r}) for texts with tabs, newlines and runs of spaces: {texts!r}",
+            {"merges": merges, "texts": texts},
+        ),
+    ]
 
 
 def _segmented(rng, word: str) -> list[str]:
@@ -125,37 +158,57 @@ def decode_cases(ctx: CaseContext) -> list[Case]:
         for _ in range(3):
             words = ["".join(rng.choice(list("abcdeé"), size=int(rng.integers(1, 7)))) for _ in range(count)]
             sentences.append([s for word in words for s in _segmented(rng, word)])
-        cases.append(Case(f"decode(symbols) for symbols of {count} word{'s' * (count > 1)} each: {sentences!r}",
-                          {"symbols": sentences}))
-    cases.append(Case("decode(symbols) for [], ['</w>'] and [['lo', 'w</w>', 'est</w>']]",
-                      {"symbols": [["lo", "w" + END, "est" + END], [], ["a" + END, END, "b", END]]}))
+        cases.append(
+            Case(
+                f"decode(symbols) for symbols of {count} word{'s' * (count > 1)} each: {sentences!r}",
+                {"symbols": sentences},
+            )
+        )
+    cases.append(
+        Case(
+            "decode(symbols) for [], ['</w>'] and [['lo', 'w</w>', 'est</w>']]",
+            {"symbols": [["lo", "w" + END, "est" + END], [], ["a" + END, END, "b", END]]},
+        )
+    )
     return cases
 
 
 # --- word2vec.py ---
 
+
 def sigmoid_cases(ctx: CaseContext) -> list[Case]:
-    return [Case("sigmoid(x) for x of shape (3, 4)", {"x": _normal(ctx.rng, 3, 4, scale=3.0)}),
-            Case("sigmoid(x) for x with entries from -1e4 to 1e4",
-                 {"x": np.array([-1e4, -800.0, -30.0, -1e-3, 0.0, 1e-3, 30.0, 800.0, 1e4])}),
-            Case("sigmoid(x) for a 1-D x of 5 entries", {"x": _normal(ctx.rng, 5, scale=2.0)})]
+    return [
+        Case("sigmoid(x) for x of shape (3, 4)", {"x": _normal(ctx.rng, 3, 4, scale=3.0)}),
+        Case(
+            "sigmoid(x) for x with entries from -1e4 to 1e4",
+            {"x": np.array([-1e4, -800.0, -30.0, -1e-3, 0.0, 1e-3, 30.0, 800.0, 1e4])},
+        ),
+        Case("sigmoid(x) for a 1-D x of 5 entries", {"x": _normal(ctx.rng, 5, scale=2.0)}),
+    ]
 
 
 def skipgram_pairs_cases(ctx: CaseContext) -> list[Case]:
     rng = ctx.rng
     tokens = [int(t) for t in rng.integers(0, 9, 7)]
     short = [int(t) for t in rng.integers(0, 9, 3)]
-    calls = [[(tokens, 1), (tokens, 2)], [(tokens, 3), (short, 5)], [(short, 1), ([4], 2), ([3, 8], 1)],
-             [([int(t) for t in rng.integers(0, 5, 12)], 2), ([], 1)]]
-    return [Case("; ".join(f"skipgram_pairs({t}, window={w})" for t, w in group), {"calls": group})
-            for group in calls]
+    calls = [
+        [(tokens, 1), (tokens, 2)],
+        [(tokens, 3), (short, 5)],
+        [(short, 1), ([4], 2), ([3, 8], 1)],
+        [([int(t) for t in rng.integers(0, 5, 12)], 2), ([], 1)],
+    ]
+    return [Case("; ".join(f"skipgram_pairs({t}, window={w})" for t, w in group), {"calls": group}) for group in calls]
 
 
 def noise_cases(ctx: CaseContext) -> list[Case]:
     rng = ctx.rng
     cases = []
-    for counts, power in [(np.array([16, 0, 1, 81]), None), (rng.integers(0, 20, 8), None),
-                          (rng.integers(0, 5, 6), 0.5), (np.array([3, 0, 0, 7, 1]), 1.0)]:
+    for counts, power in [
+        (np.array([16, 0, 1, 81]), None),
+        (rng.integers(0, 20, 8), None),
+        (rng.integers(0, 5, 6), 0.5),
+        (np.array([3, 0, 0, 7, 1]), 1.0),
+    ]:
         counts[int(rng.integers(len(counts)))] = 0  # a word never seen
         counts[0] = max(counts[0], 1)
         call = "noise_distribution(counts)" if power is None else f"noise_distribution(counts, power={power})"
@@ -169,14 +222,25 @@ def _vectors(rng, D, K, scale):
 
 def sgns_loss_cases(ctx: CaseContext) -> list[Case]:
     rng = ctx.rng
-    cases = [Case(f"sgns_loss(w_vec, c_vec, neg_vecs) with D = {D}, K = {K}",
-                  {"vectors": [_vectors(rng, D, K, scale) for _ in range(3)]})
-             for D, K, scale in [(5, 3, 1.0), (1, 1, 2.0), (8, 6, 0.4)]]
-    big = [(np.array([100.0, 0.0]), np.array([100.0, 1.0]), np.array([[-100.0, 0.0], [100.0, 0.5]])),
-           (np.array([100.0]), np.array([-100.0]), np.array([[100.0], [-100.0]])),
-           (np.array([1.0, 100.0]), np.array([0.5, 100.0]), np.array([[1.0, -100.0]]))]
-    cases.append(Case("sgns_loss with dot products of +-1e4: " + "; ".join(
-        f"w_vec={w.tolist()}, c_vec={c.tolist()}, neg_vecs={n.tolist()}" for w, c, n in big), {"vectors": big}))
+    cases = [
+        Case(
+            f"sgns_loss(w_vec, c_vec, neg_vecs) with D = {D}, K = {K}",
+            {"vectors": [_vectors(rng, D, K, scale) for _ in range(3)]},
+        )
+        for D, K, scale in [(5, 3, 1.0), (1, 1, 2.0), (8, 6, 0.4)]
+    ]
+    big = [
+        (np.array([100.0, 0.0]), np.array([100.0, 1.0]), np.array([[-100.0, 0.0], [100.0, 0.5]])),
+        (np.array([100.0]), np.array([-100.0]), np.array([[100.0], [-100.0]])),
+        (np.array([1.0, 100.0]), np.array([0.5, 100.0]), np.array([[1.0, -100.0]])),
+    ]
+    cases.append(
+        Case(
+            "sgns_loss with dot products of +-1e4: "
+            + "; ".join(f"w_vec={w.tolist()}, c_vec={c.tolist()}, neg_vecs={n.tolist()}" for w, c, n in big),
+            {"vectors": big},
+        )
+    )
     return cases
 
 
@@ -185,15 +249,20 @@ def sgns_grads_cases(ctx: CaseContext) -> list[Case]:
     cases = []
     for D, K, scale in [(5, 3, 1.0), (1, 1, 1.5), (8, 6, 0.4), (3, 2, 2.0)]:
         w, c, n = _vectors(rng, D, K, scale)
-        cases.append(Case(f"sgns_grads(w_vec, c_vec, neg_vecs) with D = {D}, K = {K}",
-                          {"w_vec": w, "c_vec": c, "neg_vecs": n}))
+        cases.append(
+            Case(f"sgns_grads(w_vec, c_vec, neg_vecs) with D = {D}, K = {K}", {"w_vec": w, "c_vec": c, "neg_vecs": n})
+        )
     return cases
 
 
 def skipgram_init_cases(ctx: CaseContext) -> list[Case]:
-    return [Case(f"SkipGram({V}, {D}{'' if seed is None else ', rng'})" + (" (rng left out)" if seed is None else ""),
-                 {"vocab_size": V, "dim": D, "seed": seed})
-            for V, D, seed in [(7, 5, 1), (30, 2, 2), (12, 40, None)]]
+    return [
+        Case(
+            f"SkipGram({V}, {D}{'' if seed is None else ', rng'})" + (" (rng left out)" if seed is None else ""),
+            {"vocab_size": V, "dim": D, "seed": seed},
+        )
+        for V, D, seed in [(7, 5, 1), (30, 2, 2), (12, 40, None)]
+    ]
 
 
 def _skipgram_args(rng, V, D, scale=0.5):
@@ -203,26 +272,48 @@ def _skipgram_args(rng, V, D, scale=0.5):
 def step_cases(ctx: CaseContext) -> list[Case]:
     rng = ctx.rng
     cases = []
-    for V, D, w, c, negatives, lr, what in [(6, 3, 0, 1, [2, 3, 4], 0.1, "distinct negatives"),
-                                            (5, 4, 2, 3, [1, 3], 0.5, "a negative equal to the context"),
-                                            (5, 2, 4, 0, [1, 1, 2, 1], 0.3, "a negative drawn three times"),
-                                            (4, 3, 1, 1, [1, 0, 1], 0.2, "w = c = a negative, repeated")]:
+    for V, D, w, c, negatives, lr, what in [
+        (6, 3, 0, 1, [2, 3, 4], 0.1, "distinct negatives"),
+        (5, 4, 2, 3, [1, 3], 0.5, "a negative equal to the context"),
+        (5, 2, 4, 0, [1, 1, 2, 1], 0.3, "a negative drawn three times"),
+        (4, 3, 1, 1, [1, 0, 1], 0.2, "w = c = a negative, repeated"),
+    ]:
         args = {**_skipgram_args(rng, V, D), "w": w, "c": c, "negatives": np.array(negatives), "lr": lr}
-        cases.append(Case(f"SkipGram({V}, {D}) with W and C assigned; step(w={w}, c={c}, negatives={negatives}, "
-                          f"lr={lr}) ({what})", args))
+        cases.append(
+            Case(
+                f"SkipGram({V}, {D}) with W and C assigned; step(w={w}, c={c}, negatives={negatives}, "
+                f"lr={lr}) ({what})",
+                args,
+            )
+        )
     return cases
 
 
 def train_cases(ctx: CaseContext) -> list[Case]:
     rng = ctx.rng
     cases = []
-    for V, D, length, window, k, epochs, lr in [(6, 3, 10, 2, 3, 2, 0.1), (5, 2, 8, 1, 1, 3, 0.3),
-                                                (7, 4, 9, 3, 2, 1, 0.2)]:
+    for V, D, length, window, k, epochs, lr in [
+        (6, 3, 10, 2, 3, 2, 0.1),
+        (5, 2, 8, 1, 1, 3, 0.3),
+        (7, 4, 9, 3, 2, 1, 0.2),
+    ]:
         tokens = [int(t) for t in rng.integers(0, V - 1, length)]  # id V - 1 never occurs: noise probability 0
-        args = {**_skipgram_args(rng, V, D), "tokens": tokens, "window": window, "k": k, "epochs": epochs, "lr": lr,
-                "seed": int(rng.integers(2**62))}
-        cases.append(Case(f"SkipGram({V}, {D}) with W and C assigned; train(tokens={tokens}, window={window}, "
-                          f"k={k}, epochs={epochs}, lr={lr}, rng)", args))
+        args = {
+            **_skipgram_args(rng, V, D),
+            "tokens": tokens,
+            "window": window,
+            "k": k,
+            "epochs": epochs,
+            "lr": lr,
+            "seed": int(rng.integers(2**62)),
+        }
+        cases.append(
+            Case(
+                f"SkipGram({V}, {D}) with W and C assigned; train(tokens={tokens}, window={window}, "
+                f"k={k}, epochs={epochs}, lr={lr}, rng)",
+                args,
+            )
+        )
     return cases
 
 
@@ -245,23 +336,34 @@ def _similar_W(rng, V: int, D: int) -> np.ndarray:
 def most_similar_cases(ctx: CaseContext) -> list[Case]:
     rng = ctx.rng
     cases = []
-    for V, D, queries in [(8, 3, [(0, 3), (1, 7), (5, 2)]), (10, 4, [(3, 9), (2, 4), (9, 1)]),
-                          (6, 2, [(4, 5), (0, 2)])]:
+    for V, D, queries in [
+        (8, 3, [(0, 3), (1, 7), (5, 2)]),
+        (10, 4, [(3, 9), (2, 4), (9, 1)]),
+        (6, 2, [(4, 5), (0, 2)]),
+    ]:
         W = _similar_W(rng, V, D)
-        cases.append(Case(f"SkipGram({V}, {D}) with W = {W.astype(int).tolist()} (row {V - 2} a copy of row 1, row "
-                          f"{V - 1} twice row 2: exact ties); " + ", ".join(f"most_similar({w}, topn={n})"
-                                                                            for w, n in queries),
-                          {"W": W, "C": np.zeros_like(W), "queries": queries}))
+        cases.append(
+            Case(
+                f"SkipGram({V}, {D}) with W = {W.astype(int).tolist()} (row {V - 2} a copy of row 1, row "
+                f"{V - 1} twice row 2: exact ties); " + ", ".join(f"most_similar({w}, topn={n})" for w, n in queries),
+                {"W": W, "C": np.zeros_like(W), "queries": queries},
+            )
+        )
     return cases
 
 
 # --- ffnn_lm.py ---
 
+
 def _ffnn_state(rng, V, n, D, H, prefix=("E.", "W.", "U.")) -> dict:
     E, W, U = prefix
-    return {f"{E}weight": _normal(rng, V, D), f"{W}weight": _normal(rng, H, n * D, scale=1.5 / np.sqrt(n * D)),
-            f"{W}bias": _normal(rng, H, scale=0.3), f"{U}weight": _normal(rng, V, H, scale=1.5 / np.sqrt(H)),
-            f"{U}bias": _normal(rng, V, scale=0.3)}
+    return {
+        f"{E}weight": _normal(rng, V, D),
+        f"{W}weight": _normal(rng, H, n * D, scale=1.5 / np.sqrt(n * D)),
+        f"{W}bias": _normal(rng, H, scale=0.3),
+        f"{U}weight": _normal(rng, V, H, scale=1.5 / np.sqrt(H)),
+        f"{U}bias": _normal(rng, V, scale=0.3),
+    }
 
 
 def _config(V, n, D, H) -> dict:
@@ -271,15 +373,30 @@ def _config(V, n, D, H) -> dict:
 def ffnn_forward_cases(ctx: CaseContext) -> list[Case]:
     rng = ctx.rng
     cases = []
-    for V, n, D, H, B, dtype in [(7, 3, 4, 5, 6, "float64"), (2, 1, 1, 1, 1, "float64"), (9, 4, 3, 6, 5, "float32"),
-                                 (5, 2, 2, 3, 4, "float64")]:
+    for V, n, D, H, B, dtype in [
+        (7, 3, 4, 5, 6, "float64"),
+        (2, 1, 1, 1, 1, "float64"),
+        (9, 4, 3, 6, 5, "float32"),
+        (5, 2, 2, 3, 4, "float64"),
+    ]:
         context = rng.integers(0, V, (B, n))
         context[0, :] = context[0, 0]  # a token repeated in one context: its row's gradient adds up
-        args = {"config": _config(V, n, D, H), "state": _ffnn_state(rng, V, n, D, H), "context": context,
-                "g": _normal(rng, B, V), "dtype": dtype}
-        cases.append(Case(f"FFNNLM(vocab_size={V}, context_size={n}, embed_dim={D}, hidden_dim={H}) with its weights "
-                          f"loaded; forward(context of shape ({B}, {n})), then the gradient of sum(logits * g), "
-                          f"{dtype}", args, tolerance=TOLERANCE[dtype]))
+        args = {
+            "config": _config(V, n, D, H),
+            "state": _ffnn_state(rng, V, n, D, H),
+            "context": context,
+            "g": _normal(rng, B, V),
+            "dtype": dtype,
+        }
+        cases.append(
+            Case(
+                f"FFNNLM(vocab_size={V}, context_size={n}, embed_dim={D}, hidden_dim={H}) with its weights "
+                f"loaded; forward(context of shape ({B}, {n})), then the gradient of sum(logits * g), "
+                f"{dtype}",
+                args,
+                tolerance=TOLERANCE[dtype],
+            )
+        )
     return cases
 
 
@@ -288,35 +405,55 @@ def make_examples_cases(ctx: CaseContext) -> list[Case]:
     cases = []
     for length, n, pad in [(7, 3, 0), (2, 4, 9), (5, 1, 3), (6, 2, 5), (0, 2, 1)]:
         tokens = [int(t) for t in rng.integers(0, 9, length)]
-        cases.append(Case(f"make_examples({tokens}, context_size={n}, pad={pad})",
-                          {"tokens": tokens, "context_size": n, "pad": pad}))
+        cases.append(
+            Case(
+                f"make_examples({tokens}, context_size={n}, pad={pad})",
+                {"tokens": tokens, "context_size": n, "pad": pad},
+            )
+        )
     return cases
 
 
 SEQUENTIAL = ("0.", "2.", "4.")
-GRADER_MODEL = ("the grader's own model (nn.Sequential(Embedding, Flatten, Linear, Tanh, Linear), not your "
-                "FFNNLM)")
+GRADER_MODEL = "the grader's own model (nn.Sequential(Embedding, Flatten, Linear, Tanh, Linear), not your FFNNLM)"
 
 
 def _grader_model_args(rng, V, n, D, H, N, dtype, scale=1.0):
     state = _ffnn_state(rng, V, n, D, H, SEQUENTIAL)
     state["4.weight"] *= scale
-    return {"config": _config(V, n, D, H), "state": state, "contexts": rng.integers(0, V, (N, n)),
-            "targets": rng.integers(0, V, N), "dtype": dtype}
+    return {
+        "config": _config(V, n, D, H),
+        "state": state,
+        "contexts": rng.integers(0, V, (N, n)),
+        "targets": rng.integers(0, V, N),
+        "dtype": dtype,
+    }
 
 
 def train_ffnn_cases(ctx: CaseContext) -> list[Case]:
     rng = ctx.rng
     cases = []
-    for V, n, D, H, N, epochs, batch_size, lr, dtype in [(6, 2, 3, 4, 11, 2, 4, 0.3, "float64"),
-                                                         (5, 3, 2, 3, 7, 3, 10, 0.5, "float64"),
-                                                         (4, 1, 2, 2, 6, 2, 1, 0.2, "float64"),
-                                                         (7, 2, 4, 5, 13, 2, 5, 0.3, "float32")]:
-        args = {**_grader_model_args(rng, V, n, D, H, N, dtype), "epochs": epochs, "batch_size": batch_size,
-                "lr": lr, "seed": int(rng.integers(2**62))}
-        cases.append(Case(f"train_ffnn({GRADER_MODEL} with V={V}, n={n}, D={D}, H={H}; {N} examples, epochs={epochs}, "
-                          f"batch_size={batch_size}, lr={lr}, generator), {dtype}", args,
-                          tolerance=FLOAT32 if dtype == "float32" else TRAINED))
+    for V, n, D, H, N, epochs, batch_size, lr, dtype in [
+        (6, 2, 3, 4, 11, 2, 4, 0.3, "float64"),
+        (5, 3, 2, 3, 7, 3, 10, 0.5, "float64"),
+        (4, 1, 2, 2, 6, 2, 1, 0.2, "float64"),
+        (7, 2, 4, 5, 13, 2, 5, 0.3, "float32"),
+    ]:
+        args = {
+            **_grader_model_args(rng, V, n, D, H, N, dtype),
+            "epochs": epochs,
+            "batch_size": batch_size,
+            "lr": lr,
+            "seed": int(rng.integers(2**62)),
+        }
+        cases.append(
+            Case(
+                f"train_ffnn({GRADER_MODEL} with V={V}, n={n}, D={D}, H={H}; {N} examples, epochs={epochs}, "
+                f"batch_size={batch_size}, lr={lr}, generator), {dtype}",
+                args,
+                tolerance=FLOAT32 if dtype == "float32" else TRAINED,
+            )
+        )
     return cases
 
 
@@ -325,82 +462,239 @@ def perplexity_cases(ctx: CaseContext) -> list[Case]:
     cases = []
     for V, n, D, H, N, dtype in [(6, 2, 3, 4, 9, "float64"), (5, 1, 2, 3, 4, "float64"), (8, 3, 2, 5, 12, "float32")]:
         args = _grader_model_args(rng, V, n, D, H, N, dtype, scale=2.0)
-        cases.append(Case(f"perplexity({GRADER_MODEL} with V={V}, n={n}, D={D}, H={H}; {N} examples), {dtype}", args,
-                          tolerance=TOLERANCE[dtype]))
+        cases.append(
+            Case(
+                f"perplexity({GRADER_MODEL} with V={V}, n={n}, D={D}, H={H}; {N} examples), {dtype}",
+                args,
+                tolerance=TOLERANCE[dtype],
+            )
+        )
     return cases
 
 
 # --- properties ---
 
+
 def no_mutation_cases(ctx: CaseContext) -> list[Case]:
     rng = ctx.rng
     w, c, n = _vectors(rng, 3, 2, 1.0)
-    calls = [("train_bpe", {"word_counts": {"low": 5, "lower": 2, "newest": 6}, "num_merges": 4}, "word_counts"),
-             ("encode_word", {"merges": TEXTBOOK_MERGES[:6], "word": "lowest"}, "merges"),
-             ("noise_distribution", {"counts": np.array([4, 0, 2, 9])}, "counts"),
-             ("sgns_grads", {"w_vec": w, "c_vec": c, "neg_vecs": n}, "w_vec, c_vec and neg_vecs"),
-             ("SkipGram.step", {**_skipgram_args(rng, 4, 3), "w": 0, "c": 1, "negatives": np.array([2, 1, 2]),
-                                "lr": 0.1}, "negatives"),
-             ("make_examples", {"tokens": [3, 1, 4, 1, 5], "context_size": 2, "pad": 0}, "tokens")]
-    return [Case(f"{what} must leave its argument {changed} unchanged", {"what": what, **args})
-            for what, args, changed in calls]
+    calls = [
+        ("train_bpe", {"word_counts": {"low": 5, "lower": 2, "newest": 6}, "num_merges": 4}, "word_counts"),
+        ("encode_word", {"merges": TEXTBOOK_MERGES[:6], "word": "lowest"}, "merges"),
+        ("noise_distribution", {"counts": np.array([4, 0, 2, 9])}, "counts"),
+        ("sgns_grads", {"w_vec": w, "c_vec": c, "neg_vecs": n}, "w_vec, c_vec and neg_vecs"),
+        (
+            "SkipGram.step",
+            {**_skipgram_args(rng, 4, 3), "w": 0, "c": 1, "negatives": np.array([2, 1, 2]), "lr": 0.1},
+            "negatives",
+        ),
+        ("make_examples", {"tokens": [3, 1, 4, 1, 5], "context_size": 2, "pad": 0}, "tokens"),
+    ]
+    return [
+        Case(f"{what} must leave its argument {changed} unchanged", {"what": what, **args})
+        for what, args, changed in calls
+    ]
 
 
 def bad_argument_cases(ctx: CaseContext) -> list[Case]:
     good = {"abc": 4, "bc": 1, "c": 2}  # two merges without a tie: (c, </w>), then (b, c</w>)
-    calls = [("train_bpe", {"word_counts": good, "num_merges": -1}, "num_merges=-1"),
-             ("train_bpe", {"word_counts": {"ab": 1, "cd": 0}, "num_merges": 1}, "a count of 0"),
-             ("train_bpe", {"word_counts": {"ab": 2, "": 1}, "num_merges": 1}, "an empty word"),
-             ("skipgram_pairs", {"tokens": [1, 2, 3], "window": 0}, "window=0"),
-             ("skipgram_pairs", {"tokens": [1, 2, 3], "window": -2}, "window=-2")]
-    return [Case(f"{what} with {bad} must raise ValueError", {"what": what, "good": good, **args})
-            for what, args, bad in calls]
+    calls = [
+        ("train_bpe", {"word_counts": good, "num_merges": -1}, "num_merges=-1"),
+        ("train_bpe", {"word_counts": {"ab": 1, "cd": 0}, "num_merges": 1}, "a count of 0"),
+        ("train_bpe", {"word_counts": {"ab": 2, "": 1}, "num_merges": 1}, "an empty word"),
+        ("skipgram_pairs", {"tokens": [1, 2, 3], "window": 0}, "window=0"),
+        ("skipgram_pairs", {"tokens": [1, 2, 3], "window": -2}, "window=-2"),
+    ]
+    return [
+        Case(f"{what} with {bad} must raise ValueError", {"what": what, "good": good, **args})
+        for what, args, bad in calls
+    ]
 
 
 def embeddings_checks() -> list[Check]:
     quick = Limits(cpu_s=8, wall_s=15)
     return [
-        Check("train_bpe", "train_bpe: the most frequent pair, ties by the smallest, merged without overlap",
-              scenarios.train_bpe, train_bpe_cases, files=BPE, mistakes=M.TRAIN_BPE, limits=quick),
-        Check("encode_word", "encode_word: every merge in training order, on words never seen",
-              scenarios.encode_word, encode_word_cases, files=BPE, mistakes=M.ENCODE_WORD, limits=quick),
-        Check("encode", "encode: any whitespace splits words, symbols concatenated", scenarios.encode, encode_cases,
-              files=BPE, mistakes=M.ENCODE, limits=quick),
-        Check("decode", "decode: END becomes a space, the last one dropped", scenarios.decode, decode_cases,
-              files=BPE, mistakes=M.DECODE, limits=quick),
-        Check("sigmoid", "sigmoid: no overflow warning at 1e4", scenarios.sigmoid, sigmoid_cases, files=W2V,
-              tolerance=EXACT, mistakes=M.SIGMOID, limits=quick),
-        Check("skipgram_pairs", "skipgram_pairs: every (w, c) in the window, in order, within the sequence",
-              scenarios.skipgram_pairs, skipgram_pairs_cases, files=W2V, mistakes=M.PAIRS, limits=quick),
-        Check("noise_distribution", "noise_distribution: counts ** 0.75, normalised; 0 for unseen words",
-              scenarios.noise_distribution, noise_cases, files=W2V, tolerance=EXACT, mistakes=M.NOISE, limits=quick),
-        Check("sgns_loss", "sgns_loss: the SGNS loss, finite for dot products of 1e4", scenarios.sgns_loss,
-              sgns_loss_cases, files=W2V, tolerance=EXACT, mistakes=M.LOSS, limits=quick),
-        Check("sgns_grads", "sgns_grads: the three gradients, to 1e-9 and against your own loss",
-              scenarios.sgns_grads, sgns_grads_cases, files=W2V, tolerance=EXACT, judge=judge_gradients,
-              mistakes=M.GRADS, limits=quick),
-        Check("skipgram_init", "SkipGram: W uniform in +-0.5/D, C zeros", scenarios.skipgram_init,
-              skipgram_init_cases, files=W2V, mistakes=M.INIT, limits=quick),
-        Check("step", "SkipGram.step: the loss, then every update from gradients taken before any",
-              scenarios.step, step_cases, files=W2V, tolerance=EXACT, mistakes=M.STEP,
-              composes=("sgns_loss", "sgns_grads"), limits=quick),
-        Check("train", "SkipGram.train: the contract's rng calls and SGD loop, as the reference's",
-              scenarios.train, train_cases, files=W2V, tolerance=TRAINED, mistakes=M.TRAIN,
-              composes=("skipgram_pairs", "noise_distribution", "step"), limits=quick),
-        Check("most_similar", "SkipGram.most_similar: cosine of W rows, ties by the smaller id",
-              scenarios.most_similar, most_similar_cases, files=W2V, mistakes=M.SIMILAR, limits=quick),
-        Check("ffnn_forward", "FFNNLM: logits and the gradient of every parameter, float32 and float64",
-              scenarios.ffnn_forward, ffnn_forward_cases, files=FFNN, tolerance=FLOAT64, mistakes=M.FORWARD,
-              limits=quick),
-        Check("make_examples", "make_examples: the n tokens before t, left-padded", scenarios.make_examples,
-              make_examples_cases, files=FFNN, mistakes=M.EXAMPLES, limits=quick),
-        Check("train_ffnn", "train_ffnn: SGD on randperm batches; losses and weights as the reference's",
-              scenarios.train_ffnn, train_ffnn_cases, files=FFNN, tolerance=TRAINED, mistakes=M.TRAIN_FFNN,
-              limits=quick),
-        Check("perplexity", "perplexity: exp of the mean negative log-likelihood", scenarios.perplexity,
-              perplexity_cases, files=FFNN, tolerance=FLOAT64, mistakes=M.PERPLEXITY, limits=quick),
-        Check("no_mutation", "no function changes its arguments", scenarios.no_mutation, no_mutation_cases,
-              tolerance=EXACT, property_check=True, limits=quick),
-        Check("bad_arguments", "ValueError for num_merges < 0, a count < 1, an empty word, window < 1",
-              scenarios.bad_argument, bad_argument_cases, files=BPE + W2V, property_check=True, limits=quick),
+        Check(
+            "train_bpe",
+            "train_bpe: the most frequent pair, ties by the smallest, merged without overlap",
+            scenarios.train_bpe,
+            train_bpe_cases,
+            files=BPE,
+            mistakes=M.TRAIN_BPE,
+            limits=quick,
+        ),
+        Check(
+            "encode_word",
+            "encode_word: every merge in training order, on words never seen",
+            scenarios.encode_word,
+            encode_word_cases,
+            files=BPE,
+            mistakes=M.ENCODE_WORD,
+            limits=quick,
+        ),
+        Check(
+            "encode",
+            "encode: any whitespace splits words, symbols concatenated",
+            scenarios.encode,
+            encode_cases,
+            files=BPE,
+            mistakes=M.ENCODE,
+            limits=quick,
+        ),
+        Check(
+            "decode",
+            "decode: END becomes a space, the last one dropped",
+            scenarios.decode,
+            decode_cases,
+            files=BPE,
+            mistakes=M.DECODE,
+            limits=quick,
+        ),
+        Check(
+            "sigmoid",
+            "sigmoid: no overflow warning at 1e4",
+            scenarios.sigmoid,
+            sigmoid_cases,
+            files=W2V,
+            tolerance=EXACT,
+            mistakes=M.SIGMOID,
+            limits=quick,
+        ),
+        Check(
+            "skipgram_pairs",
+            "skipgram_pairs: every (w, c) in the window, in order, within the sequence",
+            scenarios.skipgram_pairs,
+            skipgram_pairs_cases,
+            files=W2V,
+            mistakes=M.PAIRS,
+            limits=quick,
+        ),
+        Check(
+            "noise_distribution",
+            "noise_distribution: counts ** 0.75, normalised; 0 for unseen words",
+            scenarios.noise_distribution,
+            noise_cases,
+            files=W2V,
+            tolerance=EXACT,
+            mistakes=M.NOISE,
+            limits=quick,
+        ),
+        Check(
+            "sgns_loss",
+            "sgns_loss: the SGNS loss, finite for dot products of 1e4",
+            scenarios.sgns_loss,
+            sgns_loss_cases,
+            files=W2V,
+            tolerance=EXACT,
+            mistakes=M.LOSS,
+            limits=quick,
+        ),
+        Check(
+            "sgns_grads",
+            "sgns_grads: the three gradients, to 1e-9 and against your own loss",
+            scenarios.sgns_grads,
+            sgns_grads_cases,
+            files=W2V,
+            tolerance=EXACT,
+            judge=judge_gradients,
+            mistakes=M.GRADS,
+            limits=quick,
+        ),
+        Check(
+            "skipgram_init",
+            "SkipGram: W uniform in +-0.5/D, C zeros",
+            scenarios.skipgram_init,
+            skipgram_init_cases,
+            files=W2V,
+            mistakes=M.INIT,
+            limits=quick,
+        ),
+        Check(
+            "step",
+            "SkipGram.step: the loss, then every update from gradients taken before any",
+            scenarios.step,
+            step_cases,
+            files=W2V,
+            tolerance=EXACT,
+            mistakes=M.STEP,
+            composes=("sgns_loss", "sgns_grads"),
+            limits=quick,
+        ),
+        Check(
+            "train",
+            "SkipGram.train: the contract's rng calls and SGD loop, as the reference's",
+            scenarios.train,
+            train_cases,
+            files=W2V,
+            tolerance=TRAINED,
+            mistakes=M.TRAIN,
+            composes=("skipgram_pairs", "noise_distribution", "step"),
+            limits=quick,
+        ),
+        Check(
+            "most_similar",
+            "SkipGram.most_similar: cosine of W rows, ties by the smaller id",
+            scenarios.most_similar,
+            most_similar_cases,
+            files=W2V,
+            mistakes=M.SIMILAR,
+            limits=quick,
+        ),
+        Check(
+            "ffnn_forward",
+            "FFNNLM: logits and the gradient of every parameter, float32 and float64",
+            scenarios.ffnn_forward,
+            ffnn_forward_cases,
+            files=FFNN,
+            tolerance=FLOAT64,
+            mistakes=M.FORWARD,
+            limits=quick,
+        ),
+        Check(
+            "make_examples",
+            "make_examples: the n tokens before t, left-padded",
+            scenarios.make_examples,
+            make_examples_cases,
+            files=FFNN,
+            mistakes=M.EXAMPLES,
+            limits=quick,
+        ),
+        Check(
+            "train_ffnn",
+            "train_ffnn: SGD on randperm batches; losses and weights as the reference's",
+            scenarios.train_ffnn,
+            train_ffnn_cases,
+            files=FFNN,
+            tolerance=TRAINED,
+            mistakes=M.TRAIN_FFNN,
+            limits=quick,
+        ),
+        Check(
+            "perplexity",
+            "perplexity: exp of the mean negative log-likelihood",
+            scenarios.perplexity,
+            perplexity_cases,
+            files=FFNN,
+            tolerance=FLOAT64,
+            mistakes=M.PERPLEXITY,
+            limits=quick,
+        ),
+        Check(
+            "no_mutation",
+            "no function changes its arguments",
+            scenarios.no_mutation,
+            no_mutation_cases,
+            tolerance=EXACT,
+            property_check=True,
+            limits=quick,
+        ),
+        Check(
+            "bad_arguments",
+            "ValueError for num_merges < 0, a count < 1, an empty word, window < 1",
+            scenarios.bad_argument,
+            bad_argument_cases,
+            files=BPE + W2V,
+            property_check=True,
+            limits=quick,
+        ),
     ]

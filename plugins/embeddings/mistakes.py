@@ -91,184 +91,304 @@ def _mistake(name, explanation, *edits) -> Mistake:
 
 # --- bpe.py ---
 TIES_FIRST = _mistake(
-    "ties_by_first_occurrence", "ties between pairs of equal count are broken by which pair occurs first (what "
+    "ties_by_first_occurrence",
+    "ties between pairs of equal count are broken by which pair occurs first (what "
     "max() over a dict of counts gives); the contract takes the smallest pair in Python's tuple order",
-    (B, BEST, "best = max(pair_count.values())\n        best = next(pair for symbols in words for pair in "
-              "zip(symbols, symbols[1:]) if pair_count[pair] == best)"))
+    (
+        B,
+        BEST,
+        "best = max(pair_count.values())\n        best = next(pair for symbols in words for pair in "
+        "zip(symbols, symbols[1:]) if pair_count[pair] == best)",
+    ),
+)
 TIES_LARGEST = _mistake(
-    "ties_by_largest_pair", "ties between pairs of equal count are broken by the largest pair (max over "
+    "ties_by_largest_pair",
+    "ties between pairs of equal count are broken by the largest pair (max over "
     "(count, pair)); the contract takes the smallest",
-    (B, BEST, "best = max(pair_count, key=lambda pair: (pair_count[pair], pair))"))
+    (B, BEST, "best = max(pair_count, key=lambda pair: (pair_count[pair], pair))"),
+)
 OVERLAP = _mistake(
-    "overlapping_replacement", "overlapping occurrences are all replaced (\"a a a\" becomes \"aa aa\"); the "
-    "contract scans left to right without overlap (\"aa a\")", (B, REPLACE, REPLACE_OVERLAPPING))
+    "overlapping_replacement",
+    'overlapping occurrences are all replaced ("a a a" becomes "aa aa"); the '
+    'contract scans left to right without overlap ("aa a")',
+    (B, REPLACE, REPLACE_OVERLAPPING),
+)
 NO_END = _mistake(
-    "end_forgotten", "words start as their characters without END, so no merge can tell a word's last symbol "
-    "from the same symbol inside a word", (B, WORDS, "words = [tuple(word) for word in word_counts]"))
+    "end_forgotten",
+    "words start as their characters without END, so no merge can tell a word's last symbol "
+    "from the same symbol inside a word",
+    (B, WORDS, "words = [tuple(word) for word in word_counts]"),
+)
 END_FIRST = _mistake(
-    "end_at_the_start", "END is put before the characters instead of after them",
-    (B, WORDS, "words = [(END,) + tuple(word) for word in word_counts]"))
+    "end_at_the_start",
+    "END is put before the characters instead of after them",
+    (B, WORDS, "words = [(END,) + tuple(word) for word in word_counts]"),
+)
 UNWEIGHTED = _mistake(
-    "counts_ignored", "each word's pairs are counted once, not weighted by the word's count",
-    (B, COUNTS, "counts = [1] * len(word_counts)"))
+    "counts_ignored",
+    "each word's pairs are counted once, not weighted by the word's count",
+    (B, COUNTS, "counts = [1] * len(word_counts)"),
+)
 ENCODE_LONGEST_FIRST = _mistake(
-    "longest_first", "the merges are applied greedily, longest symbol first from the left, instead of one by one "
-    "in training order", (B, ENCODE_LOOP, ENCODE_LONGEST))
+    "longest_first",
+    "the merges are applied greedily, longest symbol first from the left, instead of one by one in training order",
+    (B, ENCODE_LOOP, ENCODE_LONGEST),
+)
 ENCODE_NO_END = _mistake(
-    "encode_end_forgotten", "encode_word starts from the characters without END",
-    (B, ENCODE_START, "symbols = tuple(word)\n    for pair in merges:"))
+    "encode_end_forgotten",
+    "encode_word starts from the characters without END",
+    (B, ENCODE_START, "symbols = tuple(word)\n    for pair in merges:"),
+)
 ENCODE_END_FIRST = _mistake(
-    "encode_end_at_the_start", "encode_word puts END before the characters instead of after them",
-    (B, ENCODE_START, "symbols = (END,) + tuple(word)\n    for pair in merges:"))
+    "encode_end_at_the_start",
+    "encode_word puts END before the characters instead of after them",
+    (B, ENCODE_START, "symbols = (END,) + tuple(word)\n    for pair in merges:"),
+)
 SPLIT_ON_SPACE = _mistake(
-    "split_on_one_space", "text.split(\" \") keeps tabs, newlines and empty words; text.split() splits on any "
-    "whitespace", (B, SPLIT, "for word in text.split(\" \") for symbol"))
+    "split_on_one_space",
+    'text.split(" ") keeps tabs, newlines and empty words; text.split() splits on any whitespace',
+    (B, SPLIT, 'for word in text.split(" ") for symbol'),
+)
 DECODE_KEEPS_LAST = _mistake(
-    "last_space_kept", "decode keeps the space of the last END: the text ends with a space",
-    (B, DECODE, "    return \"\".join(symbols).replace(END, \" \")"))
+    "last_space_kept",
+    "decode keeps the space of the last END: the text ends with a space",
+    (B, DECODE, '    return "".join(symbols).replace(END, " ")'),
+)
 DECODE_NO_SPACES = _mistake(
-    "end_removed", "decode removes END instead of turning it into a space, so the words run together",
-    (B, DECODE, "    return \"\".join(symbols).replace(END, \"\")"))
+    "end_removed",
+    "decode removes END instead of turning it into a space, so the words run together",
+    (B, DECODE, '    return "".join(symbols).replace(END, "")'),
+)
 
 # --- word2vec.py ---
 SIGMOID_OVERFLOW = _mistake(
-    "sigmoid_overflows", "1 / (1 + exp(-x)) overflows in exp for x below about -709 (a RuntimeWarning; the value "
-    "is still right): compute exp of -|x| only", (W, SIGMOID, "return 1.0 / (1.0 + np.exp(-x))"))
+    "sigmoid_overflows",
+    "1 / (1 + exp(-x)) overflows in exp for x below about -709 (a RuntimeWarning; the value "
+    "is still right): compute exp of -|x| only",
+    (W, SIGMOID, "return 1.0 / (1.0 + np.exp(-x))"),
+)
 PAIRS_CENTRE = _mistake(
-    "window_counts_the_centre", "the window includes the centre word itself: (w, w) is not a pair",
-    (W, WINDOW, "for u in range(max(0, t - window), min(T, t + window + 1)):\n            if True:"))
+    "window_counts_the_centre",
+    "the window includes the centre word itself: (w, w) is not a pair",
+    (W, WINDOW, "for u in range(max(0, t - window), min(T, t + window + 1)):\n            if True:"),
+)
 PAIRS_WRAP = _mistake(
-    "pairs_across_the_edge", "the window wraps around the sequence's edges (positions taken modulo its length); "
+    "pairs_across_the_edge",
+    "the window wraps around the sequence's edges (positions taken modulo its length); "
     "only positions inside the sequence count",
     (W, WINDOW, "for u in range(t - window, t + window + 1):\n            if u != t:"),
-    (W, PAIR, "pairs.append((int(tokens[t]), int(tokens[u % T])))"))
+    (W, PAIR, "pairs.append((int(tokens[t]), int(tokens[u % T])))"),
+)
 PAIRS_SHORT = _mistake(
-    "window_off_by_one", "the window stops one short: 1 <= |t - t'| <= window includes the distance window itself",
-    (W, WINDOW, "for u in range(max(0, t - window + 1), min(T, t + window)):\n            if u != t:"))
+    "window_off_by_one",
+    "the window stops one short: 1 <= |t - t'| <= window includes the distance window itself",
+    (W, WINDOW, "for u in range(max(0, t - window + 1), min(T, t + window)):\n            if u != t:"),
+)
 PAIRS_BY_DISTANCE = _mistake(
-    "pairs_by_distance", "each position's contexts are listed nearest first (t-1, t+1, t-2, ...); the contract "
+    "pairs_by_distance",
+    "each position's contexts are listed nearest first (t-1, t+1, t-2, ...); the contract "
     "lists them by increasing position t'",
-    (W, WINDOW, "for u in sorted(range(max(0, t - window), min(T, t + window + 1)), key=lambda u: abs(u - t)):\n"
-                "            if u != t:"))
+    (
+        W,
+        WINDOW,
+        "for u in sorted(range(max(0, t - window), min(T, t + window + 1)), key=lambda u: abs(u - t)):\n"
+        "            if u != t:",
+    ),
+)
 NO_POWER = _mistake(
-    "counts_not_raised", "the counts are not raised to the power (0.75 by default) before normalising",
-    (W, POWER, "weights = np.asarray(counts, dtype=np.float64)  # (V,)"))
+    "counts_not_raised",
+    "the counts are not raised to the power (0.75 by default) before normalising",
+    (W, POWER, "weights = np.asarray(counts, dtype=np.float64)  # (V,)"),
+)
 ZERO_SMOOTHED = _mistake(
-    "zero_counts_smoothed", "1 is added to every count, so a word never seen gets a probability above 0",
-    (W, POWER, "weights = (np.asarray(counts, dtype=np.float64) + 1) ** power  # (V,)"))
+    "zero_counts_smoothed",
+    "1 is added to every count, so a word never seen gets a probability above 0",
+    (W, POWER, "weights = (np.asarray(counts, dtype=np.float64) + 1) ** power  # (V,)"),
+)
 POSITIVE_SIGN = _mistake(
-    "positive_term_sign", "the positive term has the wrong sign: it is -ln σ(c·w), not -ln σ(-c·w); the real "
-    "context should get a high score",
+    "positive_term_sign",
+    "the positive term has the wrong sign: it is -ln σ(c·w), not -ln σ(-c·w); the real context should get a high score",
     (W, LOSS, "return float(-_log_sigmoid(-(c_vec @ w_vec)) - _log_sigmoid(-(neg_vecs @ w_vec)).sum())"),
-    (W, POS, "pos = sigmoid(c_vec @ w_vec)  # scalar"))
+    (W, POS, "pos = sigmoid(c_vec @ w_vec)  # scalar"),
+)
 NEGATIVE_SIGN = _mistake(
-    "negative_term_sign", "the negatives' term has the wrong sign: it is -ln σ(-n_k·w), not -ln σ(n_k·w)",
-    (W, LOSS, "return float(-_log_sigmoid(c_vec @ w_vec) - _log_sigmoid(neg_vecs @ w_vec).sum())"))
+    "negative_term_sign",
+    "the negatives' term has the wrong sign: it is -ln σ(-n_k·w), not -ln σ(n_k·w)",
+    (W, LOSS, "return float(-_log_sigmoid(c_vec @ w_vec) - _log_sigmoid(neg_vecs @ w_vec).sum())"),
+)
 UNSTABLE_LOG = _mistake(
-    "log_one_minus_sigmoid", "ln σ and ln(1 - σ) are computed as the log of a sigmoid, which is 0 for dot "
+    "log_one_minus_sigmoid",
+    "ln σ and ln(1 - σ) are computed as the log of a sigmoid, which is 0 for dot "
     "products near ±1e4, so the loss is inf: use ln σ(x) = -logaddexp(0, -x)",
-    (W, LOSS, "return float(-np.log(sigmoid(c_vec @ w_vec)) - np.log(1 - sigmoid(neg_vecs @ w_vec)).sum())"))
+    (W, LOSS, "return float(-np.log(sigmoid(c_vec @ w_vec)) - np.log(1 - sigmoid(neg_vecs @ w_vec)).sum())"),
+)
 NEGATIVES_MEAN = _mistake(
-    "negatives_averaged", "the negatives' terms are averaged over K instead of summed",
-    (W, LOSS, "return float(-_log_sigmoid(c_vec @ w_vec) - _log_sigmoid(-(neg_vecs @ w_vec)).mean())"))
+    "negatives_averaged",
+    "the negatives' terms are averaged over K instead of summed",
+    (W, LOSS, "return float(-_log_sigmoid(c_vec @ w_vec) - _log_sigmoid(-(neg_vecs @ w_vec)).mean())"),
+)
 DW_WITHOUT_NEGATIVES = _mistake(
-    "dw_without_negatives", "d loss / d w_vec leaves out the negatives' term Σ_k σ(n_k·w) n_k",
-    (W, D_W, "d_w = pos * c_vec  # (D,)"))
+    "dw_without_negatives",
+    "d loss / d w_vec leaves out the negatives' term Σ_k σ(n_k·w) n_k",
+    (W, D_W, "d_w = pos * c_vec  # (D,)"),
+)
 D_NEG_TRANSPOSED = _mistake(
-    "d_neg_transposed", "d loss / d neg_vecs is transposed: it has neg_vecs' shape (K, D)",
-    (W, D_NEG, "d_neg = np.outer(w_vec, neg)  # (D, K)"))
+    "d_neg_transposed",
+    "d loss / d neg_vecs is transposed: it has neg_vecs' shape (K, D)",
+    (W, D_NEG, "d_neg = np.outer(w_vec, neg)  # (D, K)"),
+)
 W_UNSCALED = _mistake(
-    "w_init_unscaled", "W is drawn uniform in ±0.5 instead of ±0.5/D",
-    (W, INIT_W, "self.W = rng.uniform(-0.5, 0.5, size=(vocab_size, dim))"))
+    "w_init_unscaled",
+    "W is drawn uniform in ±0.5 instead of ±0.5/D",
+    (W, INIT_W, "self.W = rng.uniform(-0.5, 0.5, size=(vocab_size, dim))"),
+)
 C_RANDOM = _mistake(
-    "c_init_random", "C is drawn like W; the contract starts it at zeros",
-    (W, INIT_C, "self.C = rng.uniform(-0.5 / dim, 0.5 / dim, size=(vocab_size, dim))"))
+    "c_init_random",
+    "C is drawn like W; the contract starts it at zeros",
+    (W, INIT_C, "self.C = rng.uniform(-0.5 / dim, 0.5 / dim, size=(vocab_size, dim))"),
+)
 C_BEFORE_W = _mistake(
-    "c_updated_before_w_gradient", "C is updated before W's gradient is taken, so d loss / d w uses the new context "
+    "c_updated_before_w_gradient",
+    "C is updated before W's gradient is taken, so d loss / d w uses the new context "
     "vectors; take every gradient first, then update",
-    (W, UPDATES, """        self.C[c] -= lr * d_c
+    (
+        W,
+        UPDATES,
+        """        self.C[c] -= lr * d_c
         np.add.at(self.C, negatives, -lr * d_neg)
         d_w, _, _ = sgns_grads(w_vec, self.C[c], self.C[negatives])
-        self.W[w] -= lr * d_w"""))
+        self.W[w] -= lr * d_w""",
+    ),
+)
 NEGATIVES_OVERWRITE = _mistake(
-    "repeated_negatives_not_added", "C[negatives] -= lr * d_neg applies a repeated negative's update once (numpy's "
+    "repeated_negatives_not_added",
+    "C[negatives] -= lr * d_neg applies a repeated negative's update once (numpy's "
     "buffered fancy indexing); each draw must add its own: np.add.at or a loop",
-    (W, NEGATIVES_UPDATE, "self.C[negatives] -= lr * d_neg"))
+    (W, NEGATIVES_UPDATE, "self.C[negatives] -= lr * d_neg"),
+)
 NEGATIVES_INTO_W = _mistake(
-    "negatives_into_w", "the negatives' gradients are subtracted from rows of W; they belong to C",
-    (W, NEGATIVES_UPDATE, "np.add.at(self.W, negatives, -lr * d_neg)"))
+    "negatives_into_w",
+    "the negatives' gradients are subtracted from rows of W; they belong to C",
+    (W, NEGATIVES_UPDATE, "np.add.at(self.W, negatives, -lr * d_neg)"),
+)
 LOSS_AFTER_STEP = _mistake(
-    "loss_after_the_update", "step returns the loss after the update; the contract returns it at the parameters "
-    "the step started from",
+    "loss_after_the_update",
+    "step returns the loss after the update; the contract returns it at the parameters the step started from",
     (W, STEP_LOSS, ""),
-    (W, "        return loss\n\n    def train", "        return sgns_loss(self.W[w], self.C[c], self.C[negatives])\n\n"
-                                                "    def train"))
+    (
+        W,
+        "        return loss\n\n    def train",
+        "        return sgns_loss(self.W[w], self.C[c], self.C[negatives])\n\n    def train",
+    ),
+)
 EPOCH_SUM = _mistake(
-    "epoch_loss_summed", "each epoch's loss is the sum over its pairs; the contract asks the mean",
-    (W, EPOCH_MEAN, "losses.append(total)"))
+    "epoch_loss_summed",
+    "each epoch's loss is the sum over its pairs; the contract asks the mean",
+    (W, EPOCH_MEAN, "losses.append(total)"),
+)
 UNIFORM_NEGATIVES = _mistake(
-    "negatives_uniform", "the negatives are drawn uniformly, rng.choice(V, size=k), not from the noise "
-    "distribution p", (W, DRAW, "negatives = rng.choice(V, size=k)"))
+    "negatives_uniform",
+    "the negatives are drawn uniformly, rng.choice(V, size=k), not from the noise distribution p",
+    (W, DRAW, "negatives = rng.choice(V, size=k)"),
+)
 PAIRS_IN_ORDER = _mistake(
-    "pairs_in_order", "the pairs are visited in order; the contract visits them in rng.permutation(len(pairs)) "
-    "order, each epoch", (W, ORDER, "for i in range(len(pairs)):"))
+    "pairs_in_order",
+    "the pairs are visited in order; the contract visits them in rng.permutation(len(pairs)) order, each epoch",
+    (W, ORDER, "for i in range(len(pairs)):"),
+)
 DOT_PRODUCT = _mistake(
-    "dot_product_not_cosine", "words are ranked by the dot product of W rows, not by their cosine similarity",
-    (W, COSINE, "cosine = self.W @ self.W[word]"))
+    "dot_product_not_cosine",
+    "words are ranked by the dot product of W rows, not by their cosine similarity",
+    (W, COSINE, "cosine = self.W @ self.W[word]"),
+)
 TIES_LARGER_ID = _mistake(
-    "ties_by_larger_id", "equal similarities come out larger id first (an ascending sort reversed); the contract "
-    "puts the smaller id first",
-    (W, RANKED, "return sorted(others, key=lambda i: (cosine[i], i), reverse=True)[:topn]"))
+    "ties_by_larger_id",
+    "equal similarities come out larger id first (an ascending sort reversed); the contract puts the smaller id first",
+    (W, RANKED, "return sorted(others, key=lambda i: (cosine[i], i), reverse=True)[:topn]"),
+)
 SELF_INCLUDED = _mistake(
-    "word_itself_included", "the word itself is not excluded (it is its own nearest neighbour)",
-    (W, OTHERS, "others = list(range(len(cosine)))"))
+    "word_itself_included",
+    "the word itself is not excluded (it is its own nearest neighbour)",
+    (W, OTHERS, "others = list(range(len(cosine)))"),
+)
 
 # --- ffnn_lm.py ---
 NEWEST_FIRST = _mistake(
-    "context_newest_first", "the context's embeddings are concatenated newest first; e = [E[w_{t-n}]; ...; "
-    "E[w_{t-1}]] puts the oldest first",
-    (F, EMBED, "e = self.E(context.flip(1)).reshape(B, -1)"))
+    "context_newest_first",
+    "the context's embeddings are concatenated newest first; e = [E[w_{t-n}]; ...; E[w_{t-1}]] puts the oldest first",
+    (F, EMBED, "e = self.E(context.flip(1)).reshape(B, -1)"),
+)
 NO_TANH = _mistake(
-    "hidden_without_tanh", "the hidden layer has no tanh: h = W e + b, not tanh(W e + b)",
-    (F, HIDDEN, "h = self.W(e)"))
+    "hidden_without_tanh", "the hidden layer has no tanh: h = W e + b, not tanh(W e + b)", (F, HIDDEN, "h = self.W(e)")
+)
 SIGMOID_HIDDEN = _mistake(
-    "hidden_sigmoid", "the hidden layer uses a sigmoid; the contract's is tanh",
-    (F, HIDDEN, "h = torch.sigmoid(self.W(e))"))
+    "hidden_sigmoid",
+    "the hidden layer uses a sigmoid; the contract's is tanh",
+    (F, HIDDEN, "h = torch.sigmoid(self.W(e))"),
+)
 NO_PADDING = _mistake(
-    "no_padding", "examples start at t = n instead of t = 0: the first n tokens get no (padded) example",
+    "no_padding",
+    "examples start at t = n instead of t = 0: the first n tokens get no (padded) example",
     (F, CONTEXTS, "contexts = [padded[t : t + context_size] for t in range(len(tokens))][context_size:]"),
-    (F, "targets = torch.tensor([int(t) for t in tokens], dtype=torch.long)  # (N,)",
-     "targets = torch.tensor([int(t) for t in tokens][context_size:], dtype=torch.long)"),
-    (F, ".reshape(len(tokens), context_size)", ".reshape(-1, context_size)"))
+    (
+        F,
+        "targets = torch.tensor([int(t) for t in tokens], dtype=torch.long)  # (N,)",
+        "targets = torch.tensor([int(t) for t in tokens][context_size:], dtype=torch.long)",
+    ),
+    (F, ".reshape(len(tokens), context_size)", ".reshape(-1, context_size)"),
+)
 TARGET_IN_CONTEXT = _mistake(
-    "target_in_context", "each context ends with the target itself (tokens t - n + 1 .. t); it must be the n "
-    "tokens before t",
-    (F, CONTEXTS, "contexts = [padded[t + 1 : t + 1 + context_size] for t in range(len(tokens))]"))
+    "target_in_context",
+    "each context ends with the target itself (tokens t - n + 1 .. t); it must be the n tokens before t",
+    (F, CONTEXTS, "contexts = [padded[t + 1 : t + 1 + context_size] for t in range(len(tokens))]"),
+)
 PADDED_RIGHT = _mistake(
-    "padded_on_the_right", "short contexts are padded on the right (after the tokens); the contract pads at the start",
-    (F, CONTEXTS, "contexts = [(padded[context_size:][max(0, t - context_size) : t] + [pad] * context_size)"
-                  "[:context_size] for t in range(len(tokens))]"))
+    "padded_on_the_right",
+    "short contexts are padded on the right (after the tokens); the contract pads at the start",
+    (
+        F,
+        CONTEXTS,
+        "contexts = [(padded[context_size:][max(0, t - context_size) : t] + [pad] * context_size)"
+        "[:context_size] for t in range(len(tokens))]",
+    ),
+)
 MEAN_OF_BATCHES = _mistake(
-    "epoch_loss_mean_of_batches", "each epoch's loss is the mean of its batches' losses; with a shorter last batch "
+    "epoch_loss_mean_of_batches",
+    "each epoch's loss is the mean of its batches' losses; with a shorter last batch "
     "that is not the mean over the examples",
-    (F, TOTAL, "total += loss.item()"), (F, FFNN_EPOCH, "losses.append(total / math.ceil(N / batch_size))"))
+    (F, TOTAL, "total += loss.item()"),
+    (F, FFNN_EPOCH, "losses.append(total / math.ceil(N / batch_size))"),
+)
 NO_ZERO_GRAD = _mistake(
-    "gradients_not_zeroed", "the gradients are never zeroed, so each step adds up every earlier batch's "
-    "gradients", (F, ZERO_GRAD, ""))
+    "gradients_not_zeroed",
+    "the gradients are never zeroed, so each step adds up every earlier batch's gradients",
+    (F, ZERO_GRAD, ""),
+)
 ONE_ORDER = _mistake(
-    "one_order_for_every_epoch", "torch.randperm is drawn once, before the epochs; each epoch draws its own order",
-    (F, "    losses = []\n    for _ in range(epochs):\n        order = torch.randperm(N, generator=generator)\n",
-     "    losses = []\n    order = torch.randperm(N, generator=generator)\n    for _ in range(epochs):\n"))
+    "one_order_for_every_epoch",
+    "torch.randperm is drawn once, before the epochs; each epoch draws its own order",
+    (
+        F,
+        "    losses = []\n    for _ in range(epochs):\n        order = torch.randperm(N, generator=generator)\n",
+        "    losses = []\n    order = torch.randperm(N, generator=generator)\n    for _ in range(epochs):\n",
+    ),
+)
 PERPLEXITY_MEAN = _mistake(
-    "perplexity_mean", "perplexity is the mean of per-example (or per-batch) perplexities; it is exp of the mean "
+    "perplexity_mean",
+    "perplexity is the mean of per-example (or per-batch) perplexities; it is exp of the mean "
     "negative log-likelihood over every example",
-    (F, PPL, "return F.cross_entropy(model(contexts), targets, reduction=\"none\").exp().mean().item()"))
+    (F, PPL, 'return F.cross_entropy(model(contexts), targets, reduction="none").exp().mean().item()'),
+)
 PERPLEXITY_NO_EXP = _mistake(
-    "perplexity_without_exp", "perplexity returns the mean negative log-likelihood itself, without exp",
-    (F, PPL, "return F.cross_entropy(model(contexts), targets).item()"))
+    "perplexity_without_exp",
+    "perplexity returns the mean negative log-likelihood itself, without exp",
+    (F, PPL, "return F.cross_entropy(model(contexts), targets).item()"),
+)
 PERPLEXITY_BASE_2 = _mistake(
-    "perplexity_base_2", "perplexity is 2 to the power of a mean NLL measured in nats; it is exp of it",
-    (F, PPL, "return 2 ** F.cross_entropy(model(contexts), targets).item()"))
+    "perplexity_base_2",
+    "perplexity is 2 to the power of a mean NLL measured in nats; it is exp of it",
+    (F, PPL, "return 2 ** F.cross_entropy(model(contexts), targets).item()"),
+)
 
 TRAIN_BPE = (TIES_FIRST, TIES_LARGEST, OVERLAP, NO_END, END_FIRST, UNWEIGHTED)
 ENCODE_WORD = (ENCODE_LONGEST_FIRST, OVERLAP, ENCODE_NO_END, ENCODE_END_FIRST)

@@ -27,117 +27,257 @@ def _bug(mistake, what, loses, demo=False) -> Bug:
 
 
 BUGS = {
-    "gate_order": _bug(M.GATE_ORDER, "the forget gate uses W_i and b_i, the input gate W_f and b_f.",
-                       {"lstm_forward": "forget and input gates are swapped",
-                        "lstm_backward": "forget and input gates are swapped",
-                        **seen("lstm_forward", "long_sequence", "stacked", "birnn", "lstmlm", "train", "bptt_hidden")}),
-    "hx_order": _bug(M.HX_ORDER, "the LSTM concatenates z_t = [x_t; h_{t-1}].",
-                     {"lstm_forward": "[h_{t-1}; x_t], h first", "lstm_backward": "h first",
-                      **seen("lstm_forward", "long_sequence", "stacked", "birnn", "lstmlm", "train", "bptt_hidden")},
-                     demo=True),
-    "gru_hx_order": _bug(M.GRU_HX_ORDER, "the GRU concatenates z_t = [x_t; h_{t-1}].",
-                         {"gru_forward": "h first", "gru_backward": "h first",
-                          **seen("gru_forward", "long_sequence", "stacked", "birnn", "bptt_hidden")}),
+    "gate_order": _bug(
+        M.GATE_ORDER,
+        "the forget gate uses W_i and b_i, the input gate W_f and b_f.",
+        {
+            "lstm_forward": "forget and input gates are swapped",
+            "lstm_backward": "forget and input gates are swapped",
+            **seen("lstm_forward", "long_sequence", "stacked", "birnn", "lstmlm", "train", "bptt_hidden"),
+        },
+    ),
+    "hx_order": _bug(
+        M.HX_ORDER,
+        "the LSTM concatenates z_t = [x_t; h_{t-1}].",
+        {
+            "lstm_forward": "[h_{t-1}; x_t], h first",
+            "lstm_backward": "h first",
+            **seen("lstm_forward", "long_sequence", "stacked", "birnn", "lstmlm", "train", "bptt_hidden"),
+        },
+        demo=True,
+    ),
+    "gru_hx_order": _bug(
+        M.GRU_HX_ORDER,
+        "the GRU concatenates z_t = [x_t; h_{t-1}].",
+        {
+            "gru_forward": "h first",
+            "gru_backward": "h first",
+            **seen("gru_forward", "long_sequence", "stacked", "birnn", "bptt_hidden"),
+        },
+    ),
     "forget_bias_zero": _bug(M.FORGET_BIAS_ZERO, "b_f starts at zeros.", {"lstm_forward": "b_f starts at zeros"}),
-    "h_from_old_cell": _bug(M.CELL_ORDER, "h_t is computed before C_t is updated.",
-                            {"lstm_forward": "update the cell state first", "lstm_backward": "the forward is wrong",
-                             **seen("lstm_forward", "long_sequence", "stacked", "birnn", "depth_direction", "lstmlm",
-                                    "train", "bptt_hidden")}),
-    "no_tanh_on_cell": _bug(M.NO_TANH_C, "h_t = o_t * C_t.", {"lstm_forward": "tanh of the cell state is missing",
-                                                             "lstm_backward": "tanh of the cell state is missing",
-                                                             **seen("lstm_forward", "long_sequence", "stacked", "birnn",
-                                                                    "lstmlm", "train", "bptt_hidden")}),
-    "h0_ignored": _bug(M.H0_IGNORED, "LSTM.forward ignores h0.", {"lstm_forward": "h0 argument is ignored",
-                                                                  "lstm_backward": "h0 argument is ignored",
-                                                                  **seen("lstm_forward", "long_sequence", "bptt_hidden")}),
-    "C0_ignored": _bug(M.C0_IGNORED, "LSTM.forward ignores C0.", {"lstm_forward": "C0 argument is ignored",
-                                                                  "lstm_backward": "C0 argument is ignored",
-                                                                  **seen("lstm_forward", "long_sequence", "bptt_hidden")}),
+    "h_from_old_cell": _bug(
+        M.CELL_ORDER,
+        "h_t is computed before C_t is updated.",
+        {
+            "lstm_forward": "update the cell state first",
+            "lstm_backward": "the forward is wrong",
+            **seen(
+                "lstm_forward", "long_sequence", "stacked", "birnn", "depth_direction", "lstmlm", "train", "bptt_hidden"
+            ),
+        },
+    ),
+    "no_tanh_on_cell": _bug(
+        M.NO_TANH_C,
+        "h_t = o_t * C_t.",
+        {
+            "lstm_forward": "tanh of the cell state is missing",
+            "lstm_backward": "tanh of the cell state is missing",
+            **seen("lstm_forward", "long_sequence", "stacked", "birnn", "lstmlm", "train", "bptt_hidden"),
+        },
+    ),
+    "h0_ignored": _bug(
+        M.H0_IGNORED,
+        "LSTM.forward ignores h0.",
+        {
+            "lstm_forward": "h0 argument is ignored",
+            "lstm_backward": "h0 argument is ignored",
+            **seen("lstm_forward", "long_sequence", "bptt_hidden"),
+        },
+    ),
+    "C0_ignored": _bug(
+        M.C0_IGNORED,
+        "LSTM.forward ignores C0.",
+        {
+            "lstm_forward": "C0 argument is ignored",
+            "lstm_backward": "C0 argument is ignored",
+            **seen("lstm_forward", "long_sequence", "bptt_hidden"),
+        },
+    ),
     "cell_gradient_not_carried": _bug(
-        M.CELL_GRAD_NOT_CARRIED, "BPTT drops the gradient that C_t passes to C_{t-1}.",
-        {"lstm_backward": "cell state's gradient back in time", "long_sequence": "cell state's gradient",
-         "bptt_hidden": "the backward is wrong", **seen("lstm_backward", "stacked", "birnn", "lstmlm", "train")}),
-    "gru_update_roles_swapped": _bug(M.GRU_UPDATE_SWAPPED, "the GRU keeps u_t * h_{t-1} (PyTorch's convention).",
-                                     {"gru_forward": "PyTorch's convention", "gru_backward": "PyTorch's convention",
-                                      **seen("gru_forward", "long_sequence", "stacked", "birnn", "bptt_hidden")}),
-    "gru_reset_after_product": _bug(M.GRU_RESET_AFTER, "the reset gate multiplies W_nh h_{t-1} (PyTorch's way).",
-                                    {"gru_forward": "after the product", "gru_backward": "the forward is wrong",
-                                     **seen("gru_forward", "long_sequence", "stacked", "birnn", "bptt_hidden")}),
-    "backward_half_not_reversed": _bug(M.BI_NOT_REVERSED, "BiRNN's bwd cell reads x in the forward order.",
-                                       {"birnn": "reads x in the forward order",
-                                        "depth_direction": "backward half, of the output changed when x_1 changed"}),
-    "clip_per_array": _bug(M.CLIP_PER_ARRAY, "clip_grad_norm clips each array by its own norm.",
-                           {"clip_grad_norm": "one global norm", **seen("clip_grad_norm", "step", "train")}, demo=True),
-    "clip_mutates_input": _bug(M.CLIP_MUTATES, "clip_grad_norm scales its input arrays in place.",
-                               {"clip_grad_norm": "leaves its input unchanged"}),
-    "clip_after_step": _bug(M.CLIP_AFTER_STEP, "step updates with the unclipped gradients.",
-                            {"step": "before clipping", **seen("step", "train")}),
-    "step_returns_clipped_norm": _bug(M.STEP_RETURNS_CLIPPED_NORM, "step returns the norm after clipping.",
-                                      {"step": "norm after clipping"}),
-    "loss_mean": _bug(M.LOSS_MEAN, "LSTMLM.loss averages over time steps.",
-                      {"lstmlm": "mean over time steps", **seen("lstmlm", "train")}),
-    "embedding_gradient_not_accumulated": _bug(M.GRAD_E_NOT_ACCUMULATED, "E's gradient uses grad_E[tokens] += dx.",
-                                               {"lstmlm": "np.add.at", **seen("lstmlm", "train")}),
+        M.CELL_GRAD_NOT_CARRIED,
+        "BPTT drops the gradient that C_t passes to C_{t-1}.",
+        {
+            "lstm_backward": "cell state's gradient back in time",
+            "long_sequence": "cell state's gradient",
+            "bptt_hidden": "the backward is wrong",
+            **seen("lstm_backward", "stacked", "birnn", "lstmlm", "train"),
+        },
+    ),
+    "gru_update_roles_swapped": _bug(
+        M.GRU_UPDATE_SWAPPED,
+        "the GRU keeps u_t * h_{t-1} (PyTorch's convention).",
+        {
+            "gru_forward": "PyTorch's convention",
+            "gru_backward": "PyTorch's convention",
+            **seen("gru_forward", "long_sequence", "stacked", "birnn", "bptt_hidden"),
+        },
+    ),
+    "gru_reset_after_product": _bug(
+        M.GRU_RESET_AFTER,
+        "the reset gate multiplies W_nh h_{t-1} (PyTorch's way).",
+        {
+            "gru_forward": "after the product",
+            "gru_backward": "the forward is wrong",
+            **seen("gru_forward", "long_sequence", "stacked", "birnn", "bptt_hidden"),
+        },
+    ),
+    "backward_half_not_reversed": _bug(
+        M.BI_NOT_REVERSED,
+        "BiRNN's bwd cell reads x in the forward order.",
+        {
+            "birnn": "reads x in the forward order",
+            "depth_direction": "backward half, of the output changed when x_1 changed",
+        },
+    ),
+    "clip_per_array": _bug(
+        M.CLIP_PER_ARRAY,
+        "clip_grad_norm clips each array by its own norm.",
+        {"clip_grad_norm": "one global norm", **seen("clip_grad_norm", "step", "train")},
+        demo=True,
+    ),
+    "clip_mutates_input": _bug(
+        M.CLIP_MUTATES,
+        "clip_grad_norm scales its input arrays in place.",
+        {"clip_grad_norm": "leaves its input unchanged"},
+    ),
+    "clip_after_step": _bug(
+        M.CLIP_AFTER_STEP,
+        "step updates with the unclipped gradients.",
+        {"step": "before clipping", **seen("step", "train")},
+    ),
+    "step_returns_clipped_norm": _bug(
+        M.STEP_RETURNS_CLIPPED_NORM, "step returns the norm after clipping.", {"step": "norm after clipping"}
+    ),
+    "loss_mean": _bug(
+        M.LOSS_MEAN,
+        "LSTMLM.loss averages over time steps.",
+        {"lstmlm": "mean over time steps", **seen("lstmlm", "train")},
+    ),
+    "embedding_gradient_not_accumulated": _bug(
+        M.GRAD_E_NOT_ACCUMULATED,
+        "E's gradient uses grad_E[tokens] += dx.",
+        {"lstmlm": "np.add.at", **seen("lstmlm", "train")},
+    ),
     "train_no_shuffle": _bug(M.NO_SHUFFLE, "train ignores rng.permutation.", {"train": "given order"}),
     "sigmoid_naive": Bug(
-        "sigmoid is 1 / (1 + exp(-x)) as written, which overflows for x far below 0.", R,
-        (("    z = np.exp(-np.abs(x))  # in (0, 1]: never overflows, whatever the sign of x\n"
-          "    return np.where(x >= 0, 1.0, z) / (1.0 + z)", "    return 1.0 / (1.0 + np.exp(-x))"),),
-        {"sigmoid": "overflow"}),
+        "sigmoid is 1 / (1 + exp(-x)) as written, which overflows for x far below 0.",
+        R,
+        (
+            (
+                "    z = np.exp(-np.abs(x))  # in (0, 1]: never overflows, whatever the sign of x\n"
+                "    return np.where(x >= 0, 1.0, z) / (1.0 + z)",
+                "    return 1.0 / (1.0 + np.exp(-x))",
+            ),
+        ),
+        {"sigmoid": "overflow"},
+    ),
     "gru_reset_gradient_to_h_missing": Bug(
-        "GRU's backward forgets that h_{t-1} also reaches n_t through r_t * h_{t-1}.", R,
+        "GRU's backward forgets that h_{t-1} also reaches n_t through r_t * h_{t-1}.",
+        R,
         (("dh_next = dh * (1.0 - u[t]) + d_zr[:J] * r[t] + d_z[:J]", "dh_next = dh * (1.0 - u[t]) + d_z[:J]"),),
-        {"gru_backward": "does not agree with finite differences",
-         **seen("gru_backward", "long_sequence", "stacked", "birnn", "bptt_hidden")}),
+        {
+            "gru_backward": "does not agree with finite differences",
+            **seen("gru_backward", "long_sequence", "stacked", "birnn", "bptt_hidden"),
+        },
+    ),
     "lstm_grad_C0_is_dC1": Bug(
-        "grad_C0 is dL/dC_1 itself, without the forget gate f_1.", R,
+        "grad_C0 is dL/dC_1 itself, without the forget gate f_1.",
+        R,
         (("self.grad_h0, self.grad_C0 = dh_next, dC_next", "self.grad_h0, self.grad_C0 = dh_next, dC"),),
-        {"lstm_backward": "the backward is wrong", **seen("lstm_backward", "long_sequence", "bptt_hidden")}),
+        {"lstm_backward": "the backward is wrong", **seen("lstm_backward", "long_sequence", "bptt_hidden")},
+    ),
     "stacked_all_layers_read_x": Bug(
-        "every layer of the StackedRNN is built with input_size inputs.", R,
+        "every layer of the StackedRNN is built with input_size inputs.",
+        R,
         (("Cell(input_size if l == 0 else hidden_size, hidden_size, rng)", "Cell(input_size, hidden_size, rng)"),),
-        {"stacked": "what the constructor made is wrong", **seen("stacked", "lstmlm")}),
+        {"stacked": "what the constructor made is wrong", **seen("stacked", "lstmlm")},
+    ),
     "stacked_backward_bottom_up": Bug(
-        "StackedRNN.backward runs the layers bottom-up.", R,
+        "StackedRNN.backward runs the layers bottom-up.",
+        R,
         (("for layer in reversed(self.layers):", "for layer in self.layers:"),),
-        {"stacked": "raised ValueError", **seen("stacked", "lstmlm", "train")}),
+        {"stacked": "raised ValueError", **seen("stacked", "lstmlm", "train")},
+    ),
     "birnn_halves_swapped": Bug(
-        "BiRNN concatenates [h<-_t ; h->_t].", R,
-        (("return np.concatenate([h_fwd, h_bwd], axis=1)", "return np.concatenate([h_bwd, h_fwd], axis=1)"),
-         ("dx_fwd = self.fwd.backward(grad_y[:, :J])", "dx_fwd = self.fwd.backward(grad_y[:, J:])"),
-         ("dx_bwd = self.bwd.backward(grad_y[::-1, J:])[::-1]", "dx_bwd = self.bwd.backward(grad_y[::-1, :J])[::-1]")),
-        {"birnn": "the forward is wrong", "depth_direction": "forward half, of the output did not change when x_1 changed"}),
+        "BiRNN concatenates [h<-_t ; h->_t].",
+        R,
+        (
+            ("return np.concatenate([h_fwd, h_bwd], axis=1)", "return np.concatenate([h_bwd, h_fwd], axis=1)"),
+            ("dx_fwd = self.fwd.backward(grad_y[:, :J])", "dx_fwd = self.fwd.backward(grad_y[:, J:])"),
+            (
+                "dx_bwd = self.bwd.backward(grad_y[::-1, J:])[::-1]",
+                "dx_bwd = self.bwd.backward(grad_y[::-1, :J])[::-1]",
+            ),
+        ),
+        {
+            "birnn": "the forward is wrong",
+            "depth_direction": "forward half, of the output did not change when x_1 changed",
+        },
+    ),
     "named_grads_keys": Bug(
-        "named_grads (and step, consistently) names layer l's gradients 'rnn{l}.key'.", R,
-        (('named.update({f"rnn.{l}.{k}": layer.grads[k] for k in layer.params})',
-          'named.update({f"rnn{l}.{k}": layer.grads[k] for k in layer.params})'),
-         ('grads[f"rnn.{l}.{k}"]', 'grads[f"rnn{l}.{k}"]')),
-        {"named_grads": "keys"}),
+        "named_grads (and step, consistently) names layer l's gradients 'rnn{l}.key'.",
+        R,
+        (
+            (
+                'named.update({f"rnn.{l}.{k}": layer.grads[k] for k in layer.params})',
+                'named.update({f"rnn{l}.{k}": layer.grads[k] for k in layer.params})',
+            ),
+            ('grads[f"rnn.{l}.{k}"]', 'grads[f"rnn{l}.{k}"]'),
+        ),
+        {"named_grads": "keys"},
+    ),
     "step_skips_layers": Bug(
-        "step updates E, W_y and b_y only.", R,
-        (("        for l, layer in enumerate(self.rnn.layers):\n            for k in layer.params:\n"
-          "                layer.params[k] = layer.params[k] - lr * grads[f\"rnn.{l}.{k}\"]\n", ""),),
-        {"step": "rnn.layers[0].params", **seen("step", "train")}),
+        "step updates E, W_y and b_y only.",
+        R,
+        (
+            (
+                "        for l, layer in enumerate(self.rnn.layers):\n            for k in layer.params:\n"
+                '                layer.params[k] = layer.params[k] - lr * grads[f"rnn.{l}.{k}"]\n',
+                "",
+            ),
+        ),
+        {"step": "rnn.layers[0].params", **seen("step", "train")},
+    ),
     "train_divides_by_sequences": Bug(
-        "train divides each epoch's loss by the number of sequences.", R,
+        "train divides each epoch's loss by the number of sequences.",
+        R,
         (("losses.append(total / n_predicted)", "losses.append(total / len(sequences))"),),
-        {"train": "losses"}),
+        {"train": "losses"},
+    ),
     "train_forgets_max_norm": Bug(
-        "train calls step(lr) without max_norm.", R,
+        "train calls step(lr) without max_norm.",
+        R,
         (("model.step(lr, max_norm)", "model.step(lr)"),),
-        {"train": "max_norm=1.0"}),
+        {"train": "max_norm=1.0"},
+    ),
     "W_y_gradient_transposed": Bug(
-        "W_y's gradient is h.T @ d_logits, (J, V).", R,
+        "W_y's gradient is h.T @ d_logits, (J, V).",
+        R,
         (('"W_y": d_logits.T @ h', '"W_y": h.T @ d_logits'),),
-        {"lstmlm": "the backward is wrong", **seen("lstmlm", "train")}),
+        {"lstmlm": "the backward is wrong", **seen("lstmlm", "train")},
+    ),
     "unknown_cell_is_lstm": Bug(
-        "any unknown cell silently means an LSTM.", R,
-        (("    if cell not in _CELLS:\n        raise ValueError(f\"cell must be 'lstm' or 'gru', got {cell!r}\")\n"
-          "    return _CELLS[cell]", "    return _CELLS.get(cell, LSTM)"),),
-        {"bad_arguments": "got 'raised nothing'"}),
+        "any unknown cell silently means an LSTM.",
+        R,
+        (
+            (
+                "    if cell not in _CELLS:\n        raise ValueError(f\"cell must be 'lstm' or 'gru', got {cell!r}\")\n"
+                "    return _CELLS[cell]",
+                "    return _CELLS.get(cell, LSTM)",
+            ),
+        ),
+        {"bad_arguments": "got 'raised nothing'"},
+    ),
     "lstm_backward_mutates_grad_h": Bug(
-        "LSTM.backward adds the carried gradient into grad_h in place.", R,
-        (("            dh = grad_h[t] + dh_next\n            # C_t",
-          "            grad_h[t] += dh_next\n            dh = grad_h[t]\n            # C_t"),),
-        {"no_mutation": "wrong at ['grad_h after the call']"}),
+        "LSTM.backward adds the carried gradient into grad_h in place.",
+        R,
+        (
+            (
+                "            dh = grad_h[t] + dh_next\n            # C_t",
+                "            grad_h[t] += dh_next\n            dh = grad_h[t]\n            # C_t",
+            ),
+        ),
+        {"no_mutation": "wrong at ['grad_h after the call']"},
+    ),
 }

@@ -13,120 +13,214 @@ from lmgrade import Mistake
 R = "recurrent.py"
 
 GATE_ORDER = Mistake(
-    "gate_order", "the forget and input gates are swapped: f_t must use W_f and b_f, i_t W_i and b_i "
+    "gate_order",
+    "the forget and input gates are swapped: f_t must use W_f and b_f, i_t W_i and b_i "
     "(torch.nn.LSTM stacks its gates as i, f, g, o; the contract keeps one matrix per gate)",
-    edits=((R, 'f[t] = sigmoid(p["W_f"] @ z[t] + p["b_f"])\n            i[t] = sigmoid(p["W_i"] @ z[t] + p["b_i"])',
-            'f[t] = sigmoid(p["W_i"] @ z[t] + p["b_i"])\n            i[t] = sigmoid(p["W_f"] @ z[t] + p["b_f"])'),
-           (R, 'p["W_f"].T @ d_f[t] + p["W_i"].T @ d_i[t]', 'p["W_i"].T @ d_f[t] + p["W_f"].T @ d_i[t]'),
-           (R, '"W_f": d_f.T @ z, "W_i": d_i.T @ z', '"W_f": d_i.T @ z, "W_i": d_f.T @ z'),
-           (R, '"b_f": d_f.sum(axis=0), "b_i": d_i.sum(axis=0)', '"b_f": d_i.sum(axis=0), "b_i": d_f.sum(axis=0)')))
+    edits=(
+        (
+            R,
+            'f[t] = sigmoid(p["W_f"] @ z[t] + p["b_f"])\n            i[t] = sigmoid(p["W_i"] @ z[t] + p["b_i"])',
+            'f[t] = sigmoid(p["W_i"] @ z[t] + p["b_i"])\n            i[t] = sigmoid(p["W_f"] @ z[t] + p["b_f"])',
+        ),
+        (R, 'p["W_f"].T @ d_f[t] + p["W_i"].T @ d_i[t]', 'p["W_i"].T @ d_f[t] + p["W_f"].T @ d_i[t]'),
+        (R, '"W_f": d_f.T @ z, "W_i": d_i.T @ z', '"W_f": d_i.T @ z, "W_i": d_f.T @ z'),
+        (R, '"b_f": d_f.sum(axis=0), "b_i": d_i.sum(axis=0)', '"b_f": d_i.sum(axis=0), "b_i": d_f.sum(axis=0)'),
+    ),
+)
 
 _LSTM_Z = "z[t] = np.concatenate([h_t, x[t]])\n            f[t]"
 HX_ORDER = Mistake(
-    "hx_order", "z_t is built as [x_t; h_{t-1}]; the contract's is [h_{t-1}; x_t], h first: a gate's first J "
+    "hx_order",
+    "z_t is built as [x_t; h_{t-1}]; the contract's is [h_{t-1}; x_t], h first: a gate's first J "
     "columns act on h_{t-1}, the last I on x_t",
-    edits=((R, _LSTM_Z, "z[t] = np.concatenate([x[t], h_t])\n            f[t]"),
-           (R, "dh_next, dC_next = d_z[t, :J], dC * f[t]", "dh_next, dC_next = d_z[t, -J:], dC * f[t]"),
-           (R, "return d_z[:, J:]  # (T, I)", "return d_z[:, :-J]  # (T, I)")))
+    edits=(
+        (R, _LSTM_Z, "z[t] = np.concatenate([x[t], h_t])\n            f[t]"),
+        (R, "dh_next, dC_next = d_z[t, :J], dC * f[t]", "dh_next, dC_next = d_z[t, -J:], dC * f[t]"),
+        (R, "return d_z[:, J:]  # (T, I)", "return d_z[:, :-J]  # (T, I)"),
+    ),
+)
 
 GRU_HX_ORDER = Mistake(
-    "gru_hx_order", "z_t is built as [x_t; h_{t-1}] (and [x_t; r_t * h_{t-1}]); the contract's is h first: a "
+    "gru_hx_order",
+    "z_t is built as [x_t; h_{t-1}] (and [x_t; r_t * h_{t-1}]); the contract's is h first: a "
     "gate's first J columns act on h_{t-1}, the last I on x_t",
-    edits=((R, "z[t] = np.concatenate([h_t, x[t]])\n            r[t]", "z[t] = np.concatenate([x[t], h_t])\n            r[t]"),
-           (R, "zr[t] = np.concatenate([r[t] * h_t, x[t]])", "zr[t] = np.concatenate([x[t], r[t] * h_t])"),
-           (R, "d_r[t] = d_zr[:J] * h_prev[t]", "d_r[t] = d_zr[-J:] * h_prev[t]"),
-           (R, "dx[t] = d_zr[J:] + d_z[J:]", "dx[t] = d_zr[:-J] + d_z[:-J]"),
-           (R, "dh_next = dh * (1.0 - u[t]) + d_zr[:J] * r[t] + d_z[:J]",
-            "dh_next = dh * (1.0 - u[t]) + d_zr[-J:] * r[t] + d_z[-J:]")))
+    edits=(
+        (
+            R,
+            "z[t] = np.concatenate([h_t, x[t]])\n            r[t]",
+            "z[t] = np.concatenate([x[t], h_t])\n            r[t]",
+        ),
+        (R, "zr[t] = np.concatenate([r[t] * h_t, x[t]])", "zr[t] = np.concatenate([x[t], r[t] * h_t])"),
+        (R, "d_r[t] = d_zr[:J] * h_prev[t]", "d_r[t] = d_zr[-J:] * h_prev[t]"),
+        (R, "dx[t] = d_zr[J:] + d_z[J:]", "dx[t] = d_zr[:-J] + d_z[:-J]"),
+        (
+            R,
+            "dh_next = dh * (1.0 - u[t]) + d_zr[:J] * r[t] + d_z[:J]",
+            "dh_next = dh * (1.0 - u[t]) + d_zr[-J:] * r[t] + d_z[-J:]",
+        ),
+    ),
+)
 
 FORGET_BIAS_ZERO = Mistake(
-    "forget_bias_zero", "the forget-gate bias b_f starts at zeros; the contract starts it at ones, so that C_t "
+    "forget_bias_zero",
+    "the forget-gate bias b_f starts at zeros; the contract starts it at ones, so that C_t "
     "is carried through time from the first step of training",
-    edits=((R, '"b_f": np.ones(J)', '"b_f": np.zeros(J)'),))
+    edits=((R, '"b_f": np.ones(J)', '"b_f": np.zeros(J)'),),
+)
 
 CELL_ORDER = Mistake(
-    "h_from_old_cell", "h_t is computed from C_{t-1}: update the cell state first, C_t = f_t * C_{t-1} + i_t * g_t, "
+    "h_from_old_cell",
+    "h_t is computed from C_{t-1}: update the cell state first, C_t = f_t * C_{t-1} + i_t * g_t, "
     "then h_t = o_t * tanh(C_t) with the new C_t",
-    edits=((R, "C_t = C[t] = f[t] * C_t + i[t] * g[t]\n            h_t = h[t] = o[t] * np.tanh(C_t)",
-            "h_t = h[t] = o[t] * np.tanh(C_t)\n            C_t = C[t] = f[t] * C_t + i[t] * g[t]"),))
+    edits=(
+        (
+            R,
+            "C_t = C[t] = f[t] * C_t + i[t] * g[t]\n            h_t = h[t] = o[t] * np.tanh(C_t)",
+            "h_t = h[t] = o[t] * np.tanh(C_t)\n            C_t = C[t] = f[t] * C_t + i[t] * g[t]",
+        ),
+    ),
+)
 
 NO_TANH_C = Mistake(
-    "no_tanh_on_cell", "h_t = o_t * C_t: the tanh of the cell state is missing (h_t = o_t * tanh(C_t))",
-    edits=((R, "h_t = h[t] = o[t] * np.tanh(C_t)", "h_t = h[t] = o[t] * C_t"),
-           (R, "tanh_C = np.tanh(C)", "tanh_C = C"),
-           (R, "dC = dC_next + dh * o[t] * (1.0 - tanh_C[t] ** 2)", "dC = dC_next + dh * o[t]")))
+    "no_tanh_on_cell",
+    "h_t = o_t * C_t: the tanh of the cell state is missing (h_t = o_t * tanh(C_t))",
+    edits=(
+        (R, "h_t = h[t] = o[t] * np.tanh(C_t)", "h_t = h[t] = o[t] * C_t"),
+        (R, "tanh_C = np.tanh(C)", "tanh_C = C"),
+        (R, "dC = dC_next + dh * o[t] * (1.0 - tanh_C[t] ** 2)", "dC = dC_next + dh * o[t]"),
+    ),
+)
 
 H0_IGNORED = Mistake(
-    "h0_ignored", "the h0 argument is ignored: the recurrence starts from h = 0 whatever h0 is given",
-    edits=((R, "h_t = np.zeros(J) if h0 is None else np.asarray(h0, dtype=np.float64)\n        C_t",
-            "h_t = np.zeros(J)\n        C_t"),))
+    "h0_ignored",
+    "the h0 argument is ignored: the recurrence starts from h = 0 whatever h0 is given",
+    edits=(
+        (
+            R,
+            "h_t = np.zeros(J) if h0 is None else np.asarray(h0, dtype=np.float64)\n        C_t",
+            "h_t = np.zeros(J)\n        C_t",
+        ),
+    ),
+)
 
 C0_IGNORED = Mistake(
-    "C0_ignored", "the C0 argument is ignored: the cell state starts from 0 whatever C0 is given",
-    edits=((R, "C_t = np.zeros(J) if C0 is None else np.asarray(C0, dtype=np.float64)", "C_t = np.zeros(J)"),))
+    "C0_ignored",
+    "the C0 argument is ignored: the cell state starts from 0 whatever C0 is given",
+    edits=((R, "C_t = np.zeros(J) if C0 is None else np.asarray(C0, dtype=np.float64)", "C_t = np.zeros(J)"),),
+)
 
 CELL_GRAD_NOT_CARRIED = Mistake(
-    "cell_gradient_not_carried", "BPTT does not carry the cell state's gradient back in time: dL/dC_{t-1} must "
+    "cell_gradient_not_carried",
+    "BPTT does not carry the cell state's gradient back in time: dL/dC_{t-1} must "
     "collect f_t * dL/dC_t, not only what reaches C_{t-1} through h_{t-1}",
-    edits=((R, "dh_next, dC_next = d_z[t, :J], dC * f[t]", "dh_next, dC_next = d_z[t, :J], np.zeros(J)"),))
+    edits=((R, "dh_next, dC_next = d_z[t, :J], dC * f[t]", "dh_next, dC_next = d_z[t, :J], np.zeros(J)"),),
+)
 
 GRU_UPDATE_SWAPPED = Mistake(
-    "gru_update_roles_swapped", "the update gate's roles are swapped: h_t = u_t * h_{t-1} + (1 - u_t) * n_t is "
+    "gru_update_roles_swapped",
+    "the update gate's roles are swapped: h_t = u_t * h_{t-1} + (1 - u_t) * n_t is "
     "PyTorch's convention; the contract's is h_t = (1 - u_t) * h_{t-1} + u_t * n_t",
-    edits=((R, "h_t = h[t] = (1.0 - u[t]) * h_t + u[t] * n[t]", "h_t = h[t] = u[t] * h_t + (1.0 - u[t]) * n[t]"),
-           (R, "d_u[t] = dh * (n[t] - h_prev[t])", "d_u[t] = dh * (h_prev[t] - n[t])"),
-           (R, "d_n[t] = dh * u[t] * (1.0 - n[t] ** 2)", "d_n[t] = dh * (1.0 - u[t]) * (1.0 - n[t] ** 2)"),
-           (R, "dh_next = dh * (1.0 - u[t]) +", "dh_next = dh * u[t] +")))
+    edits=(
+        (R, "h_t = h[t] = (1.0 - u[t]) * h_t + u[t] * n[t]", "h_t = h[t] = u[t] * h_t + (1.0 - u[t]) * n[t]"),
+        (R, "d_u[t] = dh * (n[t] - h_prev[t])", "d_u[t] = dh * (h_prev[t] - n[t])"),
+        (R, "d_n[t] = dh * u[t] * (1.0 - n[t] ** 2)", "d_n[t] = dh * (1.0 - u[t]) * (1.0 - n[t] ** 2)"),
+        (R, "dh_next = dh * (1.0 - u[t]) +", "dh_next = dh * u[t] +"),
+    ),
+)
 
 GRU_RESET_AFTER = Mistake(
-    "gru_reset_after_product", "the reset gate multiplies W_n's h-part after the product, "
+    "gru_reset_after_product",
+    "the reset gate multiplies W_n's h-part after the product, "
     "r_t * (W_nh h_{t-1}) (PyTorch's convention); the contract applies it to h before: W_n [r_t * h_{t-1}; x_t]",
-    edits=((R, 'n[t] = np.tanh(p["W_n"] @ zr[t] + p["b_n"])',
-            'n[t] = np.tanh(p["W_n"][:, J:] @ x[t] + r[t] * (p["W_n"][:, :J] @ h_t) + p["b_n"])'),))
+    edits=(
+        (
+            R,
+            'n[t] = np.tanh(p["W_n"] @ zr[t] + p["b_n"])',
+            'n[t] = np.tanh(p["W_n"][:, J:] @ x[t] + r[t] * (p["W_n"][:, :J] @ h_t) + p["b_n"])',
+        ),
+    ),
+)
 
 BI_NOT_REVERSED = Mistake(
-    "backward_half_not_reversed", "the backward half reads x in the forward order: h<-_t must have read "
+    "backward_half_not_reversed",
+    "the backward half reads x in the forward order: h<-_t must have read "
     "x_T .. x_t, so run the second cell on x reversed in time and reverse its states back",
-    edits=((R, "h_bwd = self.bwd.forward(x[::-1])[::-1]", "h_bwd = self.bwd.forward(x)"),
-           (R, "dx_bwd = self.bwd.backward(grad_y[::-1, J:])[::-1]", "dx_bwd = self.bwd.backward(grad_y[:, J:])")))
+    edits=(
+        (R, "h_bwd = self.bwd.forward(x[::-1])[::-1]", "h_bwd = self.bwd.forward(x)"),
+        (R, "dx_bwd = self.bwd.backward(grad_y[::-1, J:])[::-1]", "dx_bwd = self.bwd.backward(grad_y[:, J:])"),
+    ),
+)
 
 _CLIP = "    return {k: g * scale for k, g in grads.items()}, total"
 
 CLIP_PER_ARRAY = Mistake(
-    "clip_per_array", "each array is clipped by its own norm; the contract clips by one global norm over every "
+    "clip_per_array",
+    "each array is clipped by its own norm; the contract clips by one global norm over every "
     "array, so that the update keeps its direction",
-    edits=((R, _CLIP, "    return {k: g * min(1.0, max_norm / max(np.sqrt(np.sum(g ** 2)), 1e-300)) "
-                      "for k, g in grads.items()}, total"),))
+    edits=(
+        (
+            R,
+            _CLIP,
+            "    return {k: g * min(1.0, max_norm / max(np.sqrt(np.sum(g ** 2)), 1e-300)) "
+            "for k, g in grads.items()}, total",
+        ),
+    ),
+)
 
 CLIP_MUTATES = Mistake(
-    "clip_mutates_input", "clip_grad_norm scales the arrays it was given in place; the contract returns new "
+    "clip_mutates_input",
+    "clip_grad_norm scales the arrays it was given in place; the contract returns new "
     "arrays and leaves its input unchanged",
-    edits=((R, _CLIP, "    for g in grads.values():\n        g *= scale\n    return grads, total"),))
+    edits=((R, _CLIP, "    for g in grads.values():\n        g *= scale\n    return grads, total"),),
+)
 
 CLIP_AFTER_STEP = Mistake(
-    "clip_after_step", "step updates the parameters with the gradients before clipping (clipped after the "
+    "clip_after_step",
+    "step updates the parameters with the gradients before clipping (clipped after the "
     "update, or the clipped copy unused): clip first, then p -= lr * clipped g",
-    edits=((R, "grads, total = clip_grad_norm(grads, max_norm)", "total = clip_grad_norm(grads, max_norm)[1]"),))
+    edits=((R, "grads, total = clip_grad_norm(grads, max_norm)", "total = clip_grad_norm(grads, max_norm)[1]"),),
+)
 
 STEP_RETURNS_CLIPPED_NORM = Mistake(
-    "step_returns_clipped_norm", "step returns the norm after clipping; the contract returns the total norm "
+    "step_returns_clipped_norm",
+    "step returns the norm after clipping; the contract returns the total norm "
     "before clipping (what tells you how often clipping acts)",
-    edits=((R, "        return total\n\n\ndef train", "        return total if max_norm is None else min(total, max_norm)"
-            "\n\n\ndef train"),))
+    edits=(
+        (
+            R,
+            "        return total\n\n\ndef train",
+            "        return total if max_norm is None else min(total, max_norm)\n\n\ndef train",
+        ),
+    ),
+)
 
 LOSS_MEAN = Mistake(
-    "loss_mean", "the loss is a mean over time steps; the contract asks for the sum over t",
-    edits=((R, "return float(-log_y[np.arange(len(h)), tokens[1:]].sum())",
-            "return float(-log_y[np.arange(len(h)), tokens[1:]].mean())"),
-           (R, "d_logits[np.arange(len(h)), tokens[1:]] -= 1.0",
-            "d_logits[np.arange(len(h)), tokens[1:]] -= 1.0\n        d_logits /= len(h)")))
+    "loss_mean",
+    "the loss is a mean over time steps; the contract asks for the sum over t",
+    edits=(
+        (
+            R,
+            "return float(-log_y[np.arange(len(h)), tokens[1:]].sum())",
+            "return float(-log_y[np.arange(len(h)), tokens[1:]].mean())",
+        ),
+        (
+            R,
+            "d_logits[np.arange(len(h)), tokens[1:]] -= 1.0",
+            "d_logits[np.arange(len(h)), tokens[1:]] -= 1.0\n        d_logits /= len(h)",
+        ),
+    ),
+)
 
 GRAD_E_NOT_ACCUMULATED = Mistake(
-    "embedding_gradient_not_accumulated", "E's gradient keeps one row per repeated token: grad_E[tokens] += dx "
+    "embedding_gradient_not_accumulated",
+    "E's gradient keeps one row per repeated token: grad_E[tokens] += dx "
     "writes each row once; np.add.at(grad_E, tokens, dx) sums them",
-    edits=((R, "np.add.at(grad_E, tokens[:-1], dx)", "grad_E[tokens[:-1]] += dx"),))
+    edits=((R, "np.add.at(grad_E, tokens[:-1], dx)", "grad_E[tokens[:-1]] += dx"),),
+)
 
 NO_SHUFFLE = Mistake(
-    "train_no_shuffle", "train visits the sequences in their given order; the contract visits them in "
+    "train_no_shuffle",
+    "train visits the sequences in their given order; the contract visits them in "
     "rng.permutation(len(sequences)) order, drawn again each epoch",
-    edits=((R, "for k in rng.permutation(len(sequences)):", "for k in range(len(sequences)):"),))
+    edits=((R, "for k in rng.permutation(len(sequences)):", "for k in range(len(sequences)):"),),
+)

@@ -20,103 +20,181 @@ PERPLEXITY = """        log_likelihood = sum(self.logprob(s) for s in corpus)
 
 BUGS = {
     "eos_per_order": Bug(
-        "pad ends with n - 1 EOS markers instead of one.", F,
+        "pad ends with n - 1 EOS markers instead of one.",
+        F,
         ((PAD, "    return [BOS] * (n - 1) + list(sentence) + [EOS] * (n - 1)\n"),),
-        {"pad": "n - 1 EOS markers", "count_ngrams": "n - 1 EOS markers", "prob_mle": ""}, demo=True),
+        {"pad": "n - 1 EOS markers", "count_ngrams": "n - 1 EOS markers", "prob_mle": ""},
+        demo=True,
+    ),
     "no_bos_padding": Bug(
-        "pad does not add the BOS markers.", F,
+        "pad does not add the BOS markers.",
+        F,
         ((PAD, "    return list(sentence) + [EOS]\n"),),
-        {"pad": "not padded with n - 1 BOS", "count_ngrams": "BOS"}),
+        {"pad": "not padded with n - 1 BOS", "count_ngrams": "BOS"},
+    ),
     "bos_in_vocab": Bug(
-        "the vocabulary keeps BOS.", F,
+        "the vocabulary keeps BOS.",
+        F,
         ((VOCAB, "self.vocab = {tok for s in corpus for tok in pad(s, self.n)} | {UNK}"),),
-        {"fit": "BOS is counted in the vocabulary", "prob_add_k": "BOS is counted"}),
+        {"fit": "BOS is counted in the vocabulary", "prob_add_k": "BOS is counted"},
+    ),
     "no_unk_in_vocab": Bug(
-        "the vocabulary lacks UNK.", F,
+        "the vocabulary lacks UNK.",
+        F,
         ((VOCAB, "self.vocab = {tok for s in corpus for tok in pad(s, self.n) if tok != BOS}"),),
-        {"fit": "UNK is not added", "prob_add_k": "UNK is not added"}),
+        {"fit": "UNK is not added", "prob_add_k": "UNK is not added"},
+    ),
     "add_k_denominator": Bug(
-        "add-k adds k, not k * len(vocab), to the denominator.", F,
+        "add-k adds k, not k * len(vocab), to the denominator.",
+        F,
         (("(c_ctx + self.k * len(self.vocab))", "(c_ctx + self.k)"),),
-        {"prob_add_k": "adds k to the context count"}),
+        {"prob_add_k": "adds k to the context count"},
+    ),
     "unseen_context_division": Bug(
-        "MLE divides by zero for an unseen context.", F,
+        "MLE divides by zero for an unseen context.",
+        F,
         (("return c_ctx_w / c_ctx if c_ctx else 0.0", "return c_ctx_w / c_ctx"),),
-        {"prob_mle": "ZeroDivisionError"}),
+        {"prob_mle": "ZeroDivisionError"},
+    ),
     "context_not_truncated": Bug(
-        "prob uses the context from position n - 1 on, not its last n - 1 tokens.", F,
+        "prob uses the context from position n - 1 on, not its last n - 1 tokens.",
+        F,
         (("last[-(self.n - 1) :]", "last[self.n - 1 :]"),),
-        {"prob_mle": "wrong value", "prob_add_k": ""}),
+        {"prob_mle": "wrong value", "prob_add_k": ""},
+    ),
     "context_must_be_a_list": Bug(
-        "prob concatenates the context to a list, so a tuple context raises TypeError.", F,
+        "prob concatenates the context to a list, so a tuple context raises TypeError.",
+        F,
         (("last = [BOS] * (self.n - 1) + list(context)", "last = [BOS] * (self.n - 1) + context"),),
-        {"prob_mle": "TypeError"}),
+        {"prob_mle": "TypeError"},
+    ),
     "log_base_2": Bug(
-        "logprob uses log base 2.", F,
+        "logprob uses log base 2.",
+        F,
         (("total += math.log(p)", "total += math.log2(p)"),),
-        {"logprob": "base 2", "perplexity": "base 2"}),
+        {"logprob": "base 2", "perplexity": "base 2"},
+    ),
     "logprob_without_eos": Bug(
-        "logprob leaves out the final EOS.", F,
-        (("for t in range(self.n - 1, len(padded)):\n            p = self.prob",
-          "for t in range(self.n - 1, len(padded) - 1):\n            p = self.prob"),),
-        {"logprob": "final EOS is not predicted"}),
+        "logprob leaves out the final EOS.",
+        F,
+        (
+            (
+                "for t in range(self.n - 1, len(padded)):\n            p = self.prob",
+                "for t in range(self.n - 1, len(padded) - 1):\n            p = self.prob",
+            ),
+        ),
+        {"logprob": "final EOS is not predicted"},
+    ),
     "log_of_zero": Bug(
-        "logprob calls math.log(0) instead of returning -inf.", F,
+        "logprob calls math.log(0) instead of returning -inf.",
+        F,
         (("            if p == 0.0:\n                return -math.inf\n", ""),),
-        {"logprob": "ValueError", "perplexity": "ValueError"}),
+        {"logprob": "ValueError", "perplexity": "ValueError"},
+    ),
     "perplexity_mean_of_sentences": Bug(
-        "perplexity averages per-sentence perplexities.", F,
+        "perplexity averages per-sentence perplexities.",
+        F,
         ((PERPLEXITY, "        return sum(math.exp(-self.logprob(s) / (len(s) + 1)) for s in corpus) / len(corpus)"),),
-        {"perplexity": "averaged over sentences", "perplexity_hidden": "averaged"}, demo=True),
+        {"perplexity": "averaged over sentences", "perplexity_hidden": "averaged"},
+        demo=True,
+    ),
     "perplexity_without_eos": Bug(
-        "perplexity counts len(s) tokens per sentence, leaving out EOS.", F,
+        "perplexity counts len(s) tokens per sentence, leaving out EOS.",
+        F,
         (("sum(len(s) + 1 for s in corpus)", "sum(len(s) for s in corpus)"),),
-        {"perplexity": "leaves out the EOS", "perplexity_hidden": ""}),
+        {"perplexity": "leaves out the EOS", "perplexity_hidden": ""},
+    ),
     "sample_global_random": Bug(
-        "sample draws from numpy's global generator, not rng.", F,
+        "sample draws from numpy's global generator, not rng.",
+        F,
         ((DRAW, DRAW.replace("rng.choice", "numpy.random.choice")),),
-        {"sample": "same seed gave different draws"}),
+        {"sample": "same seed gave different draws"},
+    ),
     "sample_greedy": Bug(
-        "sample always takes the most likely word.", F,
-        ((DRAW, "rng.random()\n            word = words[int(numpy.argmax(self._distribution(words, tuple(context))))]"),),
-        {"sample": "ignores rng"}),
+        "sample always takes the most likely word.",
+        F,
+        (
+            (
+                DRAW,
+                "rng.random()\n            word = words[int(numpy.argmax(self._distribution(words, tuple(context))))]",
+            ),
+        ),
+        {"sample": "ignores rng"},
+    ),
     "sample_stale_context": Bug(
-        "sample never moves the context forward.", F,
+        "sample never moves the context forward.",
+        F,
         (("            context = context[1:] + [word] if self.n > 1 else context\n", ""),),
-        {"sample": "do not follow p(. | context)"}),
+        {"sample": "do not follow p(. | context)"},
+    ),
     "sample_never_stops": Bug(
-        "sample ignores max_len and skips EOS: it never returns.", F,
-        (("        while len(out) < max_len:\n", "        while True:\n"),
-         ("            if word == EOS:\n                break", "            if word == EOS:\n                continue")),
-        {"sample": "time limit exceeded"}),
+        "sample ignores max_len and skips EOS: it never returns.",
+        F,
+        (
+            ("        while len(out) < max_len:\n", "        while True:\n"),
+            (
+                "            if word == EOS:\n                break",
+                "            if word == EOS:\n                continue",
+            ),
+        ),
+        {"sample": "time limit exceeded"},
+    ),
     "count_ngrams_missing": Bug(
-        "count_ngrams is left unimplemented; NGramLM counts on its own, so sample keeps its points.", F,
-        (("def count_ngrams(corpus", "def _count(corpus"),
-         ("self.counts = count_ngrams(corpus, self.n)", "self.counts = _count(corpus, self.n)"),
-         ("class NGramLM:", "def count_ngrams(corpus, n):\n    raise NotImplementedError\n\n\nclass NGramLM:")),
-        {"count_ngrams": "not implemented"}),
+        "count_ngrams is left unimplemented; NGramLM counts on its own, so sample keeps its points.",
+        F,
+        (
+            ("def count_ngrams(corpus", "def _count(corpus"),
+            ("self.counts = count_ngrams(corpus, self.n)", "self.counts = _count(corpus, self.n)"),
+            ("class NGramLM:", "def count_ngrams(corpus, n):\n    raise NotImplementedError\n\n\nclass NGramLM:"),
+        ),
+        {"count_ngrams": "not implemented"},
+    ),
     "pad_mutates": Bug(
-        "pad appends EOS to the caller's list.", F,
+        "pad appends EOS to the caller's list.",
+        F,
         ((PAD, "    sentence.append(EOS)\n    return [BOS] * (n - 1) + sentence\n"),),
-        {"no_mutation": "wrong", "perplexity": "", "perplexity_hidden": ""}),
+        {"no_mutation": "wrong", "perplexity": "", "perplexity_hidden": ""},
+    ),
     "no_validation": Bug(
-        "nothing checks n >= 1 or k >= 0.", F,
-        (("    if isinstance(n, bool) or not isinstance(n, int) or n < 1:\n"
-          "        raise ValueError(f\"n must be an integer >= 1, got {n!r}\")\n", "    pass\n"),
-         ("        if isinstance(k, bool) or not isinstance(k, (int, float)) or not k >= 0 or math.isinf(k):\n"
-          "            raise ValueError(f\"k must be a finite number >= 0, got {k!r}\")\n", "")),
-        {"bad_arguments": "expected 'ValueError', got 'no exception'"}),
+        "nothing checks n >= 1 or k >= 0.",
+        F,
+        (
+            (
+                "    if isinstance(n, bool) or not isinstance(n, int) or n < 1:\n"
+                '        raise ValueError(f"n must be an integer >= 1, got {n!r}")\n',
+                "    pass\n",
+            ),
+            (
+                "        if isinstance(k, bool) or not isinstance(k, (int, float)) or not k >= 0 or math.isinf(k):\n"
+                '            raise ValueError(f"k must be a finite number >= 0, got {k!r}")\n',
+                "",
+            ),
+        ),
+        {"bad_arguments": "expected 'ValueError', got 'no exception'"},
+    ),
     "assert_not_value_error": Bug(
-        "n and k are checked with assert, not raise ValueError.", F,
-        (("    if isinstance(n, bool) or not isinstance(n, int) or n < 1:\n"
-          "        raise ValueError(f\"n must be an integer >= 1, got {n!r}\")\n",
-          "    assert not isinstance(n, bool) and isinstance(n, int) and n >= 1, \"n must be >= 1\"\n"),),
-        {"bad_arguments": "use raise ValueError, the contract asks for it"}),
+        "n and k are checked with assert, not raise ValueError.",
+        F,
+        (
+            (
+                "    if isinstance(n, bool) or not isinstance(n, int) or n < 1:\n"
+                '        raise ValueError(f"n must be an integer >= 1, got {n!r}")\n',
+                '    assert not isinstance(n, bool) and isinstance(n, int) and n >= 1, "n must be >= 1"\n',
+            ),
+        ),
+        {"bad_arguments": "use raise ValueError, the contract asks for it"},
+    ),
     "sample_seen_successors_only": Bug(
-        "sample draws only from the words seen after the context, even under add-k.", F,
-        (("            p = numpy.array([self.prob(w, context) for w in words])\n",
-          "            seen = self.counts.get(self._context(context), {})\n"
-          "            p = numpy.array([self.prob(w, context) if w in seen else 0.0 for w in words])\n"
-          "            p = p if p.sum() > 0 else numpy.ones(len(words))\n"),),
-        {"sample": "draws only from the words seen after each context"}),
+        "sample draws only from the words seen after the context, even under add-k.",
+        F,
+        (
+            (
+                "            p = numpy.array([self.prob(w, context) for w in words])\n",
+                "            seen = self.counts.get(self._context(context), {})\n"
+                "            p = numpy.array([self.prob(w, context) if w in seen else 0.0 for w in words])\n"
+                "            p = p if p.sum() > 0 else numpy.ones(len(words))\n",
+            ),
+        ),
+        {"sample": "draws only from the words seen after each context"},
+    ),
 }

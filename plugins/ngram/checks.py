@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from lmgrade import Case, CaseContext, Check, Limits, Tolerance
-from .corpus import sentences
 
 from . import mistakes as M
+from .corpus import sentences
 from .public import scenarios
 from .public.sampling import judge_sample
 
@@ -13,8 +13,12 @@ BOS, EOS, UNK = "<s>", "</s>", "<unk>"
 
 # The hand-computed trigram example of the handout: after "cows eat",
 # corn 4/11, grass 3/11, hay 2/11 and the end of the sentence 2/11.
-COWS = ([["cows", "eat", "corn"]] * 4 + [["cows", "eat", "grass"]] * 3
-        + [["cows", "eat", "hay"]] * 2 + [["cows", "eat"]] * 2)
+COWS = (
+    [["cows", "eat", "corn"]] * 4
+    + [["cows", "eat", "grass"]] * 3
+    + [["cows", "eat", "hay"]] * 2
+    + [["cows", "eat"]] * 2
+)
 
 
 # Tokens of every kind: some sort before "<s>", "</s>" and "<unk>", so code
@@ -57,14 +61,19 @@ def _queries(rng, corpus, n) -> list[tuple[str, list[str]]]:
     for _ in range(6):
         s = [BOS] * (n - 1) + corpus[int(rng.integers(len(corpus)))] + [EOS]
         t = int(rng.integers(n - 1, len(s)))
-        queries.append((s[t], s[t - n + 1:t] if n > 1 else []))
+        queries.append((s[t], s[t - n + 1 : t] if n > 1 else []))
     # A sentence's first word after the all-BOS context and after an empty
     # one: missing BOS padding and an unpadded short context differ there.
     first = corpus[0][0] if corpus[0] else EOS
     queries += [(first, [BOS] * (n - 1)), (first, [])]
-    queries += [("zebra", queries[0][1]), (EOS, queries[1][1]), (UNK, queries[2][1]),
-                (queries[3][0], ["zebra"] * (n - 1)), (queries[4][0], []),
-                (queries[5][0], ["alice", "sees"] + queries[5][1])]
+    queries += [
+        ("zebra", queries[0][1]),
+        (EOS, queries[1][1]),
+        (UNK, queries[2][1]),
+        (queries[3][0], ["zebra"] * (n - 1)),
+        (queries[4][0], []),
+        (queries[5][0], ["alice", "sees"] + queries[5][1]),
+    ]
     if n > 2:
         queries.append((queries[0][0], queries[0][1][-1:]))
     return [(w, list(ctx)) for w, ctx in queries]
@@ -84,8 +93,10 @@ def count_cases(ctx: CaseContext) -> list[Case]:
 
 def fit_cases(ctx: CaseContext) -> list[Case]:
     corpus = sentences(ctx.rng, 10)
-    cases = [Case(_model_label(c, n, k), {"corpus": c, "n": n, "k": k})
-             for c, n, k in [(corpus, 2, 0.0), (corpus, 3, 0.5), ([["a"], []], 1, 0.0)]]
+    cases = [
+        Case(_model_label(c, n, k), {"corpus": c, "n": n, "k": k})
+        for c, n, k in [(corpus, 2, 0.0), (corpus, 3, 0.5), ([["a"], []], 1, 0.0)]
+    ]
     odd, first = with_unk(with_odd_tokens(ctx.rng, sentences(ctx.rng, 12), share=0.6)), sentences(ctx.rng, 5)
     cases.append(Case(_model_label(odd, 2, before=first), {"corpus": odd, "n": 2, "fitted_before_on": first}))
     return cases
@@ -101,18 +112,29 @@ def _prob_cases(ctx: CaseContext, settings) -> list[Case]:
     before = sentences(ctx.rng, 20)
     n, k = settings[-1]
     corpus = with_unk(corpus)
-    cases.append(Case(_model_label(corpus, n, k, before=before),
-                      {"corpus": corpus, "n": n, "k": k, "queries": queries, "fitted_before_on": before}))
+    cases.append(
+        Case(
+            _model_label(corpus, n, k, before=before),
+            {"corpus": corpus, "n": n, "k": k, "queries": queries, "fitted_before_on": before},
+        )
+    )
     return cases
 
 
 def prob_mle_cases(ctx: CaseContext) -> list[Case]:
-    cows = Case(_model_label(COWS, 3), {  # k left to its default, 0
-        "corpus": COWS, "n": 3,
-        "queries": [[w, ["cows", "eat"]] for w in ("corn", "grass", "hay", EOS, "cows")]})
+    cows = Case(
+        _model_label(COWS, 3),
+        {  # k left to its default, 0
+            "corpus": COWS,
+            "n": 3,
+            "queries": [[w, ["cows", "eat"]] for w in ("corn", "grass", "hay", EOS, "cows")],
+        },
+    )
     # context is a Sequence[str]: a tuple must do as well as a list.
-    as_tuple = Case(f"{_model_label(COWS, 3, 0.0)}; the context given as a tuple", {
-        "corpus": COWS, "n": 3, "k": 0.0, "queries": [["corn", ("cows", "eat")], ["hay", ("eat",)]]})
+    as_tuple = Case(
+        f"{_model_label(COWS, 3, 0.0)}; the context given as a tuple",
+        {"corpus": COWS, "n": 3, "k": 0.0, "queries": [["corn", ("cows", "eat")], ["hay", ("eat",)]]},
+    )
     return [cows, as_tuple] + _prob_cases(ctx, [(1, 0.0), (2, 0.0), (3, 0.0)])
 
 
@@ -137,8 +159,12 @@ def perplexity_cases(ctx: CaseContext, count: int = 30) -> list[Case]:
         test = sentences(ctx.rng, 6) if held_out else corpus[:6]
         if n == 2 and k == 0.0 and held_out:
             test = test[:2] + [["the", "zebra", "sleeps"]]  # an unseen word under MLE: inf
-        cases.append(Case(f"{_model_label(corpus, n, k)}; perplexity({_corpus_label(test)})",
-                          {"corpus": corpus, "n": n, "k": k, "test": test}))
+        cases.append(
+            Case(
+                f"{_model_label(corpus, n, k)}; perplexity({_corpus_label(test)})",
+                {"corpus": corpus, "n": n, "k": k, "test": test},
+            )
+        )
     return cases
 
 
@@ -153,49 +179,91 @@ def sample_cases(ctx: CaseContext) -> list[Case]:
     # max_len None: sample(rng), its default used by omission.
     for n, k, max_len in [(2, 0.0, None), (3, 0.0, 100), (2, 0.2, 6)]:
         corpus = with_odd_tokens(ctx.rng, sentences(ctx.rng, 25))
-        args = {"corpus": corpus, "n": n, "k": k, "max_len": max_len, "draws": DRAWS, "repeat": REPEAT,
-                "seed": int(ctx.rng.integers(2**62))}
+        args = {
+            "corpus": corpus,
+            "n": n,
+            "k": k,
+            "max_len": max_len,
+            "draws": DRAWS,
+            "repeat": REPEAT,
+            "seed": int(ctx.rng.integers(2**62)),
+        }
         call = "sample(rng)" if max_len is None else f"sample(rng, max_len={max_len})"
         cases.append(Case(f"{_model_label(corpus, n, k)}; {DRAWS} draws of {call}", args))
     # Fitted, sampled from, fitted again: nothing of the first model may stay behind.
     before = sentences(ctx.rng, 10)
-    cases.append(Case(f"{_model_label(corpus, 2, 0.0, before=before)} (sampled from in between); "
-                      f"{DRAWS} draws of sample(rng, max_len=100)",
-                      {**cases[0].args, "max_len": 100, "fitted_before_on": before, "sampled_before": True,
-                       "seed": int(ctx.rng.integers(2**62))}))
+    cases.append(
+        Case(
+            f"{_model_label(corpus, 2, 0.0, before=before)} (sampled from in between); "
+            f"{DRAWS} draws of sample(rng, max_len=100)",
+            {
+                **cases[0].args,
+                "max_len": 100,
+                "fitted_before_on": before,
+                "sampled_before": True,
+                "seed": int(ctx.rng.integers(2**62)),
+            },
+        )
+    )
     # One long sentence of distinct words: the bigram model has a single draw,
     # longer than the default max_len, which must cut it at exactly 100 tokens.
     long = [[f"w{i:03d}" for i in range(150)]]
     # Each of its draws asks prob about 152 words 100 times: a few draws show the cut.
-    cases.append(Case(f"NGramLM(n=2, k=0.0) fitted on one sentence of 150 distinct words; 10 draws of sample(rng)",
-                      {"corpus": long, "n": 2, "k": 0.0, "max_len": None, "draws": 10, "repeat": 5,
-                       "seed": int(ctx.rng.integers(2**62))}))
+    cases.append(
+        Case(
+            "NGramLM(n=2, k=0.0) fitted on one sentence of 150 distinct words; 10 draws of sample(rng)",
+            {
+                "corpus": long,
+                "n": 2,
+                "k": 0.0,
+                "max_len": None,
+                "draws": 10,
+                "repeat": 5,
+                "seed": int(ctx.rng.integers(2**62)),
+            },
+        )
+    )
     return cases
 
 
 def no_mutation_cases(ctx: CaseContext) -> list[Case]:
     corpus = sentences(ctx.rng, 6)
     sentence = ["the", "old", "cow", "sleeps"]
-    calls = [("pad", {"value": sentence, "n": 3}),
-             ("count_ngrams", {"value": corpus, "n": 2}),
-             ("fit", {"value": corpus, "n": 2, "k": 0.0}),
-             ("prob", {"value": ["the", "old"], "word": "cow", "corpus": corpus, "n": 3, "k": 0.5}),
-             ("logprob", {"value": sentence, "corpus": corpus, "n": 2, "k": 0.5}),
-             ("perplexity", {"value": corpus[:2], "corpus": corpus, "n": 2, "k": 0.5})]
-    return [Case(f"{call} must leave its argument {args['value']!r} unchanged", {"call": call, **args})
-            for call, args in calls]
+    calls = [
+        ("pad", {"value": sentence, "n": 3}),
+        ("count_ngrams", {"value": corpus, "n": 2}),
+        ("fit", {"value": corpus, "n": 2, "k": 0.0}),
+        ("prob", {"value": ["the", "old"], "word": "cow", "corpus": corpus, "n": 3, "k": 0.5}),
+        ("logprob", {"value": sentence, "corpus": corpus, "n": 2, "k": 0.5}),
+        ("perplexity", {"value": corpus[:2], "corpus": corpus, "n": 2, "k": 0.5}),
+    ]
+    return [
+        Case(f"{call} must leave its argument {args['value']!r} unchanged", {"call": call, **args})
+        for call, args in calls
+    ]
 
 
 def bad_argument_cases(ctx: CaseContext) -> list[Case]:
     domain = ("ValueError",)
     # A value of the wrong type may be refused as Python's own code does, with TypeError.
     wrong_type = ("ValueError", "TypeError")
-    calls = [("pad", 0, 0.0, domain), ("pad", -2, 0.0, domain), ("pad", 2.5, 0.0, wrong_type),
-             ("count_ngrams", 0, 0.0, domain), ("count_ngrams", "2", 0.0, wrong_type),
-             ("NGramLM", 0, 0.0, domain), ("NGramLM", 2, -1.0, domain), ("NGramLM", 2, "one", wrong_type)]
-    return [Case(f"{call}(..., n={n!r}{f', k={k!r}' if call == 'NGramLM' else ''}) must raise "
-                 f"{' or '.join(accepted)}", {"call": call, "n": n, "k": k, "accepted": list(accepted)})
-            for call, n, k, accepted in calls]
+    calls = [
+        ("pad", 0, 0.0, domain),
+        ("pad", -2, 0.0, domain),
+        ("pad", 2.5, 0.0, wrong_type),
+        ("count_ngrams", 0, 0.0, domain),
+        ("count_ngrams", "2", 0.0, wrong_type),
+        ("NGramLM", 0, 0.0, domain),
+        ("NGramLM", 2, -1.0, domain),
+        ("NGramLM", 2, "one", wrong_type),
+    ]
+    return [
+        Case(
+            f"{call}(..., n={n!r}{f', k={k!r}' if call == 'NGramLM' else ''}) must raise {' or '.join(accepted)}",
+            {"call": call, "n": n, "k": k, "accepted": list(accepted)},
+        )
+        for call, n, k, accepted in calls
+    ]
 
 
 def hidden_perplexity_cases(ctx: CaseContext) -> list[Case]:
@@ -219,32 +287,106 @@ def ngram_checks() -> list[Check]:
     # prob from the counts, logprob from prob, perplexity from logprob): `composes` says so.
     quick = Limits(cpu_s=4, wall_s=8)
     return [
-        Check("pad", "pad adds n - 1 BOS and one EOS", scenarios.pad, pad_cases,
-              mistakes=M.PADDING, limits=quick),
-        Check("count_ngrams", "count_ngrams counts every n-gram of the padded corpus",
-              scenarios.count_ngrams, count_cases, mistakes=M.PADDING, composes=("pad",), limits=quick),
-        Check("fit", "fit returns self and builds the vocabulary", scenarios.fit, fit_cases,
-              mistakes=(M.BOS_IN_VOCAB, M.NO_UNK_IN_VOCAB, M.EOS_PER_ORDER, M.NO_EOS), composes=("count_ngrams",), limits=quick),
-        Check("prob_mle", "prob under maximum likelihood", scenarios.prob, prob_mle_cases,
-              tolerance=EXACT, mistakes=MLE_MISTAKES, composes=("fit",), limits=quick),
-        Check("prob_add_k", "prob with add-k smoothing", scenarios.prob, prob_add_k_cases,
-              tolerance=EXACT, mistakes=ADD_K_MISTAKES, composes=("fit",), limits=quick),
-        Check("logprob", "logprob of padded sentences, -inf for impossible ones", scenarios.logprob,
-              logprob_cases, tolerance=LOG, mistakes=LOGPROB_MISTAKES,
-              composes=("prob_mle", "prob_add_k"), limits=quick),
-        Check("perplexity", "perplexity of a corpus, inf when a sentence is impossible",
-              scenarios.perplexity, perplexity_cases, tolerance=PPL, mistakes=PPL_MISTAKES, composes=("logprob",), limits=quick),
-        Check("sample", "sample draws from p(. | context) using only rng", scenarios.sample,
-              sample_cases, judge=judge_sample, composes=("prob_mle", "prob_add_k"), limits=Limits(cpu_s=30, wall_s=45),
-              timeout_hint=("sample must stop at EOS, or after max_len tokens at the latest. If it does, "
-                            "make prob fast (count once, in fit): sample asks it about every word of the "
-                            f"vocabulary at every step, {DRAWS} times per case.")),
-        Check("no_mutation", "no function changes its arguments", scenarios.no_mutation,
-              no_mutation_cases, property_check=True, composes=("perplexity", "sample"), limits=quick),
-        Check("bad_arguments", "ValueError for arguments outside the domain", scenarios.bad_argument,
-              bad_argument_cases, property_check=True, composes=("perplexity", "sample"), limits=quick),
-        Check("perplexity_hidden", "perplexity on larger held-out corpora", scenarios.perplexity,
-              hidden_perplexity_cases, tolerance=PPL, mistakes=PPL_MISTAKES, visibility="after_due_date",
-              composes=("logprob",), limits=quick),
+        Check("pad", "pad adds n - 1 BOS and one EOS", scenarios.pad, pad_cases, mistakes=M.PADDING, limits=quick),
+        Check(
+            "count_ngrams",
+            "count_ngrams counts every n-gram of the padded corpus",
+            scenarios.count_ngrams,
+            count_cases,
+            mistakes=M.PADDING,
+            composes=("pad",),
+            limits=quick,
+        ),
+        Check(
+            "fit",
+            "fit returns self and builds the vocabulary",
+            scenarios.fit,
+            fit_cases,
+            mistakes=(M.BOS_IN_VOCAB, M.NO_UNK_IN_VOCAB, M.EOS_PER_ORDER, M.NO_EOS),
+            composes=("count_ngrams",),
+            limits=quick,
+        ),
+        Check(
+            "prob_mle",
+            "prob under maximum likelihood",
+            scenarios.prob,
+            prob_mle_cases,
+            tolerance=EXACT,
+            mistakes=MLE_MISTAKES,
+            composes=("fit",),
+            limits=quick,
+        ),
+        Check(
+            "prob_add_k",
+            "prob with add-k smoothing",
+            scenarios.prob,
+            prob_add_k_cases,
+            tolerance=EXACT,
+            mistakes=ADD_K_MISTAKES,
+            composes=("fit",),
+            limits=quick,
+        ),
+        Check(
+            "logprob",
+            "logprob of padded sentences, -inf for impossible ones",
+            scenarios.logprob,
+            logprob_cases,
+            tolerance=LOG,
+            mistakes=LOGPROB_MISTAKES,
+            composes=("prob_mle", "prob_add_k"),
+            limits=quick,
+        ),
+        Check(
+            "perplexity",
+            "perplexity of a corpus, inf when a sentence is impossible",
+            scenarios.perplexity,
+            perplexity_cases,
+            tolerance=PPL,
+            mistakes=PPL_MISTAKES,
+            composes=("logprob",),
+            limits=quick,
+        ),
+        Check(
+            "sample",
+            "sample draws from p(. | context) using only rng",
+            scenarios.sample,
+            sample_cases,
+            judge=judge_sample,
+            composes=("prob_mle", "prob_add_k"),
+            limits=Limits(cpu_s=30, wall_s=45),
+            timeout_hint=(
+                "sample must stop at EOS, or after max_len tokens at the latest. If it does, "
+                "make prob fast (count once, in fit): sample asks it about every word of the "
+                f"vocabulary at every step, {DRAWS} times per case."
+            ),
+        ),
+        Check(
+            "no_mutation",
+            "no function changes its arguments",
+            scenarios.no_mutation,
+            no_mutation_cases,
+            property_check=True,
+            composes=("perplexity", "sample"),
+            limits=quick,
+        ),
+        Check(
+            "bad_arguments",
+            "ValueError for arguments outside the domain",
+            scenarios.bad_argument,
+            bad_argument_cases,
+            property_check=True,
+            composes=("perplexity", "sample"),
+            limits=quick,
+        ),
+        Check(
+            "perplexity_hidden",
+            "perplexity on larger held-out corpora",
+            scenarios.perplexity,
+            hidden_perplexity_cases,
+            tolerance=PPL,
+            mistakes=PPL_MISTAKES,
+            visibility="after_due_date",
+            composes=("logprob",),
+            limits=quick,
+        ),
     ]
-

@@ -17,6 +17,7 @@ def _set_pad(body):
     def patch(modules):
         m = modules["ngram"]
         m.pad = lambda sentence, n: body(m, list(sentence), n)
+
     return patch
 
 
@@ -24,6 +25,7 @@ def _method(name, make):
     def patch(modules):
         m = modules["ngram"]
         setattr(m.NGramLM, name, make(m, getattr(m.NGramLM, name)))
+
     return patch
 
 
@@ -31,6 +33,7 @@ def _log_base(base):
     def patch(modules):
         m = modules["ngram"]
         m.math = types.SimpleNamespace(**{**vars(math), "log": lambda x: math.log(x, base)})
+
     return patch
 
 
@@ -45,7 +48,9 @@ def _vocab_size_off_by(delta):
             elif self.n > 1:  # BOS is in the padded corpus only when n > 1
                 self.vocab.add(m.BOS)
             return self
+
         return patched
+
     return make
 
 
@@ -57,15 +62,19 @@ def _perplexity_without_eos(m, perplexity):
     def patched(self, corpus):
         total = sum(self.logprob(s) for s in corpus)
         return math.inf if total == -math.inf else math.exp(-total / sum(len(s) for s in corpus))
+
     return patched
 
 
 def _logprob_without_eos(m, logprob):
     def patched(self, sentence):
         padded = m.pad(sentence, self.n)
-        return sum(math.log(p) if p > 0 else -math.inf
-                   for t in range(self.n - 1, len(padded) - 1)
-                   for p in [self.prob(padded[t], padded[t - self.n + 1: t])])
+        return sum(
+            math.log(p) if p > 0 else -math.inf
+            for t in range(self.n - 1, len(padded) - 1)
+            for p in [self.prob(padded[t], padded[t - self.n + 1 : t])]
+        )
+
     return patched
 
 
@@ -75,56 +84,73 @@ def _prob_add_k_without_vocab(m, prob):
             return prob(self, word, context)
         ctx, word = self._context(context), self._known(word)
         return (self.counts.get(ctx, {}).get(word, 0) + self.k) / (self.context_totals.get(ctx, 0) + self.k)
+
     return patched
 
 
 def _prob_unpadded_context(m, prob):
     """A context shorter than n - 1 is used as it is, not left-padded with BOS."""
+
     def patched(self, word, context):
-        context = list(context)[-(self.n - 1):] if self.n > 1 else []
+        context = list(context)[-(self.n - 1) :] if self.n > 1 else []
         if len(context) == self.n - 1:
             return prob(self, word, context)
         ctx = tuple(self._known(t) for t in context)
         c = self.counts.get(ctx, {})
         total = sum(c.values())
         return (c.get(self._known(word), 0) + self.k) / (total + self.k * len(self.vocab)) if (total or self.k) else 0.0
+
     return patched
 
 
 EOS_PER_ORDER = Mistake(
-    "eos_n_minus_1", "the end is padded with n - 1 EOS markers; the spec asks for exactly one",
-    _set_pad(lambda m, s, n: [m.BOS] * (n - 1) + s + [m.EOS] * (n - 1)))
-NO_BOS = Mistake(
-    "no_bos", "the start is not padded with n - 1 BOS markers",
-    _set_pad(lambda m, s, n: s + [m.EOS]))
+    "eos_n_minus_1",
+    "the end is padded with n - 1 EOS markers; the spec asks for exactly one",
+    _set_pad(lambda m, s, n: [m.BOS] * (n - 1) + s + [m.EOS] * (n - 1)),
+)
+NO_BOS = Mistake("no_bos", "the start is not padded with n - 1 BOS markers", _set_pad(lambda m, s, n: s + [m.EOS]))
 N_BOS = Mistake(
-    "n_bos", "the start is padded with n BOS markers instead of n - 1",
-    _set_pad(lambda m, s, n: [m.BOS] * n + s + [m.EOS]))
-NO_EOS = Mistake(
-    "no_eos", "the EOS marker is left out",
-    _set_pad(lambda m, s, n: [m.BOS] * (n - 1) + s))
+    "n_bos",
+    "the start is padded with n BOS markers instead of n - 1",
+    _set_pad(lambda m, s, n: [m.BOS] * n + s + [m.EOS]),
+)
+NO_EOS = Mistake("no_eos", "the EOS marker is left out", _set_pad(lambda m, s, n: [m.BOS] * (n - 1) + s))
 PADDING = (EOS_PER_ORDER, NO_BOS, N_BOS, NO_EOS)
 
 BOS_IN_VOCAB = Mistake(
-    "bos_in_vocab", "BOS is counted in the vocabulary (the spec leaves it out, so len(vocab) is one too many)",
-    _method("fit", _vocab_size_off_by(+1)))
+    "bos_in_vocab",
+    "BOS is counted in the vocabulary (the spec leaves it out, so len(vocab) is one too many)",
+    _method("fit", _vocab_size_off_by(+1)),
+)
 NO_UNK_IN_VOCAB = Mistake(
-    "no_unk_in_vocab", "UNK is not added to the vocabulary (len(vocab) in the add-k denominator is one too few)",
-    _method("fit", _vocab_size_off_by(-1)))
+    "no_unk_in_vocab",
+    "UNK is not added to the vocabulary (len(vocab) in the add-k denominator is one too few)",
+    _method("fit", _vocab_size_off_by(-1)),
+)
 ADD_K_DENOMINATOR = Mistake(
-    "add_k_denominator", "add-k adds k to the context count instead of k * len(vocab)",
-    _method("prob", _prob_add_k_without_vocab))
+    "add_k_denominator",
+    "add-k adds k to the context count instead of k * len(vocab)",
+    _method("prob", _prob_add_k_without_vocab),
+)
 UNPADDED_CONTEXT = Mistake(
-    "unpadded_context", "a context shorter than n - 1 tokens is not left-padded with BOS",
-    _method("prob", _prob_unpadded_context))
+    "unpadded_context",
+    "a context shorter than n - 1 tokens is not left-padded with BOS",
+    _method("prob", _prob_unpadded_context),
+)
 LOG2 = Mistake("log2", "logarithms are taken in base 2; the spec asks for natural logs", _log_base(2))
 LOG10 = Mistake("log10", "logarithms are taken in base 10; the spec asks for natural logs", _log_base(10))
 LOGPROB_NO_EOS = Mistake(
-    "logprob_without_eos", "the final EOS is not predicted (its log-probability is missing from the sum)",
-    _method("logprob", _logprob_without_eos))
+    "logprob_without_eos",
+    "the final EOS is not predicted (its log-probability is missing from the sum)",
+    _method("logprob", _logprob_without_eos),
+)
 PERPLEXITY_MEAN = Mistake(
-    "perplexity_mean", "perplexity is averaged over sentences; the spec asks for one perplexity of the whole corpus",
-    _method("perplexity", _perplexity_mean_of_sentences))
+    "perplexity_mean",
+    "perplexity is averaged over sentences; the spec asks for one perplexity of the whole corpus",
+    _method("perplexity", _perplexity_mean_of_sentences),
+)
 PERPLEXITY_NO_EOS = Mistake(
-    "perplexity_without_eos", "the token count leaves out the EOS of each sentence (use len(s) + 1)",
-    _method("perplexity", _perplexity_without_eos))
+    "perplexity_without_eos",
+    "the token count leaves out the EOS of each sentence (use len(s) + 1)",
+    _method("perplexity", _perplexity_without_eos),
+)

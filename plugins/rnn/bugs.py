@@ -11,119 +11,227 @@ from lmgrade import Bug
 
 M, E = "modules.py", "elman.py"
 DELTA = "delta[t] = (d_h_out[t] + W_ah.T @ delta_next) * self.act_grad(h[t])"
-GRADS = '''            "W_ah": delta.T @ h_prev,  # (J, J)
+GRADS = """            "W_ah": delta.T @ h_prev,  # (J, J)
             "W_ax": delta.T @ x,  # (J, I)
             "b_a": delta.sum(axis=0),  # (J,)
             "W_yh": d_logits.T @ h,  # (K, J)
-            "b_y": d_logits.sum(axis=0),  # (K,)'''
+            "b_y": d_logits.sum(axis=0),  # (K,)"""
 
 BUGS = {
     "bptt_no_carry": Bug(
-        "BPTT forgets the gradient that h_t receives from a_{t+1}.", E,
+        "BPTT forgets the gradient that h_t receives from a_{t+1}.",
+        E,
         ((DELTA, "delta[t] = d_h_out[t] * self.act_grad(h[t])"),),
-        {"elman_backward": "carried back from step t+1", "rnnlm": "carried back from step t+1",
-         "bptt_hidden": "carried back"}, demo=True),
+        {
+            "elman_backward": "carried back from step t+1",
+            "rnnlm": "carried back from step t+1",
+            "bptt_hidden": "carried back",
+        },
+        demo=True,
+    ),
     "grads_overwritten": Bug(
-        "the parameter gradients keep only one time step's contribution.", E,
-        ((GRADS, GRADS.replace("delta.T @ h_prev", "np.outer(delta[0], h_prev[0])")
-          .replace("delta.T @ x", "np.outer(delta[0], x[0])").replace("delta.sum(axis=0)", "delta[0].copy()")
-          .replace("d_logits.T @ h", "np.outer(d_logits[0], h[0])").replace("d_logits.sum(axis=0)", "d_logits[0].copy()")),),
-        {"bptt_hidden": "", "elman_backward": "overwritten at each time step", "rnnlm": "overwritten"}),
+        "the parameter gradients keep only one time step's contribution.",
+        E,
+        (
+            (
+                GRADS,
+                GRADS.replace("delta.T @ h_prev", "np.outer(delta[0], h_prev[0])")
+                .replace("delta.T @ x", "np.outer(delta[0], x[0])")
+                .replace("delta.sum(axis=0)", "delta[0].copy()")
+                .replace("d_logits.T @ h", "np.outer(d_logits[0], h[0])")
+                .replace("d_logits.sum(axis=0)", "d_logits[0].copy()"),
+            ),
+        ),
+        {"bptt_hidden": "", "elman_backward": "overwritten at each time step", "rnnlm": "overwritten"},
+    ),
     "derivative_at_preactivation": Bug(
-        "the activation's derivative is applied to a_t, not expressed through h_t.", E,
-        (("        delta = np.empty((T, J))",
-          '        a = np.vstack([h0, h[:-1]]) @ W_ah.T + x @ W_ax.T + self.params["b_a"]\n'
-          "        delta = np.empty((T, J))"),
-         ("* self.act_grad(h[t])", "* self.act_grad(a[t])")),
-        {"bptt_hidden": "", "elman_backward": "pre-activation", "rnnlm": "pre-activation"}),
+        "the activation's derivative is applied to a_t, not expressed through h_t.",
+        E,
+        (
+            (
+                "        delta = np.empty((T, J))",
+                '        a = np.vstack([h0, h[:-1]]) @ W_ah.T + x @ W_ax.T + self.params["b_a"]\n'
+                "        delta = np.empty((T, J))",
+            ),
+            ("* self.act_grad(h[t])", "* self.act_grad(a[t])"),
+        ),
+        {"bptt_hidden": "", "elman_backward": "pre-activation", "rnnlm": "pre-activation"},
+    ),
     "transposed_w_ah_gradient": Bug(
-        "dW_ah is computed as h_prev.T @ delta.", E,
+        "dW_ah is computed as h_prev.T @ delta.",
+        E,
         (('"W_ah": delta.T @ h_prev,', '"W_ah": h_prev.T @ delta,'),),
-        {"bptt_hidden": "", "elman_backward": "dW_ah is the sum over t"}),
+        {"bptt_hidden": "", "elman_backward": "dW_ah is the sum over t"},
+    ),
     "h0_ignored": Bug(
-        "the h0 argument is ignored.", E,
+        "the h0 argument is ignored.",
+        E,
         (("h0 = np.zeros(J) if h0 is None else np.array(h0, dtype=np.float64)", "h0 = np.zeros(J)"),),
-        {"elman_forward": "h0 argument is ignored", "elman_loss": "h0 argument is ignored",
-         "elman_backward": "h0 argument is ignored", "bptt_hidden": ""}),
+        {
+            "elman_forward": "h0 argument is ignored",
+            "elman_loss": "h0 argument is ignored",
+            "elman_backward": "h0 argument is ignored",
+            "bptt_hidden": "",
+        },
+    ),
     "grad_h0_missing_w_ah": Bug(
-        "grad_h0 is delta_1 itself, without W_ah^T.", E,
+        "grad_h0 is delta_1 itself, without W_ah^T.",
+        E,
         (("self.grad_h0 = W_ah.T @ delta[0]", "self.grad_h0 = delta[0].copy()"),),
-        {"bptt_hidden": "", "elman_backward": "the backward is wrong"}),
+        {"bptt_hidden": "", "elman_backward": "the backward is wrong"},
+    ),
     "loss_mean": Bug(
-        "the loss is averaged over time steps.", E,
-        (("return float(-log_y[np.arange(len(x)), targets].sum())",
-          "return float(-log_y[np.arange(len(x)), targets].mean())"),
-         ("d_logits[np.arange(T), targets] -= 1.0", "d_logits[np.arange(T), targets] -= 1.0\n        d_logits /= T")),
-        {"elman_loss": "mean over time steps", "elman_backward": "mean over time steps", "bptt_hidden": ""}),
+        "the loss is averaged over time steps.",
+        E,
+        (
+            (
+                "return float(-log_y[np.arange(len(x)), targets].sum())",
+                "return float(-log_y[np.arange(len(x)), targets].mean())",
+            ),
+            ("d_logits[np.arange(T), targets] -= 1.0", "d_logits[np.arange(T), targets] -= 1.0\n        d_logits /= T"),
+        ),
+        {"elman_loss": "mean over time steps", "elman_backward": "mean over time steps", "bptt_hidden": ""},
+    ),
     "output_softmax_over_time": Bug(
-        "the output softmax normalises over time steps.", E,
-        (("z = logits - logits.max(axis=-1, keepdims=True)", "z = logits - logits.max(axis=0, keepdims=True)"),
-         ("return z - np.log(np.exp(z).sum(axis=-1, keepdims=True))",
-          "return z - np.log(np.exp(z).sum(axis=0, keepdims=True))")),
-        {"elman_forward": "over time steps", "elman_loss": "over time steps"}),
+        "the output softmax normalises over time steps.",
+        E,
+        (
+            ("z = logits - logits.max(axis=-1, keepdims=True)", "z = logits - logits.max(axis=0, keepdims=True)"),
+            (
+                "return z - np.log(np.exp(z).sum(axis=-1, keepdims=True))",
+                "return z - np.log(np.exp(z).sum(axis=0, keepdims=True))",
+            ),
+        ),
+        {"elman_forward": "over time steps", "elman_loss": "over time steps"},
+    ),
     "embedding_grad_not_accumulated": Bug(
-        "E's gradient is written with fancy-index assignment, so a repeated token keeps one row only.", E,
+        "E's gradient is written with fancy-index assignment, so a repeated token keeps one row only.",
+        E,
         (("np.add.at(grad_E, self._tokens[:-1], self.grad_x)", "grad_E[self._tokens[:-1]] += self.grad_x"),),
-        {"rnnlm": "the backward is wrong"}),
+        {"rnnlm": "the backward is wrong"},
+    ),
     "sgd_adds_gradient": Bug(
-        "sgd_step climbs the gradient: p + lr * grad.", E,
+        "sgd_step climbs the gradient: p + lr * grad.",
+        E,
         (("self.params[k] - lr * self.grads[k]", "self.params[k] + lr * self.grads[k]"),),
-        {"sgd_step": "wrong"}),
+        {"sgd_step": "wrong"},
+    ),
     "sample_argmax": Bug(
-        "sample always takes the most likely token.", E,
+        "sample always takes the most likely token.",
+        E,
         (("token = int(rng.choice(V, p=y_t / y_t.sum()))", "rng.random()\n            token = int(np.argmax(y_t))"),),
-        {"sample": ""}),
+        {"sample": ""},
+    ),
     "sample_ignores_end": Bug(
-        "sample does not stop at the end token.", E,
+        "sample does not stop at the end token.",
+        E,
         (("            if token == end:\n                break\n", ""),),
-        {"sample": "end token"}),
+        {"sample": "end token"},
+    ),
     "train_no_shuffle": Bug(
-        "train visits the sequences in their given order, not rng.permutation's.", E,
+        "train visits the sequences in their given order, not rng.permutation's.",
+        E,
         (("for i in rng.permutation(len(sequences)):", "for i in range(len(sequences)):"),),
-        {"train": "wrong"}),
+        {"train": "wrong"},
+    ),
     "linear_transposed_gradient": Bug(
-        "Linear's weight gradient is x.T @ g.", M,
+        "Linear's weight gradient is x.T @ g.",
+        M,
         (('self.grads["W"] = g.T @ self.x', 'self.grads["W"] = self.x.T @ g'),),
-        {"linear": "Linear's weight gradient is transposed"}),
+        {"linear": "Linear's weight gradient is transposed"},
+    ),
     "softmax_no_shift": Bug(
-        "Softmax exponentiates without subtracting the row maximum.", M,
+        "Softmax exponentiates without subtracting the row maximum.",
+        M,
         (("e = np.exp(x - x.max(axis=-1, keepdims=True))", "e = np.exp(x)"),),
-        {"softmax": "does not subtract each row's maximum"}, demo=True),
+        {"softmax": "does not subtract each row's maximum"},
+        demo=True,
+    ),
     "sigmoid_naive": Bug(
-        "Sigmoid is 1 / (1 + exp(-x)) as written, which overflows for x far below 0.", M,
-        (("        z = np.exp(-np.abs(x))\n        self.y = np.where(x >= 0, 1.0, z) / (1.0 + z)",
-          "        self.y = 1.0 / (1.0 + np.exp(-x))"),),
-        {"activations": "overflow"}),
+        "Sigmoid is 1 / (1 + exp(-x)) as written, which overflows for x far below 0.",
+        M,
+        (
+            (
+                "        z = np.exp(-np.abs(x))\n        self.y = np.where(x >= 0, 1.0, z) / (1.0 + z)",
+                "        self.y = 1.0 / (1.0 + np.exp(-x))",
+            ),
+        ),
+        {"activations": "overflow"},
+    ),
     "cross_entropy_mean": Bug(
-        "CrossEntropy averages over rows.", M,
-        (("return float(-np.log(probs[self.rows, self.targets]).sum())",
-          "return float(-np.log(probs[self.rows, self.targets]).mean())"),
-         ("-float(g) / self.probs[self.rows, self.targets]", "-float(g) / len(self.rows) / self.probs[self.rows, self.targets]")),
-        {"cross_entropy": "mean over rows"}),
+        "CrossEntropy averages over rows.",
+        M,
+        (
+            (
+                "return float(-np.log(probs[self.rows, self.targets]).sum())",
+                "return float(-np.log(probs[self.rows, self.targets]).mean())",
+            ),
+            (
+                "-float(g) / self.probs[self.rows, self.targets]",
+                "-float(g) / len(self.rows) / self.probs[self.rows, self.targets]",
+            ),
+        ),
+        {"cross_entropy": "mean over rows"},
+    ),
     "tanh_backward_uses_input": Bug(
-        "Tanh's backward recomputes 1 - x**2 from the input, not 1 - y**2.", M,
-        (("        self.y = np.tanh(np.asarray(x, dtype=np.float64))\n        return self.y",
-          "        self.x = np.asarray(x, dtype=np.float64)\n        self.y = np.tanh(self.x)\n        return self.y"),
-         ("return np.asarray(g, dtype=np.float64) * (1.0 - self.y**2)",
-          "return np.asarray(g, dtype=np.float64) * (1.0 - self.x**2)")),
-        {"activations": "the backward is wrong"}),
+        "Tanh's backward recomputes 1 - x**2 from the input, not 1 - y**2.",
+        M,
+        (
+            (
+                "        self.y = np.tanh(np.asarray(x, dtype=np.float64))\n        return self.y",
+                "        self.x = np.asarray(x, dtype=np.float64)\n        self.y = np.tanh(self.x)\n        return self.y",
+            ),
+            (
+                "return np.asarray(g, dtype=np.float64) * (1.0 - self.y**2)",
+                "return np.asarray(g, dtype=np.float64) * (1.0 - self.x**2)",
+            ),
+        ),
+        {"activations": "the backward is wrong"},
+    ),
     "softmax_mutates_input": Bug(
-        "Softmax shifts its input in place.", M,
-        (("        x = np.asarray(x, dtype=np.float64)\n        if x.ndim < 1:",
-          "        x = np.asarray(x)\n        if x.ndim < 1:"),
-         ("e = np.exp(x - x.max(axis=-1, keepdims=True))", "x -= x.max(axis=-1, keepdims=True)\n        e = np.exp(x)")),
-        {"no_mutation": "wrong"}),
+        "Softmax shifts its input in place.",
+        M,
+        (
+            (
+                "        x = np.asarray(x, dtype=np.float64)\n        if x.ndim < 1:",
+                "        x = np.asarray(x)\n        if x.ndim < 1:",
+            ),
+            (
+                "e = np.exp(x - x.max(axis=-1, keepdims=True))",
+                "x -= x.max(axis=-1, keepdims=True)\n        e = np.exp(x)",
+            ),
+        ),
+        {"no_mutation": "wrong"},
+    ),
     "no_activation_check": Bug(
-        "any unknown activation silently means sigmoid.", E,
-        (("        if not isinstance(activation, str) or activation not in _ACTIVATIONS:\n"
-          "            raise ValueError(f\"activation must be 'sigmoid' or 'tanh', got {activation!r}\")\n", ""),
-         ("self.act, self.act_grad = _ACTIVATIONS[activation]",
-          "self.act, self.act_grad = _ACTIVATIONS.get(activation, _ACTIVATIONS[\"sigmoid\"])")),
-        {"bad_arguments": "no exception"}),
+        "any unknown activation silently means sigmoid.",
+        E,
+        (
+            (
+                "        if not isinstance(activation, str) or activation not in _ACTIVATIONS:\n"
+                "            raise ValueError(f\"activation must be 'sigmoid' or 'tanh', got {activation!r}\")\n",
+                "",
+            ),
+            (
+                "self.act, self.act_grad = _ACTIVATIONS[activation]",
+                'self.act, self.act_grad = _ACTIVATIONS.get(activation, _ACTIVATIONS["sigmoid"])',
+            ),
+        ),
+        {"bad_arguments": "no exception"},
+    ),
     "cross_entropy_eps_in_log": Bug(
-        "CrossEntropy adds 1e-8 inside the log, to avoid log(0).", M,
-        (("return float(-np.log(probs[self.rows, self.targets]).sum())",
-          "return float(-np.log(probs[self.rows, self.targets] + 1e-8).sum())"),
-         ("-float(g) / self.probs[self.rows, self.targets]", "-float(g) / (self.probs[self.rows, self.targets] + 1e-8)")),
-        {"cross_entropy": "epsilon (1e-8) is added inside the log"}),
+        "CrossEntropy adds 1e-8 inside the log, to avoid log(0).",
+        M,
+        (
+            (
+                "return float(-np.log(probs[self.rows, self.targets]).sum())",
+                "return float(-np.log(probs[self.rows, self.targets] + 1e-8).sum())",
+            ),
+            (
+                "-float(g) / self.probs[self.rows, self.targets]",
+                "-float(g) / (self.probs[self.rows, self.targets] + 1e-8)",
+            ),
+        ),
+        {"cross_entropy": "epsilon (1e-8) is added inside the log"},
+    ),
 }

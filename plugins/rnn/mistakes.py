@@ -12,82 +12,150 @@ from lmgrade import Mistake
 M, E = "modules.py", "elman.py"
 
 BPTT_NO_CARRY = Mistake(
-    "bptt_no_carry", "BPTT leaves out the gradient carried back from step t+1: "
+    "bptt_no_carry",
+    "BPTT leaves out the gradient carried back from step t+1: "
     "delta_t must include W_ah^T delta_{t+1}, not only what y_t sends back",
-    edits=((E, "delta[t] = (d_h_out[t] + W_ah.T @ delta_next) * self.act_grad(h[t])",
-            "delta[t] = d_h_out[t] * self.act_grad(h[t])"),))
+    edits=(
+        (
+            E,
+            "delta[t] = (d_h_out[t] + W_ah.T @ delta_next) * self.act_grad(h[t])",
+            "delta[t] = d_h_out[t] * self.act_grad(h[t])",
+        ),
+    ),
+)
 
 GRADS_OVERWRITTEN = Mistake(
-    "grads_overwritten", "the parameter gradients are overwritten at each time step instead of summed "
+    "grads_overwritten",
+    "the parameter gradients are overwritten at each time step instead of summed "
     "over time (only the first step's contribution is left)",
-    edits=((E, '''            "W_ah": delta.T @ h_prev,  # (J, J)
+    edits=(
+        (
+            E,
+            """            "W_ah": delta.T @ h_prev,  # (J, J)
             "W_ax": delta.T @ x,  # (J, I)
             "b_a": delta.sum(axis=0),  # (J,)
             "W_yh": d_logits.T @ h,  # (K, J)
-            "b_y": d_logits.sum(axis=0),  # (K,)''', '''            "W_ah": np.outer(delta[0], h_prev[0]),
+            "b_y": d_logits.sum(axis=0),  # (K,)""",
+            """            "W_ah": np.outer(delta[0], h_prev[0]),
             "W_ax": np.outer(delta[0], x[0]),
             "b_a": delta[0].copy(),
             "W_yh": np.outer(d_logits[0], h[0]),
-            "b_y": d_logits[0].copy(),'''),))
+            "b_y": d_logits[0].copy(),""",
+        ),
+    ),
+)
 
 DERIVATIVE_AT_PREACTIVATION = Mistake(
-    "derivative_at_preactivation", "the activation's derivative is applied to the pre-activation a_t as if it "
+    "derivative_at_preactivation",
+    "the activation's derivative is applied to the pre-activation a_t as if it "
     "were h_t (sigmoid: h_t (1 - h_t) with h_t the output, not a_t (1 - a_t))",
-    edits=((E, "        delta = np.empty((T, J))",
+    edits=(
+        (
+            E,
+            "        delta = np.empty((T, J))",
             '        a = np.vstack([h0, h[:-1]]) @ W_ah.T + x @ W_ax.T + self.params["b_a"]\n'
-            "        delta = np.empty((T, J))"),
-           (E, "* self.act_grad(h[t])", "* self.act_grad(a[t])")))
+            "        delta = np.empty((T, J))",
+        ),
+        (E, "* self.act_grad(h[t])", "* self.act_grad(a[t])"),
+    ),
+)
 
 TRANSPOSED_W_AH = Mistake(
-    "transposed_w_ah_gradient", "a weight gradient is transposed: dW_ah is the sum over t of "
+    "transposed_w_ah_gradient",
+    "a weight gradient is transposed: dW_ah is the sum over t of "
     "delta_t h_{t-1}^T, shape (J, J) like W_ah, not h_{t-1} delta_t^T",
-    edits=((E, '"W_ah": delta.T @ h_prev,', '"W_ah": h_prev.T @ delta,'),))
+    edits=((E, '"W_ah": delta.T @ h_prev,', '"W_ah": h_prev.T @ delta,'),),
+)
 
 TRANSPOSED_LINEAR = Mistake(
-    "transposed_linear_gradient", "Linear's weight gradient is transposed: grads['W'] = g.T @ x has W's "
-    "shape (out, in); x.T @ g is (in, out)",
-    edits=((M, "self.grads[\"W\"] = g.T @ self.x", "self.grads[\"W\"] = self.x.T @ g"),))
+    "transposed_linear_gradient",
+    "Linear's weight gradient is transposed: grads['W'] = g.T @ x has W's shape (out, in); x.T @ g is (in, out)",
+    edits=((M, 'self.grads["W"] = g.T @ self.x', 'self.grads["W"] = self.x.T @ g'),),
+)
 
 H0_IGNORED = Mistake(
-    "h0_ignored", "the h0 argument is ignored: the recurrence starts from zeros whatever h0 is given",
-    edits=((E, "h0 = np.zeros(J) if h0 is None else np.array(h0, dtype=np.float64)", "h0 = np.zeros(J)"),))
+    "h0_ignored",
+    "the h0 argument is ignored: the recurrence starts from zeros whatever h0 is given",
+    edits=((E, "h0 = np.zeros(J) if h0 is None else np.array(h0, dtype=np.float64)", "h0 = np.zeros(J)"),),
+)
 
 SOFTMAX_AXIS = Mistake(
-    "softmax_axis", "softmax is taken over the wrong axis (down the columns instead of along each row)",
-    edits=((M, "e = np.exp(x - x.max(axis=-1, keepdims=True))", "e = np.exp(x - x.max(axis=0, keepdims=True))"),
-           (M, "self.y = e / e.sum(axis=-1, keepdims=True)", "self.y = e / e.sum(axis=0, keepdims=True)"),
-           (M, "return y * (g - (g * y).sum(axis=-1, keepdims=True))",
-            "return y * (g - (g * y).sum(axis=0, keepdims=True))")))
+    "softmax_axis",
+    "softmax is taken over the wrong axis (down the columns instead of along each row)",
+    edits=(
+        (M, "e = np.exp(x - x.max(axis=-1, keepdims=True))", "e = np.exp(x - x.max(axis=0, keepdims=True))"),
+        (M, "self.y = e / e.sum(axis=-1, keepdims=True)", "self.y = e / e.sum(axis=0, keepdims=True)"),
+        (
+            M,
+            "return y * (g - (g * y).sum(axis=-1, keepdims=True))",
+            "return y * (g - (g * y).sum(axis=0, keepdims=True))",
+        ),
+    ),
+)
 
 ELMAN_SOFTMAX_AXIS = Mistake(
-    "output_softmax_axis", "the output softmax is taken over time steps (axis 0) instead of over the K outputs "
-    "of each step",
-    edits=((E, "z = logits - logits.max(axis=-1, keepdims=True)", "z = logits - logits.max(axis=0, keepdims=True)"),
-           (E, "return z - np.log(np.exp(z).sum(axis=-1, keepdims=True))",
-            "return z - np.log(np.exp(z).sum(axis=0, keepdims=True))")))
+    "output_softmax_axis",
+    "the output softmax is taken over time steps (axis 0) instead of over the K outputs of each step",
+    edits=(
+        (E, "z = logits - logits.max(axis=-1, keepdims=True)", "z = logits - logits.max(axis=0, keepdims=True)"),
+        (
+            E,
+            "return z - np.log(np.exp(z).sum(axis=-1, keepdims=True))",
+            "return z - np.log(np.exp(z).sum(axis=0, keepdims=True))",
+        ),
+    ),
+)
 
 SOFTMAX_NO_SHIFT = Mistake(
-    "softmax_no_shift", "softmax does not subtract each row's maximum before exp, so large inputs overflow "
-    "(inf / inf gives NaN)",
-    edits=((M, "e = np.exp(x - x.max(axis=-1, keepdims=True))", "e = np.exp(x)"),))
+    "softmax_no_shift",
+    "softmax does not subtract each row's maximum before exp, so large inputs overflow (inf / inf gives NaN)",
+    edits=((M, "e = np.exp(x - x.max(axis=-1, keepdims=True))", "e = np.exp(x)"),),
+)
 
 CE_MEAN = Mistake(
-    "cross_entropy_mean", "the cross-entropy is a mean over rows; the contract asks for a sum",
-    edits=((M, "return float(-np.log(probs[self.rows, self.targets]).sum())",
-            "return float(-np.log(probs[self.rows, self.targets]).mean())"),
-           (M, "-float(g) / self.probs[self.rows, self.targets]",
-            "-float(g) / len(self.rows) / self.probs[self.rows, self.targets]")))
+    "cross_entropy_mean",
+    "the cross-entropy is a mean over rows; the contract asks for a sum",
+    edits=(
+        (
+            M,
+            "return float(-np.log(probs[self.rows, self.targets]).sum())",
+            "return float(-np.log(probs[self.rows, self.targets]).mean())",
+        ),
+        (
+            M,
+            "-float(g) / self.probs[self.rows, self.targets]",
+            "-float(g) / len(self.rows) / self.probs[self.rows, self.targets]",
+        ),
+    ),
+)
 
 LOSS_MEAN = Mistake(
-    "loss_mean", "the loss is a mean over time steps; the contract asks for the sum over t",
-    edits=((E, "return float(-log_y[np.arange(len(x)), targets].sum())",
-            "return float(-log_y[np.arange(len(x)), targets].mean())"),
-           (E, "d_logits[np.arange(T), targets] -= 1.0", "d_logits[np.arange(T), targets] -= 1.0\n        d_logits /= T")))
+    "loss_mean",
+    "the loss is a mean over time steps; the contract asks for the sum over t",
+    edits=(
+        (
+            E,
+            "return float(-log_y[np.arange(len(x)), targets].sum())",
+            "return float(-log_y[np.arange(len(x)), targets].mean())",
+        ),
+        (E, "d_logits[np.arange(T), targets] -= 1.0", "d_logits[np.arange(T), targets] -= 1.0\n        d_logits /= T"),
+    ),
+)
 
 CE_EPS_IN_LOG = Mistake(
-    "ce_eps_in_log", "an epsilon (1e-8) is added inside the log, -ln(probs + 1e-8), which moves every value "
+    "ce_eps_in_log",
+    "an epsilon (1e-8) is added inside the log, -ln(probs + 1e-8), which moves every value "
     "and gradient; the contract's loss is -sum ln probs[i, targets[i]] (a log of 0 is the caller's business)",
-    edits=((M, "return float(-np.log(probs[self.rows, self.targets]).sum())",
-            "return float(-np.log(probs[self.rows, self.targets] + 1e-8).sum())"),
-           (M, "-float(g) / self.probs[self.rows, self.targets]",
-            "-float(g) / (self.probs[self.rows, self.targets] + 1e-8)")))
+    edits=(
+        (
+            M,
+            "return float(-np.log(probs[self.rows, self.targets]).sum())",
+            "return float(-np.log(probs[self.rows, self.targets] + 1e-8).sum())",
+        ),
+        (
+            M,
+            "-float(g) / self.probs[self.rows, self.targets]",
+            "-float(g) / (self.probs[self.rows, self.targets] + 1e-8)",
+        ),
+    ),
+)

@@ -60,8 +60,9 @@ FINITE = "finite at logits of 1e4"
 SAMPLED = "do not follow the model"
 
 
-def _as_bug(mistake: Mistake, what: str, loses: dict[str, str], demo: bool = False,
-            variant: dict[str, str] | None = None) -> Bug:
+def _as_bug(
+    mistake: Mistake, what: str, loses: dict[str, str], demo: bool = False, variant: dict[str, str] | None = None
+) -> Bug:
     """The bug a student makes by making `mistake`: its edits, all in one file."""
     (file,) = {file for file, _, _ in mistake.edits}
     return Bug(what, file, tuple((old, new) for _, old, new in mistake.edits), loses, demo, variant or {})
@@ -70,187 +71,311 @@ def _as_bug(mistake: Mistake, what: str, loses: dict[str, str], demo: bool = Fal
 BUGS = {
     # --- layers.py: LayerNorm ---
     "unbiased_variance": _as_bug(
-        M.UNBIASED_VARIANCE, "LayerNorm uses torch's default, unbiased variance.",
-        {"layer_norm": "unbiased variance", "block": "unbiased variance", "model": "unbiased variance",
-         "layer_norm_stats": NOTHING}),
+        M.UNBIASED_VARIANCE,
+        "LayerNorm uses torch's default, unbiased variance.",
+        {
+            "layer_norm": "unbiased variance",
+            "block": "unbiased variance",
+            "model": "unbiased variance",
+            "layer_norm_stats": NOTHING,
+        },
+    ),
     "eps_outside_sqrt": _as_bug(
-        M.EPS_OUTSIDE_SQRT, "LayerNorm divides by sqrt(var) + eps.",
-        {"layer_norm": "eps outside the square root", "block": "eps outside the square root",
-         "model": "eps outside the square root", "layer_norm_stats": ""}, demo=True),
+        M.EPS_OUTSIDE_SQRT,
+        "LayerNorm divides by sqrt(var) + eps.",
+        {
+            "layer_norm": "eps outside the square root",
+            "block": "eps outside the square root",
+            "model": "eps outside the square root",
+            "layer_norm_stats": "",
+        },
+        demo=True,
+    ),
     "layer_norm_over_batch": Bug(
-        "LayerNorm takes the mean and variance over the first dimension, as BatchNorm does.", LAYERS,
+        "LayerNorm takes the mean and variance over the first dimension, as BatchNorm does.",
+        LAYERS,
         ((MEAN_X, "mean = x.mean(dim=0, keepdim=True)"), (VAR, "var = x.var(dim=0, keepdim=True, correction=0)")),
-        {"layer_norm": VALUES, "layer_norm_stats": NOTHING, "block": VALUES, "model": VALUES}),
+        {"layer_norm": VALUES, "layer_norm_stats": NOTHING, "block": VALUES, "model": VALUES},
+    ),
     "layer_norm_weight_bias_swapped": Bug(
-        "LayerNorm scales by the bias and shifts by the weight.", LAYERS,
+        "LayerNorm scales by the bias and shifts by the weight.",
+        LAYERS,
         ((AFFINE, "return x_hat * self.bias + self.weight"),),
-        {"layer_norm": VALUES, "block": VALUES, "model": VALUES, "layer_norm_stats": NOTHING}),
+        {"layer_norm": VALUES, "block": VALUES, "model": VALUES, "layer_norm_stats": NOTHING},
+    ),
     # --- layers.py: attention ---
     "scale_d_model": _as_bug(
-        M.SCALE_D_MODEL, "the attention scores are divided by sqrt(d_model).",
-        {"attention": "instead of sqrt(d_head)", "block": "instead of sqrt(d_head)",
-         "model": "instead of sqrt(d_head)"}, demo=True),
+        M.SCALE_D_MODEL,
+        "the attention scores are divided by sqrt(d_model).",
+        {
+            "attention": "instead of sqrt(d_head)",
+            "block": "instead of sqrt(d_head)",
+            "model": "instead of sqrt(d_head)",
+        },
+        demo=True,
+    ),
     "no_scaling": _as_bug(
-        M.NO_SCALING, "the attention scores are not scaled.",
-        {"attention": "not divided by sqrt(d_head)", "block": "not divided by sqrt(d_head)",
-         "model": "not divided by sqrt(d_head)"}),
+        M.NO_SCALING,
+        "the attention scores are not scaled.",
+        {
+            "attention": "not divided by sqrt(d_head)",
+            "block": "not divided by sqrt(d_head)",
+            "model": "not divided by sqrt(d_head)",
+        },
+    ),
     "mask_off_by_one": _as_bug(
-        M.MASK_OFF_BY_ONE, "the causal mask is triu(diagonal=2), so each position also sees the next.",
-        {"attention": "off by one", "block": "off by one", "model": "off by one", "causality": "sees token",
-         "training": "future-token leak"}),
+        M.MASK_OFF_BY_ONE,
+        "the causal mask is triu(diagonal=2), so each position also sees the next.",
+        {
+            "attention": "off by one",
+            "block": "off by one",
+            "model": "off by one",
+            "causality": "sees token",
+            "training": "future-token leak",
+        },
+    ),
     "mask_after_softmax": _as_bug(
-        M.MASK_AFTER_SOFTMAX, "the future weights are zeroed after the softmax.",
-        {"attention": "zeroed after the softmax", "model": "zeroed after the softmax", "attention_rows": NOTHING}),
+        M.MASK_AFTER_SOFTMAX,
+        "the future weights are zeroed after the softmax.",
+        {"attention": "zeroed after the softmax", "model": "zeroed after the softmax", "attention_rows": NOTHING},
+    ),
     "softmax_over_queries": _as_bug(
-        M.SOFTMAX_OVER_QUERIES, "the attention softmax runs over dim=-2.",
-        {"attention": "over the queries", "model": "over the queries", "attention_rows": NOTHING,
-         "generate": SAMPLED}),
+        M.SOFTMAX_OVER_QUERIES,
+        "the attention softmax runs over dim=-2.",
+        {"attention": "over the queries", "model": "over the queries", "attention_rows": NOTHING, "generate": SAMPLED},
+    ),
     "head_layout": _as_bug(
-        M.HEAD_LAYOUT, "the heads are split with view(B, T, d_head, n_heads) and merged back the same way.",
-        {"attention": "interleaved layout", "block": "interleaved layout", "model": "interleaved layout"}),
+        M.HEAD_LAYOUT,
+        "the heads are split with view(B, T, d_head, n_heads) and merged back the same way.",
+        {"attention": "interleaved layout", "block": "interleaved layout", "model": "interleaved layout"},
+    ),
     "no_causal_mask": Bug(
-        "the attention has no causal mask: every position sees the whole sequence.", LAYERS,
+        "the attention has no causal mask: every position sees the whole sequence.",
+        LAYERS,
         ((f"        {MASK}\n", ""),),
-        {"attention": VALUES, "model": VALUES, "causality": "sees token"}),
+        {"attention": VALUES, "model": VALUES, "causality": "sees token"},
+    ),
     "mask_fills_zero": Bug(
-        "the future scores are set to 0 instead of -inf before the softmax.", LAYERS,
-        ((MASK, 'att = att.masked_fill(future, 0.0)'),),
-        {"attention": VALUES, "model": VALUES, "causality": "sees token"}),
+        "the future scores are set to 0 instead of -inf before the softmax.",
+        LAYERS,
+        ((MASK, "att = att.masked_fill(future, 0.0)"),),
+        {"attention": VALUES, "model": VALUES, "causality": "sees token"},
+    ),
     "mask_tril": Bug(
-        "the mask is built with tril instead of triu: each position sees the future, not the past.", LAYERS,
+        "the mask is built with tril instead of triu: each position sees the future, not the past.",
+        LAYERS,
         ((CAUSAL, CAUSAL.replace("triu(diagonal=1)", "tril(diagonal=-1)")),),
-        {"attention": VALUES, "model": VALUES, "causality": "sees token"}),
+        {"attention": VALUES, "model": VALUES, "causality": "sees token"},
+    ),
     "heads_merged_without_transpose": Bug(
-        "the heads are merged by reshaping (B, n_heads, T, d_head) straight to (B, T, d_model).", LAYERS,
+        "the heads are merged by reshaping (B, n_heads, T, d_head) straight to (B, T, d_model).",
+        LAYERS,
         ((MERGE, "y = y.reshape(B, T, d_model)"),),
-        {"attention": VALUES, "block": VALUES, "model": VALUES, "attention_rows": ""}),
+        {"attention": VALUES, "block": VALUES, "model": VALUES, "attention_rows": ""},
+    ),
     "out_proj_missing": Bug(
-        "the attention returns the concatenated heads without out_proj.", LAYERS,
+        "the attention returns the concatenated heads without out_proj.",
+        LAYERS,
         (("return self.out_proj(y)", "return y"),),
-        {"attention": VALUES, "block": VALUES, "model": VALUES}),
+        {"attention": VALUES, "block": VALUES, "model": VALUES},
+    ),
     # --- layers.py: feed-forward and block ---
     "gelu_tanh": _as_bug(
-        M.GELU_TANH, "the feed-forward network uses the tanh approximation of GELU.",
-        {"feed_forward": "tanh approximation of GELU", "block": "tanh approximation of GELU",
-         "model": "tanh approximation of GELU"}),
+        M.GELU_TANH,
+        "the feed-forward network uses the tanh approximation of GELU.",
+        {
+            "feed_forward": "tanh approximation of GELU",
+            "block": "tanh approximation of GELU",
+            "model": "tanh approximation of GELU",
+        },
+    ),
     "pre_post_swapped": _as_bug(
-        M.PRE_POST_SWAPPED, "the block runs the post-LN code when pre_ln is True and the pre-LN code otherwise.",
-        {"block": "branches are swapped", "model": "branches are swapped"}),
+        M.PRE_POST_SWAPPED,
+        "the block runs the post-LN code when pre_ln is True and the pre-LN code otherwise.",
+        {"block": "branches are swapped", "model": "branches are swapped"},
+    ),
     "residual_missing": _as_bug(
-        M.RESIDUAL_MISSING, "the attention sublayer's output replaces x instead of being added to it.",
-        {"block": "residual connection is left out", "model": "residual connection is left out"}),
+        M.RESIDUAL_MISSING,
+        "the attention sublayer's output replaces x instead of being added to it.",
+        {"block": "residual connection is left out", "model": "residual connection is left out"},
+    ),
     # --- model.py ---
     "positions_offset": _as_bug(
-        M.POSITIONS_OFFSET, "the position embeddings are taken at arange(1, T + 1).",
-        {"model": "positions 1..T", "model_hidden": "positions 1..T"}),
+        M.POSITIONS_OFFSET,
+        "the position embeddings are taken at arange(1, T + 1).",
+        {"model": "positions 1..T", "model_hidden": "positions 1..T"},
+    ),
     "no_position_embedding": Bug(
-        "the model adds no position embedding to the token embeddings.", MODEL,
+        "the model adds no position embedding to the token embeddings.",
+        MODEL,
         ((EMBED, ""),),
-        {"model": VALUES, "model_hidden": ""}),
+        {"model": VALUES, "model_hidden": ""},
+    ),
     "ln_f_missing": _as_bug(
-        M.LN_F_MISSING, "forward skips the final LayerNorm.",
-        {"model": "ln_f is not applied", "model_hidden": "ln_f is not applied"}),
+        M.LN_F_MISSING,
+        "forward skips the final LayerNorm.",
+        {"model": "ln_f is not applied", "model_hidden": "ln_f is not applied"},
+    ),
     "head_tied_to_embedding": Bug(
-        "the logits are computed with the token embedding matrix instead of lm_head.", MODEL,
+        "the logits are computed with the token embedding matrix instead of lm_head.",
+        MODEL,
         ((HEAD, "return x @ self.tok_emb.weight.T"),),
-        {"model": VALUES, "model_hidden": ""}),
+        {"model": VALUES, "model_hidden": ""},
+    ),
     "ce_unstable": _as_bug(
-        M.CE_UNSTABLE, "cross_entropy computes log(sum(exp(logits))) without the max shift.",
-        {"cross_entropy": "without subtracting each row's maximum", "ce_stable": FINITE}, demo=True),
+        M.CE_UNSTABLE,
+        "cross_entropy computes log(sum(exp(logits))) without the max shift.",
+        {"cross_entropy": "without subtracting each row's maximum", "ce_stable": FINITE},
+        demo=True,
+    ),
     "ce_log_of_softmax": Bug(
-        "cross_entropy takes the log of softmax probabilities, which underflow to 0 for logits of 1e4.", MODEL,
-        ((SHIFT, "probs = torch.softmax(logits, dim=-1)"),
-         (NLL, "nll = -torch.log(probs.gather(-1, targets).squeeze(-1))")),
-        {"cross_entropy": VALUES, "ce_stable": FINITE}),
+        "cross_entropy takes the log of softmax probabilities, which underflow to 0 for logits of 1e4.",
+        MODEL,
+        (
+            (SHIFT, "probs = torch.softmax(logits, dim=-1)"),
+            (NLL, "nll = -torch.log(probs.gather(-1, targets).squeeze(-1))"),
+        ),
+        {"cross_entropy": VALUES, "ce_stable": FINITE},
+    ),
     "ce_summed": _as_bug(
-        M.CE_SUMMED, "cross_entropy sums over positions instead of averaging.",
-        {"cross_entropy": "summed over the positions", "ce_stable": NOTHING, "train": VALUE,
-         "evaluate_perplexity": VALUE}),
+        M.CE_SUMMED,
+        "cross_entropy sums over positions instead of averaging.",
+        {
+            "cross_entropy": "summed over the positions",
+            "ce_stable": NOTHING,
+            "train": VALUE,
+            "evaluate_perplexity": VALUE,
+        },
+    ),
     # --- train.py ---
     "batch_target_unshifted": _as_bug(
-        M.BATCH_TARGET_UNSHIFTED, "get_batch returns y = x.",
-        {"get_batch": "equal to the inputs x", "train": VALUE}),
+        M.BATCH_TARGET_UNSHIFTED, "get_batch returns y = x.", {"get_batch": "equal to the inputs x", "train": VALUE}
+    ),
     "batch_start_past_end": Bug(
-        "get_batch draws starts up to N - context_length inclusive, one too many.", TRAIN,
+        "get_batch draws starts up to N - context_length inclusive, one too many.",
+        TRAIN,
         ((STARTS, STARTS.replace("N - context_length,", "N - context_length + 1,")),),
-        {"get_batch": VALUES, "train": VALUE}),
+        {"get_batch": VALUES, "train": VALUE},
+    ),
     "batch_global_rng": Bug(
-        "get_batch draws the starts from torch's global generator, ignoring the one given.", TRAIN,
+        "get_batch draws the starts from torch's global generator, ignoring the one given.",
+        TRAIN,
         ((STARTS, "torch.randint(0, N - context_length, (batch_size,), device=on)"),),
-        {"get_batch": VALUES, "train": VALUE}),
+        {"get_batch": VALUES, "train": VALUE},
+    ),
     "train_no_zero_grad": Bug(
-        "train never zeroes the gradients, so they accumulate over the steps.", TRAIN,
+        "train never zeroes the gradients, so they accumulate over the steps.",
+        TRAIN,
         ((ZERO_GRAD, ""),),
-        {"train": VALUE, "training": "did not fall"}, demo=True),
+        {"train": VALUE, "training": "did not fall"},
+        demo=True,
+    ),
     "train_sgd": Bug(
-        "train steps with plain SGD instead of AdamW.", TRAIN,
+        "train steps with plain SGD instead of AdamW.",
+        TRAIN,
         ((ADAMW, "optimizer = torch.optim.SGD(model.parameters(), lr=lr)"),),
-        {"train": VALUE}),
+        {"train": VALUE},
+    ),
     "perplexity_no_exp": Bug(
-        "evaluate_perplexity returns the mean NLL, not its exp.", TRAIN,
+        "evaluate_perplexity returns the mean NLL, not its exp.",
+        TRAIN,
         ((PERPLEXITY, "return total_nll / n_predicted"),),
-        {"evaluate_perplexity": VALUE}),
+        {"evaluate_perplexity": VALUE},
+    ),
     "perplexity_mean_of_windows": Bug(
-        "evaluate_perplexity averages the windows' mean losses, so the short last window weighs as much as a "
-        "full one.", TRAIN,
+        "evaluate_perplexity averages the windows' mean losses, so the short last window weighs as much as a full one.",
+        TRAIN,
         ((WINDOW_NLL, "total_nll += cross_entropy(model(x), y).item()"), (WINDOW_COUNT, "n_predicted += 1")),
-        {"evaluate_perplexity": VALUE}),
+        {"evaluate_perplexity": VALUE},
+    ),
     "perplexity_drops_last_window": Bug(
-        "evaluate_perplexity reads full windows only, leaving out the shorter last one.", TRAIN,
+        "evaluate_perplexity reads full windows only, leaving out the shorter last one.",
+        TRAIN,
         ((WINDOWS, "for start in range(0, inputs.shape[0] - context_length + 1, context_length):"),),
-        {"evaluate_perplexity": VALUE}),
+        {"evaluate_perplexity": VALUE},
+    ),
     "generate_no_crop": _as_bug(
-        M.GENERATE_NO_CROP, "generate feeds the whole sequence to the model.",
-        {"generate": "does not crop its input"}),
+        M.GENERATE_NO_CROP, "generate feeds the whole sequence to the model.", {"generate": "does not crop its input"}
+    ),
     "generate_argmax": _as_bug(
-        M.GENERATE_ARGMAX, "generate takes the argmax instead of sampling.",
-        {"generate": "argmax"}),
+        M.GENERATE_ARGMAX, "generate takes the argmax instead of sampling.", {"generate": "argmax"}
+    ),
     "attention_query_loop": Bug(
-        "CausalSelfAttention loops over the queries in Python: right values, T times the small steps.", LAYERS,
+        "CausalSelfAttention loops over the queries in Python: right values, T times the small steps.",
+        LAYERS,
         LOOP_EDITS,
-        {"attention_speed": SLOWER}),
+        {"attention_speed": SLOWER},
+    ),
     "attention_query_loop_patched_timers": Bug(
         "the same query loop, in a file that freezes time.perf_counter, time.time, timeit and the CUDA timers.",
         LAYERS,
         (*LOOP_EDITS, ("import torch\n", "import torch\n" + PATCHED_TIMERS)),
-        {"attention_speed": SLOWER}),
+        {"attention_speed": SLOWER},
+    ),
     "generate_ignores_temperature": Bug(
-        "generate samples from softmax(logits), never dividing by the temperature.", TRAIN,
+        "generate samples from softmax(logits), never dividing by the temperature.",
+        TRAIN,
         ((TEMPERATURE, "logits = model(idx_cond)[:, -1, :]  # (1, V)"),),
-        {"generate": SAMPLED}),
+        {"generate": SAMPLED},
+    ),
 }
 
 
 # --- the positions variant: each bug graded in the variant that builds it ---
 SINUSOIDAL, ROPE = {"positions": "sinusoidal"}, {"positions": "rope"}
 
-BUGS.update({
-    "rope_rotate_half": _as_bug(
-        P.ROPE_ROTATE_HALF, 'RoPE pairs feature i with i + d_head/2 ("rotate half"), not 2i with 2i + 1.',
-        {"rope": "rotate half", "block": "rotate half", "model": "rotate half"}, variant=ROPE),
-    "rope_rotates_v": _as_bug(
-        P.ROPE_ROTATES_V, "RoPE rotates the values as well as the queries and keys.",
-        {"rope": "rotates the values", "model": "rotates the values", "rope_relative": "v is rotated too"},
-        variant=ROPE),
-    "rope_angle_d_model": _as_bug(
-        P.ROPE_ANGLE_D_MODEL, "the RoPE angles are t * 10000^(-2i / d_model).",
-        {"rope": "use d_model", "model": "use d_model"}, variant=ROPE),
-    "rope_q_only": Bug(
-        "RoPE rotates the queries only, so the scores depend on where the tokens are.", LAYERS,
-        ((P.ROTATE_QK, "q = rotate(q)"),),
-        {"rope": VALUES, "rope_relative": "not only on t - s"}, variant=ROPE),
-    "sin_cos_swapped": _as_bug(
-        P.SIN_COS_SWAPPED, "the table has cos in the even columns and sin in the odd ones.",
-        {"sinusoidal": "sin and cos are swapped"}, variant=SINUSOIDAL),
-    "table_from_one": _as_bug(
-        P.TABLE_FROM_ONE, "the table's rows are positions 1..context_length.",
-        {"sinusoidal": "start at 1"}, variant=SINUSOIDAL),
-    "table_parameter": _as_bug(
-        P.TABLE_PARAMETER, "the table is an nn.Parameter, which AdamW then trains.",
-        {"sinusoidal": "registered as a parameter"}, variant=SINUSOIDAL),
-    "table_odd_d_model_accepted": Bug(
-        "the model never checks that d_model is even: an odd one fails in the table with torch's RuntimeError, "
-        "not ValueError.", MODEL,
-        (("            if d_model % 2 != 0:\n", "            if False:\n"),),
-        {"bad_arguments": "RuntimeError, not ValueError"}, variant=SINUSOIDAL),
-})
+BUGS.update(
+    {
+        "rope_rotate_half": _as_bug(
+            P.ROPE_ROTATE_HALF,
+            'RoPE pairs feature i with i + d_head/2 ("rotate half"), not 2i with 2i + 1.',
+            {"rope": "rotate half", "block": "rotate half", "model": "rotate half"},
+            variant=ROPE,
+        ),
+        "rope_rotates_v": _as_bug(
+            P.ROPE_ROTATES_V,
+            "RoPE rotates the values as well as the queries and keys.",
+            {"rope": "rotates the values", "model": "rotates the values", "rope_relative": "v is rotated too"},
+            variant=ROPE,
+        ),
+        "rope_angle_d_model": _as_bug(
+            P.ROPE_ANGLE_D_MODEL,
+            "the RoPE angles are t * 10000^(-2i / d_model).",
+            {"rope": "use d_model", "model": "use d_model"},
+            variant=ROPE,
+        ),
+        "rope_q_only": Bug(
+            "RoPE rotates the queries only, so the scores depend on where the tokens are.",
+            LAYERS,
+            ((P.ROTATE_QK, "q = rotate(q)"),),
+            {"rope": VALUES, "rope_relative": "not only on t - s"},
+            variant=ROPE,
+        ),
+        "sin_cos_swapped": _as_bug(
+            P.SIN_COS_SWAPPED,
+            "the table has cos in the even columns and sin in the odd ones.",
+            {"sinusoidal": "sin and cos are swapped"},
+            variant=SINUSOIDAL,
+        ),
+        "table_from_one": _as_bug(
+            P.TABLE_FROM_ONE,
+            "the table's rows are positions 1..context_length.",
+            {"sinusoidal": "start at 1"},
+            variant=SINUSOIDAL,
+        ),
+        "table_parameter": _as_bug(
+            P.TABLE_PARAMETER,
+            "the table is an nn.Parameter, which AdamW then trains.",
+            {"sinusoidal": "registered as a parameter"},
+            variant=SINUSOIDAL,
+        ),
+        "table_odd_d_model_accepted": Bug(
+            "the model never checks that d_model is even: an odd one fails in the table with torch's RuntimeError, "
+            "not ValueError.",
+            MODEL,
+            (("            if d_model % 2 != 0:\n", "            if False:\n"),),
+            {"bad_arguments": "RuntimeError, not ValueError"},
+            variant=SINUSOIDAL,
+        ),
+    }
+)

@@ -11,6 +11,7 @@ so a held-out loss well under H means the model saw the tokens it predicts.
 from __future__ import annotations
 
 from dataclasses import dataclass
+
 import numpy as np
 
 
@@ -78,10 +79,11 @@ def _reaches_all(edges: list[list[int]], n: int) -> bool:
     return len(seen) == n
 
 
-def sparse_markov(rng: np.random.Generator, vocab_size: int, order: int, successors: int,
-                  concentration: float = 1.0) -> MarkovSource:
+def sparse_markov(
+    rng: np.random.Generator, vocab_size: int, order: int, successors: int, concentration: float = 1.0
+) -> MarkovSource:
     """A random sparse chain in which every context can reach every other (one stationary distribution)."""
-    n = vocab_size ** order
+    n = vocab_size**order
     while True:
         transitions = np.zeros((n, vocab_size))
         for s in range(n):
@@ -89,4 +91,3 @@ def sparse_markov(rng: np.random.Generator, vocab_size: int, order: int, success
             transitions[s, allowed] = rng.dirichlet(np.full(successors, concentration))
         if _strongly_connected(transitions, vocab_size):
             return MarkovSource(vocab_size, order, transitions)
-

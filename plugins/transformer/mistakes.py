@@ -15,8 +15,10 @@ L, M, T = "layers.py", "model.py", "train.py"
 # --- layers.py: the reference's lines ---
 VAR = "var = x.var(dim=-1, keepdim=True, correction=0)"
 NORMALISE = "x_hat = (x - mean) / torch.sqrt(var + self.eps)"
-SPLIT = {name: f"{name} = self.{name}_proj(x).view(B, T, self.n_heads, self.d_head).transpose(1, 2)"
-         for name in ("q", "k", "v")}
+SPLIT = {
+    name: f"{name} = self.{name}_proj(x).view(B, T, self.n_heads, self.d_head).transpose(1, 2)"
+    for name in ("q", "k", "v")
+}
 SCORES = "att = q @ k.transpose(-2, -1) / math.sqrt(self.d_head)"
 CAUSAL = "future = torch.ones(T, T, dtype=torch.bool, device=x.device).triu(diagonal=1)"
 MASK = 'att = att.masked_fill(future, float("-inf"))'
@@ -25,7 +27,7 @@ MASK_THEN_SOFTMAX = f"        {MASK}\n        {SOFTMAX}\n"
 MERGE = "y = y.transpose(1, 2).reshape(B, T, d_model)  # heads side by side, in order"
 PRE_LN_ATTN = "x = x + self.attn(self.ln1(x))"
 POST_LN_ATTN = "x = self.ln1(x + self.attn(x))"
-BRANCHES = '''        if self.pre_ln:
+BRANCHES = """        if self.pre_ln:
             # Normalise what enters each sublayer and leave the residual stream
             # untouched: the identity path carries gradients straight down.
             x = x + self.attn(self.ln1(x))
@@ -34,14 +36,14 @@ BRANCHES = '''        if self.pre_ln:
             # The original Transformer: normalise after each residual sum.
             x = self.ln1(x + self.attn(x))
             x = self.ln2(x + self.ffn(x))
-'''
-BRANCHES_SWAPPED = '''        if self.pre_ln:
+"""
+BRANCHES_SWAPPED = """        if self.pre_ln:
             x = self.ln1(x + self.attn(x))
             x = self.ln2(x + self.ffn(x))
         else:
             x = x + self.attn(self.ln1(x))
             x = x + self.ffn(self.ln2(x))
-'''
+"""
 
 # --- model.py ---
 POSITIONS = "pos = torch.arange(T, device=idx.device)  # (T,)"
@@ -55,96 +57,143 @@ CROP = "idx_cond = idx[:, -model.context_length:]  # (1, <= context_length)"
 SAMPLE = "next_token = torch.multinomial(probs, 1, generator=generator)  # (1, 1)"
 
 SCALE_D_MODEL = Mistake(
-    "scale_d_model", "the attention scores are divided by sqrt(d_model) instead of sqrt(d_head), the size of "
+    "scale_d_model",
+    "the attention scores are divided by sqrt(d_model) instead of sqrt(d_head), the size of "
     "one head's query and key vectors",
-    edits=((L, SCORES, "att = q @ k.transpose(-2, -1) / math.sqrt(d_model)"),))
+    edits=((L, SCORES, "att = q @ k.transpose(-2, -1) / math.sqrt(d_model)"),),
+)
 
 NO_SCALING = Mistake(
-    "no_scaling", "the attention scores q k^T are not divided by sqrt(d_head) before the softmax",
-    edits=((L, SCORES, "att = q @ k.transpose(-2, -1)"),))
+    "no_scaling",
+    "the attention scores q k^T are not divided by sqrt(d_head) before the softmax",
+    edits=((L, SCORES, "att = q @ k.transpose(-2, -1)"),),
+)
 
 MASK_OFF_BY_ONE = Mistake(
-    "mask_off_by_one", "the causal mask is off by one: position t also sees position t+1 (the mask must hide "
+    "mask_off_by_one",
+    "the causal mask is off by one: position t also sees position t+1 (the mask must hide "
     "exactly the positions after t, triu with diagonal=1)",
-    edits=((L, CAUSAL, CAUSAL.replace("diagonal=1", "diagonal=2")),))
+    edits=((L, CAUSAL, CAUSAL.replace("diagonal=1", "diagonal=2")),),
+)
 
 MASK_AFTER_SOFTMAX = Mistake(
-    "mask_after_softmax", "the future positions are zeroed after the softmax instead of set to -inf before "
+    "mask_after_softmax",
+    "the future positions are zeroed after the softmax instead of set to -inf before "
     "it, so each query's attention weights no longer sum to 1",
-    edits=((L, MASK_THEN_SOFTMAX, f"        {SOFTMAX}\n        att = att.masked_fill(future, 0.0)\n"),))
+    edits=((L, MASK_THEN_SOFTMAX, f"        {SOFTMAX}\n        att = att.masked_fill(future, 0.0)\n"),),
+)
 
 SOFTMAX_OVER_QUERIES = Mistake(
-    "softmax_over_queries", "the attention softmax is taken over the queries (dim=-2) instead of over the keys "
-    "(dim=-1)",
-    edits=((L, SOFTMAX, "att = torch.softmax(att, dim=-2)"),))
+    "softmax_over_queries",
+    "the attention softmax is taken over the queries (dim=-2) instead of over the keys (dim=-1)",
+    edits=((L, SOFTMAX, "att = torch.softmax(att, dim=-2)"),),
+)
 
 HEAD_LAYOUT = Mistake(
-    "head_layout", "the heads are split from an interleaved layout (view(B, T, d_head, n_heads)): head i must "
+    "head_layout",
+    "the heads are split from an interleaved layout (view(B, T, d_head, n_heads)): head i must "
     "own the consecutive features [i*d_head, (i+1)*d_head) of q, k and v, and the heads are concatenated back "
     "in that order",
-    edits=tuple((L, SPLIT[name], f"{name} = self.{name}_proj(x).view(B, T, self.d_head, self.n_heads)"
-                 ".permute(0, 3, 1, 2)") for name in ("q", "k", "v"))
-    + ((L, MERGE, "y = y.permute(0, 2, 3, 1).reshape(B, T, d_model)"),))
+    edits=tuple(
+        (L, SPLIT[name], f"{name} = self.{name}_proj(x).view(B, T, self.d_head, self.n_heads).permute(0, 3, 1, 2)")
+        for name in ("q", "k", "v")
+    )
+    + ((L, MERGE, "y = y.permute(0, 2, 3, 1).reshape(B, T, d_model)"),),
+)
 
 UNBIASED_VARIANCE = Mistake(
-    "unbiased_variance", "LayerNorm uses the unbiased variance (divided by d - 1); the contract asks for the "
+    "unbiased_variance",
+    "LayerNorm uses the unbiased variance (divided by d - 1); the contract asks for the "
     "population variance, divided by d",
-    edits=((L, VAR, "var = x.var(dim=-1, keepdim=True)"),))
+    edits=((L, VAR, "var = x.var(dim=-1, keepdim=True)"),),
+)
 
 EPS_OUTSIDE_SQRT = Mistake(
-    "eps_outside_sqrt", "LayerNorm adds eps outside the square root, (x - mean) / (sqrt(var) + eps), instead "
+    "eps_outside_sqrt",
+    "LayerNorm adds eps outside the square root, (x - mean) / (sqrt(var) + eps), instead "
     "of (x - mean) / sqrt(var + eps)",
-    edits=((L, NORMALISE, "x_hat = (x - mean) / (torch.sqrt(var) + self.eps)"),))
+    edits=((L, NORMALISE, "x_hat = (x - mean) / (torch.sqrt(var) + self.eps)"),),
+)
 
 PRE_POST_SWAPPED = Mistake(
-    "pre_post_swapped", "the block's pre-LN and post-LN branches are swapped: pre_ln=True must normalise what "
+    "pre_post_swapped",
+    "the block's pre-LN and post-LN branches are swapped: pre_ln=True must normalise what "
     "enters each sublayer, x + attn(ln1(x)), and pre_ln=False normalise after each residual sum",
-    edits=((L, BRANCHES, BRANCHES_SWAPPED),))
+    edits=((L, BRANCHES, BRANCHES_SWAPPED),),
+)
 
 RESIDUAL_MISSING = Mistake(
-    "residual_missing", "the attention sublayer's residual connection is left out: its output must be added "
-    "to x, not replace it",
-    edits=((L, PRE_LN_ATTN, "x = self.attn(self.ln1(x))"),
-           (L, POST_LN_ATTN, "x = self.ln1(self.attn(x))")))
+    "residual_missing",
+    "the attention sublayer's residual connection is left out: its output must be added to x, not replace it",
+    edits=((L, PRE_LN_ATTN, "x = self.attn(self.ln1(x))"), (L, POST_LN_ATTN, "x = self.ln1(self.attn(x))")),
+)
 
 POSITIONS_OFFSET = Mistake(
-    "positions_offset", "the position embeddings are looked up for positions 1..T instead of 0..T-1 "
-    "(arange(T))",
-    edits=((M, POSITIONS, "pos = torch.arange(1, T + 1, device=idx.device)"),))
+    "positions_offset",
+    "the position embeddings are looked up for positions 1..T instead of 0..T-1 (arange(T))",
+    edits=((M, POSITIONS, "pos = torch.arange(1, T + 1, device=idx.device)"),),
+)
 
 LN_F_MISSING = Mistake(
-    "ln_f_missing", "the final LayerNorm ln_f is not applied before lm_head",
-    edits=((M, FINAL_LN, ""),))
+    "ln_f_missing", "the final LayerNorm ln_f is not applied before lm_head", edits=((M, FINAL_LN, ""),)
+)
 
 CE_UNSTABLE = Mistake(
-    "ce_unstable", "the cross-entropy takes the log of the sum of exp of the raw logits without subtracting "
+    "ce_unstable",
+    "the cross-entropy takes the log of the sum of exp of the raw logits without subtracting "
     "each row's maximum first, so logits of 1e4 overflow to inf",
-    edits=((M, SHIFT, "z = logits"),))
+    edits=((M, SHIFT, "z = logits"),),
+)
 
 CE_SUMMED = Mistake(
-    "ce_summed", "the cross-entropy is summed over the positions; the contract asks for the mean",
-    edits=((M, MEAN, "return nll.sum()"),))
+    "ce_summed",
+    "the cross-entropy is summed over the positions; the contract asks for the mean",
+    edits=((M, MEAN, "return nll.sum()"),),
+)
 
 BATCH_TARGET_UNSHIFTED = Mistake(
-    "batch_target_unshifted", "get_batch returns targets y equal to the inputs x: y must be the same windows "
+    "batch_target_unshifted",
+    "get_batch returns targets y equal to the inputs x: y must be the same windows "
     "shifted one token later, data[s+1 : s+T+1]",
-    edits=((T, TARGETS, "y = data[rows].to(device=device, dtype=torch.long)"),))
+    edits=((T, TARGETS, "y = data[rows].to(device=device, dtype=torch.long)"),),
+)
 
 GENERATE_NO_CROP = Mistake(
-    "generate_no_crop", "generate feeds the model the whole sequence instead of cropping it to the last "
-    "context_length tokens",
-    edits=((T, CROP, "idx_cond = idx"),))
+    "generate_no_crop",
+    "generate feeds the model the whole sequence instead of cropping it to the last context_length tokens",
+    edits=((T, CROP, "idx_cond = idx"),),
+)
 
 GENERATE_ARGMAX = Mistake(
-    "generate_argmax", "generate takes the most likely token (argmax) instead of sampling it with "
-    "torch.multinomial and the generator",
-    edits=((T, SAMPLE, "next_token = probs.argmax(dim=-1, keepdim=True)"),))
+    "generate_argmax",
+    "generate takes the most likely token (argmax) instead of sampling it with torch.multinomial and the generator",
+    edits=((T, SAMPLE, "next_token = probs.argmax(dim=-1, keepdim=True)"),),
+)
 
 GELU_TANH = Mistake(
-    "gelu_tanh", "the feed-forward network uses the tanh approximation of GELU (approximate=\"tanh\", as GPT-2 "
-    "and minGPT do); the contract asks for the exact, erf GELU, approximate=\"none\" (the error is about 5e-4)",
-    edits=((L, 'F.gelu(self.fc1(x), approximate="none")', 'F.gelu(self.fc1(x), approximate="tanh")'),))
+    "gelu_tanh",
+    'the feed-forward network uses the tanh approximation of GELU (approximate="tanh", as GPT-2 '
+    'and minGPT do); the contract asks for the exact, erf GELU, approximate="none" (the error is about 5e-4)',
+    edits=((L, 'F.gelu(self.fc1(x), approximate="none")', 'F.gelu(self.fc1(x), approximate="tanh")'),),
+)
 
-ALL = (SCALE_D_MODEL, NO_SCALING, MASK_OFF_BY_ONE, MASK_AFTER_SOFTMAX, SOFTMAX_OVER_QUERIES, HEAD_LAYOUT,
-       UNBIASED_VARIANCE, EPS_OUTSIDE_SQRT, PRE_POST_SWAPPED, RESIDUAL_MISSING, POSITIONS_OFFSET, LN_F_MISSING,
-       GELU_TANH, CE_UNSTABLE, CE_SUMMED, BATCH_TARGET_UNSHIFTED, GENERATE_NO_CROP, GENERATE_ARGMAX)
+ALL = (
+    SCALE_D_MODEL,
+    NO_SCALING,
+    MASK_OFF_BY_ONE,
+    MASK_AFTER_SOFTMAX,
+    SOFTMAX_OVER_QUERIES,
+    HEAD_LAYOUT,
+    UNBIASED_VARIANCE,
+    EPS_OUTSIDE_SQRT,
+    PRE_POST_SWAPPED,
+    RESIDUAL_MISSING,
+    POSITIONS_OFFSET,
+    LN_F_MISSING,
+    GELU_TANH,
+    CE_UNSTABLE,
+    CE_SUMMED,
+    BATCH_TARGET_UNSHIFTED,
+    GENERATE_NO_CROP,
+    GENERATE_ARGMAX,
+)

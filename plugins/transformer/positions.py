@@ -39,8 +39,17 @@ from .public.position_scenarios import LEARNED, ROPE, SINUSOIDAL, judge_rope_rel
 L, M = "layers.py", "model.py"
 
 # The checks of checks.py whose cases build a whole TransformerLM (args["config"]), and those that build a block.
-LM_CHECKS = ("model", "model_hidden", "train", "evaluate_perplexity", "generate", "causality", "bad_arguments",
-             "training", "train_step_speed")
+LM_CHECKS = (
+    "model",
+    "model_hidden",
+    "train",
+    "evaluate_perplexity",
+    "generate",
+    "causality",
+    "bad_arguments",
+    "training",
+    "train_step_speed",
+)
 BLOCK_CHECKS = ("block",)
 
 
@@ -61,36 +70,48 @@ TABLE_COS = "table[:, 1::2] = torch.cos(angle)"
 BUFFER = 'self.register_buffer("pos_enc", sinusoidal_table(context_length, d_model), persistent=False)'
 
 ROPE_ROTATE_HALF = Mistake(
-    "rope_rotate_half", 'RoPE turns the pairs (i, i + d_head/2), the "rotate half" layout some libraries use; '
+    "rope_rotate_half",
+    'RoPE turns the pairs (i, i + d_head/2), the "rotate half" layout some libraries use; '
     "the contract pairs adjacent features, (2i, 2i + 1), as the RoFormer paper does",
-    edits=((L, PAIRS, "even, odd = x[..., :d_head // 2], x[..., d_head // 2:]"),
-           (L, TURNED, "turned = torch.cat((even * cos - odd * sin, even * sin + odd * cos), dim=-1)"),
-           (L, PAIRS_BACK, "return turned")))
+    edits=(
+        (L, PAIRS, "even, odd = x[..., :d_head // 2], x[..., d_head // 2:]"),
+        (L, TURNED, "turned = torch.cat((even * cos - odd * sin, even * sin + odd * cos), dim=-1)"),
+        (L, PAIRS_BACK, "return turned"),
+    ),
+)
 
 ROPE_ROTATES_V = Mistake(
-    "rope_rotates_v", "RoPE also rotates the values v: only the queries and keys are rotated (the values "
-    "carry content, not position)",
-    edits=((L, ROTATE_QK, "q, k, v = rotate(torch.stack((q, k, v))).unbind(0)"),))
+    "rope_rotates_v",
+    "RoPE also rotates the values v: only the queries and keys are rotated (the values carry content, not position)",
+    edits=((L, ROTATE_QK, "q, k, v = rotate(torch.stack((q, k, v))).unbind(0)"),),
+)
 
 ROPE_ANGLE_D_MODEL = Mistake(
-    "rope_angle_d_model", "the RoPE angles use d_model where the contract has d_head: "
+    "rope_angle_d_model",
+    "the RoPE angles use d_model where the contract has d_head: "
     "theta = t * 10000^(-2i / d_head), with d_head the size of one head",
-    edits=((L, ANGLE, "angle = t[:, None] * 10000.0 ** (-i / (x.shape[-3] * d_head))"),))
+    edits=((L, ANGLE, "angle = t[:, None] * 10000.0 ** (-i / (x.shape[-3] * d_head))"),),
+)
 
 SIN_COS_SWAPPED = Mistake(
-    "sin_cos_swapped", "sin and cos are swapped in the table: pos_enc[t, 2i] = sin(t / 10000^(2i / d_model)) "
+    "sin_cos_swapped",
+    "sin and cos are swapped in the table: pos_enc[t, 2i] = sin(t / 10000^(2i / d_model)) "
     "and pos_enc[t, 2i + 1] = cos of the same angle",
-    edits=((M, TABLE_SIN, "table[:, 0::2] = torch.cos(angle)"), (M, TABLE_COS, "table[:, 1::2] = torch.sin(angle)")))
+    edits=((M, TABLE_SIN, "table[:, 0::2] = torch.cos(angle)"), (M, TABLE_COS, "table[:, 1::2] = torch.sin(angle)")),
+)
 
 TABLE_FROM_ONE = Mistake(
-    "table_from_one", "the table's positions start at 1: row t of pos_enc is position t, 0-based, so row 0 is "
-    "sin 0 = 0 and cos 0 = 1",
-    edits=((M, TABLE_T, "t = torch.arange(1, context_length + 1, dtype=torch.float64)[:, None]"),))
+    "table_from_one",
+    "the table's positions start at 1: row t of pos_enc is position t, 0-based, so row 0 is sin 0 = 0 and cos 0 = 1",
+    edits=((M, TABLE_T, "t = torch.arange(1, context_length + 1, dtype=torch.float64)[:, None]"),),
+)
 
 TABLE_PARAMETER = Mistake(
-    "table_parameter", "pos_enc is registered as a parameter (nn.Parameter), so AdamW would train it: the "
+    "table_parameter",
+    "pos_enc is registered as a parameter (nn.Parameter), so AdamW would train it: the "
     "contract asks for a buffer, register_buffer('pos_enc', table, persistent=False)",
-    edits=((M, BUFFER, "self.pos_enc = nn.Parameter(sinusoidal_table(context_length, d_model))"),))
+    edits=((M, BUFFER, "self.pos_enc = nn.Parameter(sinusoidal_table(context_length, d_model))"),),
+)
 
 # RoPE's positions starting at 1 is no mistake: q and k turn by one more step alike, and their scores depend
 # on t - s only. The same for RoPE after the scaling by 1/sqrt(d_head): a rotation commutes with a scale.
@@ -99,6 +120,7 @@ TABLE_MISTAKES = (SIN_COS_SWAPPED, TABLE_FROM_ONE, TABLE_PARAMETER)
 
 
 # --- the checks of checks.py, in the variant ---
+
 
 def threaded(checks: list[Check], variant: dict) -> list[Check]:
     """`checks` as the variant builds them: TransformerLM(..., positions=...) and TransformerBlock(..., rope=True)."""
@@ -113,8 +135,12 @@ def threaded(checks: list[Check], variant: dict) -> list[Check]:
             # They run the student's RoPE attention: where `rope` fails, they name it and lose only their share.
             # The sinusoidal table is supplied to them, so they do not compose `sinusoidal`.
             composes = ("rope",) if positions == ROPE else ()
-            check = replace(check, make_cases=functools.partial(_in_variant, check.make_cases, positions),
-                            mistakes=(*check.mistakes, *extra), composes=(*check.composes, *composes))
+            check = replace(
+                check,
+                make_cases=functools.partial(_in_variant, check.make_cases, positions),
+                mistakes=(*check.mistakes, *extra),
+                composes=(*check.composes, *composes),
+            )
         if check.name == "bad_arguments":
             check = replace(check, make_cases=functools.partial(_with_odd_sizes, check.make_cases))
         out.append(check)
@@ -168,19 +194,37 @@ def sinusoidal_cases(ctx: CaseContext) -> list[Case]:
     cases = []
     # Many positions show an angle off at a low frequency; d_model = 2 is one pair.
     for V, context, d, h in [(7, 8, 8, 2), (5, 5, 2, 1), (9, 40, 12, 3), (6, 64, 6, 2)]:
-        config = {"vocab_size": V, "context_length": context, "d_model": d, "n_layers": 1, "n_heads": h,
-                  "d_ff": 2 * d, "pre_ln": ctx.variant.get("pre_ln", True)}
-        cases.append(Case(f"TransformerLM(vocab_size={V}, context_length={context}, d_model={d}, n_layers=1, "
-                          f"n_heads={h}, d_ff={2 * d}, pre_ln={config['pre_ln']}, positions='sinusoidal'): "
-                          f"pos_enc, and how it is registered", {"config": config}))
+        config = {
+            "vocab_size": V,
+            "context_length": context,
+            "d_model": d,
+            "n_layers": 1,
+            "n_heads": h,
+            "d_ff": 2 * d,
+            "pre_ln": ctx.variant.get("pre_ln", True),
+        }
+        cases.append(
+            Case(
+                f"TransformerLM(vocab_size={V}, context_length={context}, d_model={d}, n_layers=1, "
+                f"n_heads={h}, d_ff={2 * d}, pre_ln={config['pre_ln']}, positions='sinusoidal'): "
+                f"pos_enc, and how it is registered",
+                {"config": config},
+            )
+        )
     return cases
 
 
 # --- RoPE: the attention's numbers ---
 
 # (B, T, d_model, n_heads, dtype): T = 1; one, two, three and four heads; d_head = 2; float32.
-ROPE_SIZES = [(2, 5, 8, 2, "float64"), (1, 1, 4, 1, "float64"), (2, 6, 12, 3, "float64"),
-              (3, 7, 16, 2, "float32"), (1, 9, 8, 4, "float64"), (2, 12, 24, 3, "float64")]
+ROPE_SIZES = [
+    (2, 5, 8, 2, "float64"),
+    (1, 1, 4, 1, "float64"),
+    (2, 6, 12, 3, "float64"),
+    (3, 7, 16, 2, "float32"),
+    (1, 9, 8, 4, "float64"),
+    (2, 12, 24, 3, "float64"),
+]
 
 
 def rope_cases(ctx: CaseContext) -> list[Case]:
@@ -197,27 +241,47 @@ def rope_cases(ctx: CaseContext) -> list[Case]:
 
 # --- RoPE: the relative-position property ---
 
+
 def rope_relative_cases(ctx: CaseContext) -> list[Case]:
     from .checks import TOLERANCE, attention_state
 
     cases = []
     # (B, T, shift, content features, d_model, n_heads, dtype): one, two and three heads.
-    for B, T, shift, content, d, h, dtype in [(2, 5, 4, 6, 16, 1, "float64"), (1, 6, 7, 12, 32, 2, "float64"),
-                                              (2, 4, 3, 10, 24, 3, "float64"), (1, 5, 9, 8, 32, 2, "float32")]:
+    for B, T, shift, content, d, h, dtype in [
+        (2, 5, 4, 6, 16, 1, "float64"),
+        (1, 6, 7, 12, 32, 2, "float64"),
+        (2, 4, 3, 10, 24, 3, "float64"),
+        (1, 5, 9, 8, 32, 2, "float32"),
+    ]:
         rng = ctx.rng
-        args = {"d_model": d, "n_heads": h, "dtype": dtype, "content": content, "rows": shift + T,
-                "shift": shift, "state": attention_state(rng, d), "x": rng.standard_normal((B, T, content)),
-                "before": rng.standard_normal((B, shift, content))}
+        args = {
+            "d_model": d,
+            "n_heads": h,
+            "dtype": dtype,
+            "content": content,
+            "rows": shift + T,
+            "shift": shift,
+            "state": attention_state(rng, d),
+            "x": rng.standard_normal((B, T, content)),
+            "before": rng.standard_normal((B, shift, content)),
+        }
         # Milder queries and keys than the numeric checks': every weight stays far from underflow.
         for proj in ("q_proj", "k_proj"):
             args["state"][f"{proj}.weight"] *= 0.5
-        cases.append(Case(f"CausalSelfAttention(d_model={d}, n_heads={h}, rope=True), v_proj and out_proj set so "
-                          f"that the output is the attention weights: {T} tokens alone, and the same {T} after "
-                          f"{shift} others, {dtype}", args, tolerance=TOLERANCE[dtype]))
+        cases.append(
+            Case(
+                f"CausalSelfAttention(d_model={d}, n_heads={h}, rope=True), v_proj and out_proj set so "
+                f"that the output is the attention weights: {T} tokens alone, and the same {T} after "
+                f"{shift} others, {dtype}",
+                args,
+                tolerance=TOLERANCE[dtype],
+            )
+        )
     return cases
 
 
 # --- ValueError for sizes the variant cannot pair ---
+
 
 def odd_size_cases(ctx: CaseContext) -> list[Case]:
     """bad_arguments' cases of the variant: an odd d_model (sinusoidal) or d_head (rope) raises ValueError."""
@@ -231,33 +295,73 @@ def odd_size_cases(ctx: CaseContext) -> list[Case]:
         return [case]
     if positions == SINUSOIDAL:
         config = {**lm_config(7, 4, 4, 1, 2, 8, ctx.variant.get("pre_ln", True)), "positions": SINUSOIDAL}
-        args = {**_lm_args(ctx.rng, config), "what": "odd size", "idx": ctx.rng.integers(0, 7, (2, 4)),
-                "bad_d_model": 5}
+        args = {
+            **_lm_args(ctx.rng, config),
+            "what": "odd size",
+            "idx": ctx.rng.integers(0, 7, (2, 4)),
+            "bad_d_model": 5,
+        }
         args["state"].pop("pos_emb.weight")
-        return [Case("TransformerLM(vocab_size=7, context_length=4, d_model=5, n_layers=1, n_heads=1, d_ff=8, "
-                     "positions='sinusoidal'), d_model odd, must raise ValueError, float64", args,
-                     tolerance=Tolerance(rtol=1e-8, atol=1e-10))]
+        return [
+            Case(
+                "TransformerLM(vocab_size=7, context_length=4, d_model=5, n_layers=1, n_heads=1, d_ff=8, "
+                "positions='sinusoidal'), d_model odd, must raise ValueError, float64",
+                args,
+                tolerance=Tolerance(rtol=1e-8, atol=1e-10),
+            )
+        ]
     return []
 
 
 # --- the variant's own checks ---
 
+
 def position_checks(variant: dict) -> list[Check]:
-    from .public import scenarios
     from .checks import ATTENTION_MISTAKES, FLOAT64
+    from .public import scenarios
 
     quick = Limits(cpu_s=20, wall_s=40)
     positions = positions_of(variant)
     if positions == SINUSOIDAL:
-        return [Check("sinusoidal", "the sinusoidal table: pos_enc's values, a buffer outside state_dict",
-                      sinusoidal, sinusoidal_cases, files=(L, M), tolerance=TABLE_TOLERANCE,
-                      mistakes=TABLE_MISTAKES, uses=("model.TransformerLM",), limits=quick)]
+        return [
+            Check(
+                "sinusoidal",
+                "the sinusoidal table: pos_enc's values, a buffer outside state_dict",
+                sinusoidal,
+                sinusoidal_cases,
+                files=(L, M),
+                tolerance=TABLE_TOLERANCE,
+                mistakes=TABLE_MISTAKES,
+                uses=("model.TransformerLM",),
+                limits=quick,
+            )
+        ]
     if positions == ROPE:
         uses = ("layers.CausalSelfAttention",)
-        return [Check("rope", "RoPE in the attention: q and k rotated in adjacent pairs, v not; T = 1, odd and even "
-                      "heads, float32 and float64", scenarios.attention, rope_cases, files=(L,), tolerance=FLOAT64,
-                      mistakes=(*ROPE_MISTAKES, *ATTENTION_MISTAKES), uses=uses, limits=quick),
-                Check("rope_relative", "RoPE's scores depend on t - s only: the same tokens shifted later",
-                      rope_relative, rope_relative_cases, files=(L,), tolerance=FLOAT64, property_check=True,
-                      judge=judge_rope_relative, uses=uses, limits=quick)]
+        return [
+            Check(
+                "rope",
+                "RoPE in the attention: q and k rotated in adjacent pairs, v not; T = 1, odd and even "
+                "heads, float32 and float64",
+                scenarios.attention,
+                rope_cases,
+                files=(L,),
+                tolerance=FLOAT64,
+                mistakes=(*ROPE_MISTAKES, *ATTENTION_MISTAKES),
+                uses=uses,
+                limits=quick,
+            ),
+            Check(
+                "rope_relative",
+                "RoPE's scores depend on t - s only: the same tokens shifted later",
+                rope_relative,
+                rope_relative_cases,
+                files=(L,),
+                tolerance=FLOAT64,
+                property_check=True,
+                judge=judge_rope_relative,
+                uses=uses,
+                limits=quick,
+            ),
+        ]
     return []

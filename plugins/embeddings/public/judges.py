@@ -29,17 +29,27 @@ def judge_gradients(check, case, expected, got, *, reveal: bool) -> CaseVerdict:
         return CaseVerdict(True)
     mine = got.get(COMPONENTS, {}) if isinstance(got, dict) else {}
     consistency = mine.get("against finite differences of your sgns_loss")
-    loss_wrong = _differs(expected[COMPONENTS]["sgns_loss at this point"], mine.get("sgns_loss at this point"),
-                          tolerance)
+    loss_wrong = _differs(
+        expected[COMPONENTS]["sgns_loss at this point"], mine.get("sgns_loss at this point"), tolerance
+    )
     if consistency == AGREE and loss_wrong:
-        return CaseVerdict(False, f"the gradients are wrong: {diff}\nThey are the gradients of your own sgns_loss, "
-                                  "which differs from the contract's at this point (see the check sgns_loss): "
-                                  "fix the loss first.")
+        return CaseVerdict(
+            False,
+            f"the gradients are wrong: {diff}\nThey are the gradients of your own sgns_loss, "
+            "which differs from the contract's at this point (see the check sgns_loss): "
+            "fix the loss first.",
+        )
     if consistency == AGREE:
         return CaseVerdict(False, f"the gradients are wrong: {diff}")
     if loss_wrong:
-        return CaseVerdict(False, f"the gradients are wrong: {diff}\nYour sgns_loss differs from the contract's "
-                                  "at this point too (see the check sgns_loss), and the gradients do not agree "
-                                  f"with its finite differences either ({consistency}).")
-    return CaseVerdict(False, f"the gradients are wrong: {diff}\nYour sgns_loss is right at this point, and the "
-                              f"gradients do not agree with its central differences ({consistency}).")
+        return CaseVerdict(
+            False,
+            f"the gradients are wrong: {diff}\nYour sgns_loss differs from the contract's "
+            "at this point too (see the check sgns_loss), and the gradients do not agree "
+            f"with its finite differences either ({consistency}).",
+        )
+    return CaseVerdict(
+        False,
+        f"the gradients are wrong: {diff}\nYour sgns_loss is right at this point, and the "
+        f"gradients do not agree with its central differences ({consistency}).",
+    )

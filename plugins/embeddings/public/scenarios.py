@@ -54,6 +54,7 @@ def _attempt(call):
 
 # --- bpe.py ---
 
+
 def _merge_list(merges) -> list:
     """The merges with each pair as a tuple (a list of two strings is the same pair)."""
     return [tuple(m) if isinstance(m, list) and len(m) == 2 else m for m in merges]
@@ -83,6 +84,7 @@ def decode(modules, args):
 
 # --- word2vec.py ---
 
+
 def sigmoid(modules, args):
     value, caught = warnings_of(lambda: modules["word2vec"].sigmoid(args["x"].copy()))
     return {"sigmoid(x)": _array(value), "warnings": caught}
@@ -104,12 +106,11 @@ def noise_distribution(modules, args):
 
 
 def sgns_loss(modules, args):
-    return [_number(modules["word2vec"].sgns_loss(w.copy(), c.copy(), n.copy()))
-            for w, c, n in args["vectors"]]
+    return [_number(modules["word2vec"].sgns_loss(w.copy(), c.copy(), n.copy())) for w, c, n in args["vectors"]]
 
 
 def agreement(analytic, numeric, rtol: float = 1e-5) -> str:
-    """"agree", or where analytic gradients and the finite differences of the loss part."""
+    """ "agree", or where analytic gradients and the finite differences of the loss part."""
     for name, n in numeric.items():
         a = np.asarray(analytic[name], dtype=np.float64)
         if a.shape != n.shape:
@@ -143,17 +144,24 @@ def sgns_grads(modules, args):
     w2v = modules["word2vec"]
     w, c, n = args["w_vec"], args["c_vec"], args["neg_vecs"]
     grads = w2v.sgns_grads(w.copy(), c.copy(), n.copy())
-    answer = dict(zip(GRAD_NAMES, (_array(g) for g in grads))) if isinstance(grads, (tuple, list)) and \
-        len(grads) == 3 else {name: f"sgns_grads returned {type(grads).__name__}, not 3 arrays" for name in GRAD_NAMES}
+    answer = (
+        dict(zip(GRAD_NAMES, (_array(g) for g in grads)))
+        if isinstance(grads, (tuple, list)) and len(grads) == 3
+        else {name: f"sgns_grads returned {type(grads).__name__}, not 3 arrays" for name in GRAD_NAMES}
+    )
     own_loss = _attempt(lambda: _number(w2v.sgns_loss(w.copy(), c.copy(), n.copy())))
     if isinstance(own_loss, float) and all(isinstance(v, np.ndarray) for v in answer.values()):
-        numeric = _central_differences(lambda w_vec, c_vec, neg_vecs: w2v.sgns_loss(w_vec, c_vec, neg_vecs),
-                                       {"w_vec": w.copy(), "c_vec": c.copy(), "neg_vecs": n.copy()})
+        numeric = _central_differences(
+            lambda w_vec, c_vec, neg_vecs: w2v.sgns_loss(w_vec, c_vec, neg_vecs),
+            {"w_vec": w.copy(), "c_vec": c.copy(), "neg_vecs": n.copy()},
+        )
         consistency = agreement(dict(zip(("w_vec", "c_vec", "neg_vecs"), answer.values())), numeric)
     else:
         consistency = "not compared (no loss or no gradients to compare)"
-    return {**answer, COMPONENTS: {"sgns_loss at this point": own_loss,
-                                   "against finite differences of your sgns_loss": consistency}}
+    return {
+        **answer,
+        COMPONENTS: {"sgns_loss at this point": own_loss, "against finite differences of your sgns_loss": consistency},
+    }
 
 
 def _skipgram(modules, args):
@@ -172,13 +180,23 @@ def skipgram_init(modules, args):
     bound = 0.5 / D
     seeded = {}
     if args["seed"] is not None:  # drawn from rng: the same seed gives the same W, another seed another
-        seeded = {"the same seed gives the same W": bool(np.array_equal(
-                      W, _array(SkipGram(V, D, rng=np.random.default_rng(args["seed"])).W))),
-                  "another seed gives another W": not np.array_equal(
-                      W, _array(SkipGram(V, D, rng=np.random.default_rng(args["seed"] + 1)).W))}
-    return {**seeded, "W shape": W.shape, "C shape": C.shape, "W within +-0.5/D": bool(np.all(np.abs(W) <= bound)),
-            "W spread over +-0.5/D (its largest |entry| above 0.25/D)": bool(np.max(np.abs(W)) > bound / 2),
-            "W has entries of both signs": bool(np.any(W < 0) and np.any(W > 0)), "C zeros": bool(np.all(C == 0))}
+        seeded = {
+            "the same seed gives the same W": bool(
+                np.array_equal(W, _array(SkipGram(V, D, rng=np.random.default_rng(args["seed"])).W))
+            ),
+            "another seed gives another W": not np.array_equal(
+                W, _array(SkipGram(V, D, rng=np.random.default_rng(args["seed"] + 1)).W)
+            ),
+        }
+    return {
+        **seeded,
+        "W shape": W.shape,
+        "C shape": C.shape,
+        "W within +-0.5/D": bool(np.all(np.abs(W) <= bound)),
+        "W spread over +-0.5/D (its largest |entry| above 0.25/D)": bool(np.max(np.abs(W)) > bound / 2),
+        "W has entries of both signs": bool(np.any(W < 0) and np.any(W > 0)),
+        "C zeros": bool(np.all(C == 0)),
+    }
 
 
 # step and train answer with what they changed, not W and C afterwards: parameters left as
@@ -186,27 +204,36 @@ def skipgram_init(modules, args):
 def step(modules, args):
     model = _skipgram(modules, args)
     loss = model.step(args["w"], args["c"], args["negatives"].copy(), args["lr"])
-    return {"returned loss": _number(loss), "W after the step minus W before": _array(model.W) - args["W"],
-            "C after the step minus C before": _array(model.C) - args["C"]}
+    return {
+        "returned loss": _number(loss),
+        "W after the step minus W before": _array(model.W) - args["W"],
+        "C after the step minus C before": _array(model.C) - args["C"],
+    }
 
 
 def train(modules, args):
     model = _skipgram(modules, args)
     tokens = list(args["tokens"])
-    losses = model.train(tokens, args["window"], args["k"], args["epochs"], args["lr"],
-                         np.random.default_rng(args["seed"]))
-    return {"losses": [_number(v) for v in losses] if isinstance(losses, list) else losses,
-            "W after training minus W before": _array(model.W) - args["W"],
-            "C after training minus C before": _array(model.C) - args["C"]}
+    losses = model.train(
+        tokens, args["window"], args["k"], args["epochs"], args["lr"], np.random.default_rng(args["seed"])
+    )
+    return {
+        "losses": [_number(v) for v in losses] if isinstance(losses, list) else losses,
+        "W after training minus W before": _array(model.W) - args["W"],
+        "C after training minus C before": _array(model.C) - args["C"],
+    }
 
 
 def most_similar(modules, args):
     model = _skipgram(modules, args)
-    return {f"most_similar({word}, topn={topn})": [int(i) for i in model.most_similar(word, topn)]
-            for word, topn in args["queries"]}
+    return {
+        f"most_similar({word}, topn={topn})": [int(i) for i in model.most_similar(word, topn)]
+        for word, topn in args["queries"]
+    }
 
 
 # --- ffnn_lm.py ---
+
 
 def _numeric_mode() -> None:
     torch.backends.cuda.matmul.allow_tf32 = False
@@ -220,16 +247,21 @@ def _load(module: torch.nn.Module, state: dict[str, np.ndarray], dtype: str) -> 
     tensors = {name: torch.tensor(np.asarray(value), dtype=DTYPES[dtype]) for name, value in state.items()}
     _, unexpected = module.load_state_dict(tensors, strict=False)
     if unexpected:
-        raise ValueError(f"{type(module).__name__} has no parameter {unexpected[0]!r}: keep the parameters "
-                         "the contract names (self.E, self.W, self.U)")
+        raise ValueError(
+            f"{type(module).__name__} has no parameter {unexpected[0]!r}: keep the parameters "
+            "the contract names (self.E, self.W, self.U)"
+        )
     return module
 
 
 def ffnn_forward(modules, args):
     """The logits, and d sum(logits * g) / d every parameter, by the model's own autograd."""
     c = args["config"]
-    model = _load(modules["ffnn_lm"].FFNNLM(c["vocab_size"], c["context_size"], c["embed_dim"], c["hidden_dim"]),
-                  args["state"], args["dtype"])
+    model = _load(
+        modules["ffnn_lm"].FFNNLM(c["vocab_size"], c["context_size"], c["embed_dim"], c["hidden_dim"]),
+        args["state"],
+        args["dtype"],
+    )
     logits = model(torch.tensor(args["context"], dtype=torch.long))
     if not isinstance(logits, torch.Tensor):
         return {"logits": logits}
@@ -238,44 +270,68 @@ def ffnn_forward(modules, args):
     answer = {"logits": _array(logits)}
     for name in args["state"]:
         p = params.get(name)
-        answer[f"gradient w.r.t. {name}"] = ("no gradient (this parameter does not take part in the logits)"
-                                             if p is None or p.grad is None else _array(p.grad))
+        answer[f"gradient w.r.t. {name}"] = (
+            "no gradient (this parameter does not take part in the logits)"
+            if p is None or p.grad is None
+            else _array(p.grad)
+        )
     return answer
 
 
 def make_examples(modules, args):
     contexts, targets = modules["ffnn_lm"].make_examples(list(args["tokens"]), args["context_size"], args["pad"])
-    return {"contexts": _array(contexts), "targets": _array(targets),
-            "dtypes": (str(getattr(contexts, "dtype", type(contexts).__name__)),
-                       str(getattr(targets, "dtype", type(targets).__name__)))}
+    return {
+        "contexts": _array(contexts),
+        "targets": _array(targets),
+        "dtypes": (
+            str(getattr(contexts, "dtype", type(contexts).__name__)),
+            str(getattr(targets, "dtype", type(targets).__name__)),
+        ),
+    }
 
 
 def grader_model(config: dict, state: dict, dtype: str) -> torch.nn.Module:
     """The grader's own feed-forward LM (not the student's FFNNLM): train_ffnn and perplexity are graded on it."""
     V, n, D, H = config["vocab_size"], config["context_size"], config["embed_dim"], config["hidden_dim"]
     torch.manual_seed(0)
-    model = torch.nn.Sequential(torch.nn.Embedding(V, D), torch.nn.Flatten(), torch.nn.Linear(n * D, H),
-                                torch.nn.Tanh(), torch.nn.Linear(H, V))
+    model = torch.nn.Sequential(
+        torch.nn.Embedding(V, D), torch.nn.Flatten(), torch.nn.Linear(n * D, H), torch.nn.Tanh(), torch.nn.Linear(H, V)
+    )
     return _load(model, state, dtype)
 
 
 def train_ffnn(modules, args):
     model = grader_model(args["config"], args["state"], args["dtype"])
-    contexts, targets = torch.tensor(args["contexts"], dtype=torch.long), torch.tensor(args["targets"], dtype=torch.long)
-    losses = modules["ffnn_lm"].train_ffnn(model, contexts, targets, epochs=args["epochs"],
-                                           batch_size=args["batch_size"], lr=args["lr"],
-                                           generator=torch.Generator().manual_seed(args["seed"]))
-    return {"losses": [_number(v) for v in losses] if isinstance(losses, list) else losses,
-            "parameters after training": {name: _array(p) for name, p in model.named_parameters()}}
+    contexts, targets = (
+        torch.tensor(args["contexts"], dtype=torch.long),
+        torch.tensor(args["targets"], dtype=torch.long),
+    )
+    losses = modules["ffnn_lm"].train_ffnn(
+        model,
+        contexts,
+        targets,
+        epochs=args["epochs"],
+        batch_size=args["batch_size"],
+        lr=args["lr"],
+        generator=torch.Generator().manual_seed(args["seed"]),
+    )
+    return {
+        "losses": [_number(v) for v in losses] if isinstance(losses, list) else losses,
+        "parameters after training": {name: _array(p) for name, p in model.named_parameters()},
+    }
 
 
 def perplexity(modules, args):
     model = grader_model(args["config"], args["state"], args["dtype"])
-    contexts, targets = torch.tensor(args["contexts"], dtype=torch.long), torch.tensor(args["targets"], dtype=torch.long)
+    contexts, targets = (
+        torch.tensor(args["contexts"], dtype=torch.long),
+        torch.tensor(args["targets"], dtype=torch.long),
+    )
     return _number(modules["ffnn_lm"].perplexity(model, contexts, targets))
 
 
 # --- properties: each pays only with the right answer beside it ---
+
 
 def no_mutation(modules, args):
     """Call one function; its answer, and its arguments as they are afterwards."""

@@ -36,10 +36,12 @@ def judge_gradients(check, case, expected, got, *, reveal: bool) -> CaseVerdict:
     right = _without(right, *built_keys)
     forward_keys = [k for k in right if not k.startswith(BACKWARD_PREFIXES)]
     backward_keys = [k for k in right if k not in forward_keys]
-    forward = compare({k: right[k] for k in forward_keys}, {k: got.get(k) for k in forward_keys},
-                      tolerance, reveal=reveal)
-    backward = compare({k: right[k] for k in backward_keys}, {k: got.get(k) for k in backward_keys},
-                       tolerance, reveal=reveal)
+    forward = compare(
+        {k: right[k] for k in forward_keys}, {k: got.get(k) for k in forward_keys}, tolerance, reveal=reveal
+    )
+    backward = compare(
+        {k: right[k] for k in backward_keys}, {k: got.get(k) for k in backward_keys}, tolerance, reveal=reveal
+    )
     if forward is None and backward is None:
         return CaseVerdict(True)
     what = "loss" if consistency and consistency.endswith("loss") else "forward"
@@ -54,8 +56,10 @@ def _pattern_words(net: str, t: int, s: int, half: int, changed: bool) -> str:
     return f"{where} of the output did not change when x_{s + 1} changed"
 
 
-RULES = {"StackedRNN": "a stacked (one-directional) RNN's row t depends on x_1 .. x_t and on nothing later",
-         "BiRNN": "a BiRNN's forward half of row t depends on x_1 .. x_t, its backward half on x_t .. x_T"}
+RULES = {
+    "StackedRNN": "a stacked (one-directional) RNN's row t depends on x_1 .. x_t and on nothing later",
+    "BiRNN": "a BiRNN's forward half of row t depends on x_1 .. x_t, its backward half on x_t .. x_T",
+}
 
 
 def judge_dependence(check, case, expected, got, *, reveal: bool) -> CaseVerdict:
@@ -64,8 +68,11 @@ def judge_dependence(check, case, expected, got, *, reveal: bool) -> CaseVerdict
     want, seen = expected[PROPERTY], got.get(PROPERTY) if isinstance(got, dict) else None
     if not isinstance(seen, dict) or seen.get("shape") != want["shape"]:
         shape = seen.get("shape") if isinstance(seen, dict) else None
-        return CaseVerdict(False, f"the output has shape {shape}, not {tuple(want['shape'])}, so which rows "
-                                  "depend on which x could not be read")
+        return CaseVerdict(
+            False,
+            f"the output has shape {shape}, not {tuple(want['shape'])}, so which rows "
+            "depend on which x could not be read",
+        )
     for s, (w, g) in enumerate(zip(want["changed"], seen["changed"])):
         for half, (w_half, g_half) in enumerate(zip(w, g or [])):
             for t, (w_t, g_t) in enumerate(zip(w_half, g_half)):

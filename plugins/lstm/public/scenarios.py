@@ -52,21 +52,26 @@ def construction(modules, args):
     weights = {k: v for k, v in params.items() if k.startswith("W")}
     biases = {k: v for k, v in params.items() if k.startswith("b")}
     again = _new_cell(modules, kind, I, J, False), _new_cell(modules, kind, I, J, False)
-    return {"params' keys and shapes": _shapes(params),
-            "the same params when built twice from default_rng(0)": _same(*again),
-            "every W within +-1/sqrt(J)": bool(all(np.all(np.abs(W) <= bound) for W in weights.values())),
-            # With (J, J + I) large enough, uniform draws reach past half the bound on both sides.
-            "every W spread over +-1/sqrt(J)": bool(all(W.size < 100 or (W.min() < -bound / 2 and W.max() > bound / 2)
-                                                        for W in weights.values())),
-            "every W drawn (not constant)": bool(all(W.size == 1 or np.ptp(W) > 0 for W in weights.values())),
-            "biases": {k: sorted({float(b) for b in v.ravel()}) for k, v in sorted(biases.items())}}
+    return {
+        "params' keys and shapes": _shapes(params),
+        "the same params when built twice from default_rng(0)": _same(*again),
+        "every W within +-1/sqrt(J)": bool(all(np.all(np.abs(W) <= bound) for W in weights.values())),
+        # With (J, J + I) large enough, uniform draws reach past half the bound on both sides.
+        "every W spread over +-1/sqrt(J)": bool(
+            all(W.size < 100 or (W.min() < -bound / 2 and W.max() > bound / 2) for W in weights.values())
+        ),
+        "every W drawn (not constant)": bool(all(W.size == 1 or np.ptp(W) > 0 for W in weights.values())),
+        "biases": {k: sorted({float(b) for b in v.ravel()}) for k, v in sorted(biases.items())},
+    }
 
 
 def _same(*cells) -> bool:
     """Whether the cells hold equal params: what one generator's draws decide."""
     first = {k: _array(v) for k, v in cells[0].params.items()}
-    return all(sorted(c.params) == sorted(first) and all(np.array_equal(_array(c.params[k]), v)
-                                                        for k, v in first.items()) for c in cells[1:])
+    return all(
+        sorted(c.params) == sorted(first) and all(np.array_equal(_array(c.params[k]), v) for k, v in first.items())
+        for c in cells[1:]
+    )
 
 
 def _drawn_in_order(modules, kind, cells, sizes, rng) -> bool:
@@ -125,9 +130,12 @@ def cell_backward(modules, args):
     h = _run_cell(cell, kind, x.copy(), _state(args))
     dx = cell.backward(G.copy())
     initial = ("grad_h0", "grad_C0") if kind == "lstm" else ("grad_h0",)
-    answer = {"h": _array(h), "dx": _array(dx),
-              **{f"grads[{k!r}]": _array(cell.grads[k]) for k in sorted(args["params"])},
-              **{name: _array(getattr(cell, name)) for name in initial}}
+    answer = {
+        "h": _array(h),
+        "dx": _array(dx),
+        **{f"grads[{k!r}]": _array(cell.grads[k]) for k in sorted(args["params"])},
+        **{name: _array(getattr(cell, name)) for name in initial},
+    }
     if not args.get("finite_differences", True):
         return answer
 
@@ -143,8 +151,11 @@ def cell_backward(modules, args):
     def loss():
         return float(np.sum(_array(_run_cell(cell, kind, x.copy(), {k: v.copy() for k, v in state.items()})) * G))
 
-    arrays = {"dx": x, **{f"grads[{k!r}]": v for k, v in sorted(args["params"].items())},
-              **{name: state[name[5:]] for name in initial}}
+    arrays = {
+        "dx": x,
+        **{f"grads[{k!r}]": v for k, v in sorted(args["params"].items())},
+        **{name: state[name[5:]] for name in initial},
+    }
     answer[CONSISTENCY] = agreement(answer, finite_differences(loss, arrays, assign))
     return answer
 
@@ -162,6 +173,7 @@ def long_sequence(modules, args):
 
 
 # --- deep and bidirectional ---
+
 
 def _assign_layers(layers, params_per_layer):
     for layer, params in zip(layers, params_per_layer):
@@ -181,10 +193,17 @@ def stacked(modules, args):
     x, G = args["x"], args["G"]
     h = net.forward(x.copy())
     dx = net.backward(G.copy())
-    answer = {"layers when built": built, "layers built in order 0, 1, ... from rng": in_order,
-              "h": _array(h), "dx": _array(dx),
-              **{f"layers[{l}].grads[{k!r}]": _array(net.layers[l].grads[k])
-                 for l, params in enumerate(layers) for k in sorted(params)}}
+    answer = {
+        "layers when built": built,
+        "layers built in order 0, 1, ... from rng": in_order,
+        "h": _array(h),
+        "dx": _array(dx),
+        **{
+            f"layers[{l}].grads[{k!r}]": _array(net.layers[l].grads[k])
+            for l, params in enumerate(layers)
+            for k in sorted(params)
+        },
+    }
 
     def assign(name, value):
         nonlocal x
@@ -206,9 +225,17 @@ def birnn(modules, args):
     x, G = args["x"], args["G"]
     y = net.forward(x.copy())
     dx = net.backward(G.copy())
-    answer = {"halves when built": built, "fwd then bwd built from rng": in_order, "y": _array(y), "dx": _array(dx),
-              **{f"{half}.grads[{k!r}]": _array(getattr(net, half).grads[k])
-                 for half, params in zip(("fwd", "bwd"), halves) for k in sorted(params)}}
+    answer = {
+        "halves when built": built,
+        "fwd then bwd built from rng": in_order,
+        "y": _array(y),
+        "dx": _array(dx),
+        **{
+            f"{half}.grads[{k!r}]": _array(getattr(net, half).grads[k])
+            for half, params in zip(("fwd", "bwd"), halves)
+            for k in sorted(params)
+        },
+    }
 
     def assign(name, value):
         nonlocal x
@@ -247,12 +274,16 @@ def depth_direction(modules, args):
 def clip(modules, args):
     grads = {k: v.copy() for k, v in args["grads"].items()}
     clipped, total = modules["recurrent"].clip_grad_norm(grads, args["max_norm"])
-    return {"keys": sorted(clipped), "clipped": {k: _array(v) for k, v in sorted(clipped.items())},
-            "total norm returned": float(total), "the input dict after the call": {k: _array(v) for k, v in
-                                                                                   sorted(grads.items())}}
+    return {
+        "keys": sorted(clipped),
+        "clipped": {k: _array(v) for k, v in sorted(clipped.items())},
+        "total norm returned": float(total),
+        "the input dict after the call": {k: _array(v) for k, v in sorted(grads.items())},
+    }
 
 
 # --- the language model ---
+
 
 def _built_lm(modules, args, defaults=False):
     params, layers = args["params"], args["layers"]
@@ -271,12 +302,16 @@ def lm_construction(modules, args):
     r = modules["recurrent"]
     lm = r.LSTMLM(V, D, J) if L is None else r.LSTMLM(V, D, J, num_layers=L, rng=np.random.default_rng(0))
     p = {k: _array(v) for k, v in lm.params.items()}
-    answer = {"params' keys and shapes": _shapes(p), "b_y zeros": bool(np.all(p["b_y"] == 0)),
-              "layers: their params' shapes": [_shapes(layer.params) for layer in lm.rnn.layers]}
+    answer = {
+        "params' keys and shapes": _shapes(p),
+        "b_y zeros": bool(np.all(p["b_y"] == 0)),
+        "layers: their params' shapes": [_shapes(layer.params) for layer in lm.rnn.layers],
+    }
     if L is None:  # a fresh generator: the distributions, not the draws
         bound = 1 / np.sqrt(J)
-        answer["W_y within +-1/sqrt(J), spread over it"] = bool(np.all(np.abs(p["W_y"]) <= bound) and (
-            p["W_y"].min() < -bound / 2 and p["W_y"].max() > bound / 2))
+        answer["W_y within +-1/sqrt(J), spread over it"] = bool(
+            np.all(np.abs(p["W_y"]) <= bound) and (p["W_y"].min() < -bound / 2 and p["W_y"].max() > bound / 2)
+        )
         answer["E's standard deviation within [0.05, 0.2]"] = bool(0.05 <= np.std(p["E"]) <= 0.2)
     else:  # the contract fixes the draws: E, then W_y, then the StackedRNN, from rng
         answer["E"], answer["W_y"] = p["E"], p["W_y"]
@@ -284,7 +319,8 @@ def lm_construction(modules, args):
         rng.standard_normal((V, D)), rng.uniform(size=(V, J))
         again = r.StackedRNN("lstm", D, J, L, rng=rng)
         answer["rnn built from rng after E and W_y"] = len(again.layers) == len(lm.rnn.layers) and all(
-            _same(a, b) for a, b in zip(lm.rnn.layers, again.layers))
+            _same(a, b) for a, b in zip(lm.rnn.layers, again.layers)
+        )
     return answer
 
 
@@ -296,9 +332,15 @@ def lstmlm(modules, args):
     tokens = args["tokens"]
     loss = float(lm.loss(tokens.copy()))
     lm.backward()
-    answer = {"loss": loss, **{f"grads[{k!r}]": _array(lm.grads[k]) for k in sorted(args["params"])},
-              **{f"rnn.layers[{l}].grads[{k!r}]": _array(lm.rnn.layers[l].grads[k])
-                 for l, params in enumerate(args["layers"]) for k in sorted(params)}}
+    answer = {
+        "loss": loss,
+        **{f"grads[{k!r}]": _array(lm.grads[k]) for k in sorted(args["params"])},
+        **{
+            f"rnn.layers[{l}].grads[{k!r}]": _array(lm.rnn.layers[l].grads[k])
+            for l, params in enumerate(args["layers"])
+            for k in sorted(params)
+        },
+    }
 
     def assign(name, value):
         if name.startswith("grads["):
@@ -306,8 +348,10 @@ def lstmlm(modules, args):
         else:
             lm.rnn.layers[0].params[name[-5:-2]] = value
 
-    arrays = {**{f"grads[{k!r}]": v for k, v in sorted(args["params"].items())},
-              "rnn.layers[0].grads['W_C']": args["layers"][0]["W_C"]}
+    arrays = {
+        **{f"grads[{k!r}]": v for k, v in sorted(args["params"].items())},
+        "rnn.layers[0].grads['W_C']": args["layers"][0]["W_C"],
+    }
     numeric = finite_differences(lambda: float(lm.loss(tokens.copy())), arrays, assign)
     answer["backward against finite differences of loss"] = agreement(answer, numeric)
     return answer
@@ -335,10 +379,15 @@ def step(modules, args):
         total = lm.step(args["lr"])
     else:
         total = lm.step(args["lr"], max_norm=args["max_norm"])
-    answer = {"norm returned": float(total),
-              **{f"params[{k!r}]": _array(v) for k, v in sorted(lm.params.items())},
-              **{f"rnn.layers[{l}].params[{k!r}]": _array(layer.params[k])
-                 for l, layer in enumerate(lm.rnn.layers) for k in sorted(layer.params)}}
+    answer = {
+        "norm returned": float(total),
+        **{f"params[{k!r}]": _array(v) for k, v in sorted(lm.params.items())},
+        **{
+            f"rnn.layers[{l}].params[{k!r}]": _array(layer.params[k])
+            for l, layer in enumerate(lm.rnn.layers)
+            for k in sorted(layer.params)
+        },
+    }
     return answer
 
 
@@ -375,12 +424,17 @@ def train(modules, args):
         return {"losses": [float(v) for v in losses], "calls": recorder.calls}
     lm = _built_lm(modules, args)
     losses = modules["recurrent"].train(lm, sequences, args["epochs"], args["lr"], rng, **kw)
-    answer = {"losses": [float(v) for v in losses], "loss per token after training": float(
-        sum(lm.loss(s.copy()) for s in args["sequences"]) / sum(len(s) - 1 for s in args["sequences"]))}
+    answer = {
+        "losses": [float(v) for v in losses],
+        "loss per token after training": float(
+            sum(lm.loss(s.copy()) for s in args["sequences"]) / sum(len(s) - 1 for s in args["sequences"])
+        ),
+    }
     return answer
 
 
 # --- properties ---
+
 
 def no_mutation(modules, args):
     """One call; its answer, and its array arguments as they are afterwards."""
@@ -392,8 +446,9 @@ def no_mutation(modules, args):
         lm.backward()
         return property_result(answer, {"tokens after the call": tokens})
     if what == "BiRNN":
-        net = modules["recurrent"].BiRNN(args["cell"], args["x"].shape[1], args["G"].shape[1] // 2,
-                                         rng=np.random.default_rng(0))
+        net = modules["recurrent"].BiRNN(
+            args["cell"], args["x"].shape[1], args["G"].shape[1] // 2, rng=np.random.default_rng(0)
+        )
         _assign_layers([net.fwd, net.bwd], args["halves"])
         x, G = args["x"], args["G"]
         answer = {"forward": _array(net.forward(x)), "backward": _array(net.backward(G))}
@@ -402,8 +457,10 @@ def no_mutation(modules, args):
     x, G = args["x"], args["G"]
     state = {k: args[k] for k in ("h0", "C0") if args.get(k) is not None}
     answer = {"forward": _array(_run_cell(cell, args["cell"], x, state)), "backward": _array(cell.backward(G))}
-    return property_result(answer, {"x after the call": x, "grad_h after the call": G,
-                                     **{f"{k} after the call": v for k, v in state.items()}})
+    return property_result(
+        answer,
+        {"x after the call": x, "grad_h after the call": G, **{f"{k} after the call": v for k, v in state.items()}},
+    )
 
 
 def _raises(call) -> str:

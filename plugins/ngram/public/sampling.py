@@ -47,7 +47,6 @@ class _Model:
             context = (context + (word,))[1:] if self.n > 1 else ()
         return p
 
-
     def stale(self, tokens: tuple, max_len: int) -> float:
         """P(a draw is `tokens`) for a sampler whose context never leaves the all-BOS start."""
         start = (BOS,) * (self.n - 1)
@@ -101,8 +100,11 @@ def judge_sample(check, case, expected, got, *, reveal: bool) -> CaseVerdict:
         ("sentences", Counter(draws), lambda d: model.sequence(d, max_len)),
         # Sentences are many and rare when max_len is large or smoothing spreads
         # the mass; their first two tokens are few, and show a stale context.
-        ("first two tokens", Counter((d[:2], len(d) <= 2) for d in draws),
-         lambda key: model.sequence(key[0], max_len) if key[1] else model.continued(key[0], max_len)),
+        (
+            "first two tokens",
+            Counter((d[:2], len(d) <= 2) for d in draws),
+            lambda key: model.sequence(key[0], max_len) if key[1] else model.continued(key[0], max_len),
+        ),
     ]
     for what, observed, probability in tests:
         problem = fit_problem(what, observed, probability, total, reveal)
@@ -132,14 +134,18 @@ def _stale_context(model: _Model, draws: list[tuple], max_len: int) -> str | Non
         return None
     times = "infinitely" if math.isinf(log_ratio) else f"e^{log_ratio:.0f} times"
     start = " ".join([BOS] * (model.n - 1))
-    return (f"the {len(draws)} draws do not follow p(. | context): they are {times} likelier if every word is "
-            f"drawn from p(. | {start}), the starting context (a correct sampler reaches a million in fewer "
-            f"than one run in a million). sample must move the context forward after each word")
+    return (
+        f"the {len(draws)} draws do not follow p(. | context): they are {times} likelier if every word is "
+        f"drawn from p(. | {start}), the starting context (a correct sampler reaches a million in fewer "
+        f"than one run in a million). sample must move the context forward after each word"
+    )
 
 
-SEEN_ONLY = ("sample draws only from the words seen after each context: under add-k smoothing every word of "
-             "the vocabulary (EOS and UNK included) has probability (c(ctx, w) + k) / (c(ctx) + k * len(vocab)), "
-             "unseen ones too")
+SEEN_ONLY = (
+    "sample draws only from the words seen after each context: under add-k smoothing every word of "
+    "the vocabulary (EOS and UNK included) has probability (c(ctx, w) + k) / (c(ctx) + k * len(vocab)), "
+    "unseen ones too"
+)
 
 
 def _seen_successors_only(model: _Model, draws: list[tuple], max_len: int) -> str | None:
@@ -157,6 +163,8 @@ def _seen_successors_only(model: _Model, draws: list[tuple], max_len: int) -> st
                 drawn_unseen += model.p(word, context) == floor
             context = (context + (word,))[1:] if model.n > 1 else ()
     if drawn_unseen == 0 and expected_unseen >= 30:
-        return (f"{SEEN_ONLY}: about {expected_unseen:.0f} draws of an unseen successor were expected in "
-                f"{len(draws)} samples, and none was drawn")
+        return (
+            f"{SEEN_ONLY}: about {expected_unseen:.0f} draws of an unseen successor were expected in "
+            f"{len(draws)} samples, and none was drawn"
+        )
     return None

@@ -65,11 +65,14 @@ def sample(modules, args):
     lm = _fitted(modules, args)
     rng = np.random.default_rng(args["seed"])
     if args["max_len"] is None:  # the default, used by omission
+
         def draw(rng):
             return lm.sample(rng)
     else:
+
         def draw(rng):
             return lm.sample(rng, max_len=args["max_len"])
+
     draws = [draw(rng) for _ in range(args["draws"])]
     # Only rng may be random: shake the global generators between the two runs.
     np.random.seed(args["seed"] % 2**32 ^ 0x5EED)

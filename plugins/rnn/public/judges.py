@@ -26,10 +26,12 @@ def judge_gradients(check, case, expected, got, *, reveal: bool) -> CaseVerdict:
     right = {k: v for k, v in expected.items() if k != consistency}
     forward_keys = [k for k in right if not k.startswith(("backward", "grads[", "grad_h0", "returned =="))]
     backward_keys = [k for k in right if k not in forward_keys]
-    forward = compare({k: right[k] for k in forward_keys}, {k: answers.get(k) for k in forward_keys},
-                      check.tolerance, reveal=reveal)
-    backward = compare({k: right[k] for k in backward_keys}, {k: answers.get(k) for k in backward_keys},
-                       check.tolerance, reveal=reveal)
+    forward = compare(
+        {k: right[k] for k in forward_keys}, {k: answers.get(k) for k in forward_keys}, check.tolerance, reveal=reveal
+    )
+    backward = compare(
+        {k: right[k] for k in backward_keys}, {k: answers.get(k) for k in backward_keys}, check.tolerance, reveal=reveal
+    )
     if forward is None and backward is None:
         return CaseVerdict(True)
     what = "loss" if consistency.endswith("loss") else "forward"
@@ -64,7 +66,11 @@ def judge_sample(check, case, expected, got, *, reveal: bool) -> CaseVerdict:
     if problem is None:
         # The first token alone: a wrong h_0 or a stale input shows here first.
         first = Counter(d[:1] for d in draws)
-        problem = fit_problem("the first token", first,
-                              lambda key: sum(p for s, p in table.items() if s[:1] == key and
-                                              (len(s) == max_len or s[-1] == end)), len(draws), reveal)
+        problem = fit_problem(
+            "the first token",
+            first,
+            lambda key: sum(p for s, p in table.items() if s[:1] == key and (len(s) == max_len or s[-1] == end)),
+            len(draws),
+            reveal,
+        )
     return CaseVerdict(problem is None, problem or "")

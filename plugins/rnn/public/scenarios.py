@@ -24,6 +24,7 @@ def _array(value) -> np.ndarray:
 
 # --- modules.py ---
 
+
 def _module(modules, args):
     m = modules["modules"]
     kind = args["module"]
@@ -63,13 +64,17 @@ def module(modules, args):
 
     arrays = {"input": x, **{f"grads[{k!r}]": np.array(v) for k, v in sorted(mod.params.items())}}
     numeric = finite_differences(loss, arrays, assign)
-    answer = {"forward": _array(y), "backward": backward,
-              "backward against finite differences of forward": agreement(backward, numeric)}
+    answer = {
+        "forward": _array(y),
+        "backward": backward,
+        "backward against finite differences of forward": agreement(backward, numeric),
+    }
     if kind_warns(args["module"]):
         answer["warnings"] = caught
     if args["module"] == "Linear":
-        answer["initialisation"] = linear_init(modules, {"in": args["W"].shape[1], "out": args["W"].shape[0],
-                                                         "seed": 1})
+        answer["initialisation"] = linear_init(
+            modules, {"in": args["W"].shape[1], "out": args["W"].shape[0], "seed": 1}
+        )
     return answer
 
 
@@ -81,8 +86,13 @@ def linear_init(modules, args):
     lin = modules["modules"].Linear(args["in"], args["out"], np.random.default_rng(args["seed"]))
     W, b = _array(lin.params["W"]), _array(lin.params["b"])
     bound = 1 / np.sqrt(args["in"])
-    return {"W shape": W.shape, "b shape": b.shape, "W within +-1/sqrt(in)": bool(np.all(np.abs(W) <= bound)),
-            "W not constant": bool(W.size == 1 or np.ptp(W) > 0), "b zeros": bool(np.all(b == 0))}
+    return {
+        "W shape": W.shape,
+        "b shape": b.shape,
+        "W within +-1/sqrt(in)": bool(np.all(np.abs(W) <= bound)),
+        "W not constant": bool(W.size == 1 or np.ptp(W) > 0),
+        "b zeros": bool(np.all(b == 0)),
+    }
 
 
 def cross_entropy(modules, args):
@@ -96,10 +106,12 @@ def cross_entropy(modules, args):
         nonlocal probs
         probs = value
 
-    numeric = finite_differences(lambda: g * float(ce.forward(probs.copy(), targets.copy())),
-                                  {"probs": probs}, assign)
-    return {"forward": float(value), "backward": {"probs": _array(grad)},
-            "backward against finite differences of forward": agreement({"probs": grad}, numeric)}
+    numeric = finite_differences(lambda: g * float(ce.forward(probs.copy(), targets.copy())), {"probs": probs}, assign)
+    return {
+        "forward": float(value),
+        "backward": {"probs": _array(grad)},
+        "backward against finite differences of forward": agreement({"probs": grad}, numeric),
+    }
 
 
 # --- elman.py ---
@@ -158,8 +170,7 @@ def elman_backward(modules, args):
         h0 = args["h0"]
         loss = float(rnn.loss(x.copy(), targets.copy(), h0.copy()))
     grads = rnn.backward()
-    answer = {"loss": loss, **{f"grads[{k!r}]": _array(grads[k]) for k in PARAMS},
-              "grad_h0": _array(rnn.grad_h0)}
+    answer = {"loss": loss, **{f"grads[{k!r}]": _array(grads[k]) for k in PARAMS}, "grad_h0": _array(rnn.grad_h0)}
     same_as_self_grads = all(np.array_equal(_array(grads[k]), _array(rnn.grads[k])) for k in PARAMS)
 
     def assign(name, value):
@@ -200,8 +211,11 @@ def rnnlm(modules, args):
     tokens = args["tokens"]
     loss = float(lm.loss(tokens.copy()))
     grads = lm.backward()
-    answer = {"params' shapes when built": shapes, "loss": loss,
-              **{f"grads[{k!r}]": _array(grads[k]) for k in sorted(args["params"])}}
+    answer = {
+        "params' shapes when built": shapes,
+        "loss": loss,
+        **{f"grads[{k!r}]": _array(grads[k]) for k in sorted(args["params"])},
+    }
 
     def assign(name, value):
         lm.params[name[7:-2]] = value
@@ -271,13 +285,15 @@ def _scripted_lm(modules, params):
     The loss is a made-up number that depends on the tokens and on how many
     steps were taken, so a loss summed at the wrong moment shows.
     """
+
     class Scripted(modules["elman"].RNNLM):
         def __init__(self):
             # The student's constructor, for whatever else train reads (a check of the
             # tokens, the vocabulary size); a broken one is graded elsewhere, not here.
             try:
-                super().__init__(params["E"].shape[0], params["E"].shape[1], params["W_ax"].shape[0],
-                                 rng=np.random.default_rng(0))
+                super().__init__(
+                    params["E"].shape[0], params["E"].shape[1], params["W_ax"].shape[0], rng=np.random.default_rng(0)
+                )
             except Exception:
                 pass
             self.params = {k: v.copy() for k, v in params.items()}
@@ -294,8 +310,13 @@ def _scripted_lm(modules, params):
             return {}
 
         def sgd_step(self, lr):
-            self.log.append({"sequence": None if self._last is None else self._last["tokens"],
-                             "backward before it": bool(self._last and self._last["backward"]), "lr": float(lr)})
+            self.log.append(
+                {
+                    "sequence": None if self._last is None else self._last["tokens"],
+                    "backward before it": bool(self._last and self._last["backward"]),
+                    "lr": float(lr),
+                }
+            )
             self.steps += 1
 
     return Scripted()
@@ -314,11 +335,11 @@ def train(modules, args):
 
 # --- properties: each pays only with the right answer beside it ---
 
+
 def _same(first, second) -> bool:
     """Whether two backward results are equal (dicts of arrays, or arrays), to rounding."""
     if isinstance(first, dict):
-        return isinstance(second, dict) and set(first) == set(second) and all(
-            _same(first[k], second[k]) for k in first)
+        return isinstance(second, dict) and set(first) == set(second) and all(_same(first[k], second[k]) for k in first)
     a, b = _array(first), _array(second)
     return a.shape == b.shape and bool(np.allclose(a, b, rtol=1e-12, atol=1e-15))
 

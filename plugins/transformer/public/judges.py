@@ -15,8 +15,10 @@ import numpy as np
 
 from lmgrade import CaseVerdict, fit_problem, seeding_problem
 
-NO_CROP = ("generate does not crop its input to the last context_length tokens: the model is fed more "
-           "positions than it has embeddings for")
+NO_CROP = (
+    "generate does not crop its input to the last context_length tokens: the model is fed more "
+    "positions than it has embeddings for"
+)
 ARGMAX = "generate always takes the most likely token (argmax) instead of sampling with torch.multinomial"
 
 
@@ -37,8 +39,14 @@ def judge_generate(check, case, expected, got, *, reveal: bool) -> CaseVerdict:
         greedy = max(table, key=table.get)
         if only == greedy and table[greedy] < 0.999:
             return CaseVerdict(False, f"all {len(got['draws'])} draws were the same sequence: {ARGMAX}")
-    problem = seeding_problem(got, expected, args["repeat"], call="generate", source="the generator it is given",
-                              collision=sum(p * p for p in table.values()))
+    problem = seeding_problem(
+        got,
+        expected,
+        args["repeat"],
+        call="generate",
+        source="the generator it is given",
+        collision=sum(p * p for p in table.values()),
+    )
     if problem:
         return CaseVerdict(False, problem)
     problem = fit_problem("the continuations", draws, lambda s: table.get(s, 0.0), len(got["draws"]), reveal)
@@ -56,10 +64,17 @@ def judge_causality(check, case, expected, got, *, reveal: bool) -> CaseVerdict:
     and its logits depend on the tokens (so constant or raising code earns nothing)."""
     shape = np.asarray(expected["answer"]).shape
     base, changed = got["answer"], got["property"]
-    if not isinstance(base, np.ndarray) or base.shape != shape or not isinstance(changed, list) or \
-            any(not isinstance(c, np.ndarray) or c.shape != shape for c in changed):
-        return CaseVerdict(False, f"the model did not return logits of shape {shape} for every input, so "
-                                  "causality cannot be seen and earns nothing here")
+    if (
+        not isinstance(base, np.ndarray)
+        or base.shape != shape
+        or not isinstance(changed, list)
+        or any(not isinstance(c, np.ndarray) or c.shape != shape for c in changed)
+    ):
+        return CaseVerdict(
+            False,
+            f"the model did not return logits of shape {shape} for every input, so "
+            "causality cannot be seen and earns nothing here",
+        )
     leaks, deaf = [], []
     for q, other in enumerate(changed, start=1):
         moved = _moved(base, other)
@@ -69,10 +84,16 @@ def judge_causality(check, case, expected, got, *, reveal: bool) -> CaseVerdict:
     if leaks:
         p, q = min(leaks, key=lambda pq: (pq[1] - pq[0], pq[0]))
         more = f"; {len(leaks) - 1} more such pairs" if len(leaks) > 1 else ""
-        return CaseVerdict(False, f"position {p} sees token {q} (a change at t = {q} changed the output at "
-                                  f"t = {p}){more}: the causal mask must hide every later position")
+        return CaseVerdict(
+            False,
+            f"position {p} sees token {q} (a change at t = {q} changed the output at "
+            f"t = {p}){more}: the causal mask must hide every later position",
+        )
     if deaf:
-        return CaseVerdict(False, f"no position sees a later token, but a change at t = {deaf[0]} changed no "
-                                  f"output at t >= {deaf[0]}: the logits do not depend on the tokens as a "
-                                  "language model's must, so the property earns nothing here")
+        return CaseVerdict(
+            False,
+            f"no position sees a later token, but a change at t = {deaf[0]} changed no "
+            f"output at t >= {deaf[0]}: the logits do not depend on the tokens as a "
+            "language model's must, so the property earns nothing here",
+        )
     return CaseVerdict(True, "no position sees a later token, and each position's logits follow its own token")

@@ -19,6 +19,7 @@ LEARNED, SINUSOIDAL, ROPE = "learned", "sinusoidal", "rope"
 
 # --- in the sandbox: building what the variant needs ---
 
+
 def build_options(config: dict) -> dict:
     """The keyword TransformerLM gets for the variant: none in the default, so older stubs still work."""
     positions = config.get("positions", LEARNED)
@@ -28,8 +29,9 @@ def build_options(config: dict) -> dict:
 def exact_table(context_length: int, d_model: int) -> torch.Tensor:
     """The contract's table in float64: sin(t / 10000^(2i/d)) in column 2i, cos in column 2i + 1."""
     t = torch.arange(context_length, dtype=torch.float64)[:, None]
-    angle = t / torch.pow(torch.tensor(10000.0, dtype=torch.float64),
-                          torch.arange(0, d_model, 2, dtype=torch.float64) / d_model)
+    angle = t / torch.pow(
+        torch.tensor(10000.0, dtype=torch.float64), torch.arange(0, d_model, 2, dtype=torch.float64) / d_model
+    )
     table = torch.zeros(context_length, d_model, dtype=torch.float64)
     table[:, 0::2], table[:, 1::2] = torch.sin(angle), torch.cos(angle)
     return table
@@ -59,8 +61,7 @@ def _registered(lm: torch.nn.Module) -> str:
     if "pos_enc" in dict(lm.named_parameters()):
         return "a parameter (it would train)"
     if "pos_enc" in dict(lm.named_buffers()):
-        return "a buffer in state_dict (persistent)" if "pos_enc" in lm.state_dict() else \
-            "a buffer outside state_dict"
+        return "a buffer in state_dict (persistent)" if "pos_enc" in lm.state_dict() else "a buffer outside state_dict"
     if hasattr(lm, "pos_enc"):
         return f"a plain attribute ({type(lm.pos_enc).__name__}), not a buffer"
     return "missing (no pos_enc)"
@@ -71,8 +72,10 @@ def sinusoidal(modules, args):
     sizes = (c["vocab_size"], c["context_length"], c["d_model"], c["n_layers"], c["n_heads"], c["d_ff"])
     lm = modules["model"].TransformerLM(*sizes, pre_ln=c["pre_ln"], positions=SINUSOIDAL)
     table = getattr(lm, "pos_enc", None)
-    return {"pos_enc": table.detach().double().cpu().numpy() if isinstance(table, torch.Tensor) else repr(table),
-            "pos_enc is": _registered(lm)}
+    return {
+        "pos_enc": table.detach().double().cpu().numpy() if isinstance(table, torch.Tensor) else repr(table),
+        "pos_enc is": _registered(lm),
+    }
 
 
 RELATIVE_TOLERANCE = {"float64": 1e-7, "float32": 2e-3}
@@ -93,15 +96,16 @@ def _one_hot_weights(args: dict) -> dict:
     v = np.zeros((d, d))
     for head in range(h):
         v[head * d_head + np.arange(n), content + np.arange(n)] = 1.0
-    state.update({"v_proj.weight": v, "v_proj.bias": np.zeros(d), "out_proj.weight": np.eye(d),
-                  "out_proj.bias": np.zeros(d)})
+    state.update(
+        {"v_proj.weight": v, "v_proj.bias": np.zeros(d), "out_proj.weight": np.eye(d), "out_proj.bias": np.zeros(d)}
+    )
     return state
 
 
 def _rows(args: dict, content: np.ndarray, first: int) -> np.ndarray:
     T = content.shape[1]
     x = np.zeros((content.shape[0], T, args["d_model"]))
-    x[..., :args["content"]] = content
+    x[..., : args["content"]] = content
     x[:, np.arange(T), args["content"] + first + np.arange(T)] = 1.0
     return x
 
@@ -117,8 +121,12 @@ def rope_relative(modules, args):
     after = torch.tensor(_rows(args, np.concatenate([args["before"], args["x"]], axis=1), 0), dtype=DTYPES[dtype])
     with torch.no_grad():
         out, out_after = attn(alone), attn(after)
-    if not isinstance(out, torch.Tensor) or not isinstance(out_after, torch.Tensor) \
-            or out.shape != alone.shape or out_after.shape != after.shape:
+    if (
+        not isinstance(out, torch.Tensor)
+        or not isinstance(out_after, torch.Tensor)
+        or out.shape != alone.shape
+        or out_after.shape != after.shape
+    ):
         return property_result(_array(out) if isinstance(out, torch.Tensor) else repr(out)[:80], None)
     d_head = d // h
     weights, weights_after = [], []
@@ -127,8 +135,9 @@ def rope_relative(modules, args):
         cols = head * d_head + shift + np.arange(T)
         weights.append(out[:, :, cols].double())  # (B, T queries, T keys)
         weights_after.append(out_after[:, shift:, cols].double())
-    return property_result(_array(out), {"alone": torch.stack(weights, 1).numpy(),
-                                         "after": torch.stack(weights_after, 1).numpy()})
+    return property_result(
+        _array(out), {"alone": torch.stack(weights, 1).numpy(), "after": torch.stack(weights_after, 1).numpy()}
+    )
 
 
 def _score_differences(weights: np.ndarray) -> np.ndarray:
@@ -163,25 +172,38 @@ def judge_rope_relative(check, case: Case, expected: dict, got: dict, *, reveal:
     seen = got["property"]
     shift, dtype = case.args["shift"], case.args["dtype"]
     if seen is None:
-        return CaseVerdict(False, f"the attention's output is not a tensor of x's shape, so the property cannot "
-                                  f"be seen and earns nothing here: {got['answer']}")
+        return CaseVerdict(
+            False,
+            f"the attention's output is not a tensor of x's shape, so the property cannot "
+            f"be seen and earns nothing here: {got['answer']}",
+        )
     problem = _weights_problem(seen["alone"], True) or _weights_problem(seen["after"], False)
     if problem:
-        return CaseVerdict(False, f"with v_proj copying a one-hot of each key's position and out_proj the "
-                                  f"identity, each output should be its query's attention weights over the keys, "
-                                  f"but {problem} (as when v is rotated too, or a query sees later keys), so the "
-                                  f"effect of the shift cannot be read")
+        return CaseVerdict(
+            False,
+            f"with v_proj copying a one-hot of each key's position and out_proj the "
+            f"identity, each output should be its query's attention weights over the keys, "
+            f"but {problem} (as when v is rotated too, or a query sees later keys), so the "
+            f"effect of the shift cannot be read",
+        )
     change = float(np.max(np.abs(_score_differences(seen["after"]) - _score_differences(seen["alone"]))))
-    said = (f"moving the tokens {shift} positions later changed the differences between their scores "
-            f"(log-ratios of attention weights, each query against its own keys) by at most {change:.1e}")
+    said = (
+        f"moving the tokens {shift} positions later changed the differences between their scores "
+        f"(log-ratios of attention weights, each query against its own keys) by at most {change:.1e}"
+    )
     if change > RELATIVE_TOLERANCE[dtype]:
-        return CaseVerdict(False, f"{said}, so a score depends on where the tokens are, not only on t - s: "
-                                  f"rotate q and k alike, by angles proportional to the position")
+        return CaseVerdict(
+            False,
+            f"{said}, so a score depends on where the tokens are, not only on t - s: "
+            f"rotate q and k alike, by angles proportional to the position",
+        )
     said += ": they depend on t - s only, as RoPE's should"
     dead = no_work([expected["answer"]], [got["answer"]])
     if dead:
-        return CaseVerdict(False, f"the property holds, but the answers show no work ({dead}), so the property "
-                                  f"earns nothing here: {said}")
+        return CaseVerdict(
+            False,
+            f"the property holds, but the answers show no work ({dead}), so the property earns nothing here: {said}",
+        )
     return CaseVerdict(True, said)
 
 
@@ -195,14 +217,24 @@ def odd_size(modules, args):
             answer = _array(lm(torch.tensor(args["idx"], dtype=torch.long)))
         c = args["config"]
         make = lambda: modules["model"].TransformerLM(  # noqa: E731
-            c["vocab_size"], c["context_length"], args["bad_d_model"], c["n_layers"], 1, c["d_ff"],
-            pre_ln=c["pre_ln"], positions=SINUSOIDAL)
+            c["vocab_size"],
+            c["context_length"],
+            args["bad_d_model"],
+            c["n_layers"],
+            1,
+            c["d_ff"],
+            pre_ln=c["pre_ln"],
+            positions=SINUSOIDAL,
+        )
     else:
         attn = _attention(modules, args)
         with torch.no_grad():
             answer = _array(attn(_tensor(args["x"], args["dtype"])))
-        make = lambda: modules["layers"].CausalSelfAttention(args["bad_d_model"], args["bad_n_heads"],  # noqa: E731
-                                                              rope=True)
+        make = lambda: modules["layers"].CausalSelfAttention(  # noqa: E731
+            args["bad_d_model"],
+            args["bad_n_heads"],
+            rope=True,
+        )
     try:
         make()
     except ValueError:

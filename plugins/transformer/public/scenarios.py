@@ -50,8 +50,10 @@ def load(module: torch.nn.Module, state: dict[str, np.ndarray], dtype: str) -> t
     # strict=False: a buffer of the student's own (a cached mask) is not ours to fill.
     _, unexpected = module.load_state_dict(tensors, strict=False)
     if unexpected:
-        raise ValueError(f"{type(module).__name__} has no parameter {unexpected[0]!r}: keep the "
-                         f"parameters the stub's __init__ makes (the contract's names)")
+        raise ValueError(
+            f"{type(module).__name__} has no parameter {unexpected[0]!r}: keep the "
+            f"parameters the stub's __init__ makes (the contract's names)"
+        )
     return module
 
 
@@ -74,6 +76,7 @@ def output_and_grads(module, state, run, inputs: dict[str, torch.Tensor], g: np.
 
 
 # --- layers.py ---
+
 
 def _layer_norm(modules, args):
     LayerNorm = modules["layers"].LayerNorm
@@ -104,28 +107,34 @@ def attention(modules, args):
 
 
 def feed_forward(modules, args):
-    return _of_x(load(modules["layers"].FeedForward(args["d_model"], args["d_ff"]), args["state"], args["dtype"]),
-                 args)
+    return _of_x(load(modules["layers"].FeedForward(args["d_model"], args["d_ff"]), args["state"], args["dtype"]), args)
 
 
 def block(modules, args):
     Block = modules["layers"].TransformerBlock
     # pre_ln left out: the contract's default, True.
     rope = {"rope": True} if args.get("rope") else {}
-    blk = (Block(args["d_model"], args["n_heads"], args["d_ff"], **rope) if args.get("defaults") else
-           Block(args["d_model"], args["n_heads"], args["d_ff"], pre_ln=args["pre_ln"], **rope))
+    blk = (
+        Block(args["d_model"], args["n_heads"], args["d_ff"], **rope)
+        if args.get("defaults")
+        else Block(args["d_model"], args["n_heads"], args["d_ff"], pre_ln=args["pre_ln"], **rope)
+    )
     return _of_x(load(blk, args["state"], args["dtype"]), args)
 
 
 # --- model.py ---
+
 
 def _lm(modules, args):
     c = args["config"]
     sizes = (c["vocab_size"], c["context_length"], c["d_model"], c["n_layers"], c["n_heads"], c["d_ff"])
     # pre_ln left out: the contract's default, True.
     positions = build_options(c)
-    lm = (modules["model"].TransformerLM(*sizes, **positions) if c.get("defaults") else
-          modules["model"].TransformerLM(*sizes, pre_ln=c["pre_ln"], **positions))
+    lm = (
+        modules["model"].TransformerLM(*sizes, **positions)
+        if c.get("defaults")
+        else modules["model"].TransformerLM(*sizes, pre_ln=c["pre_ln"], **positions)
+    )
     lm = load(lm, args["state"], args["dtype"])
     supply_table(lm, c)
     return lm
@@ -154,6 +163,7 @@ def cross_entropy(modules, args):
 
 # --- train.py ---
 
+
 def _generator(seed: int) -> torch.Generator:
     return torch.Generator().manual_seed(seed)
 
@@ -164,8 +174,14 @@ def get_batch(modules, args):
     batches = []
     for _ in range(2):  # the second draw shows the generator was advanced, not re-seeded
         x, y = modules["train"].get_batch(data, args["batch_size"], args["context_length"], generator, "cpu")
-        batches.append({"x": _array(x), "y": _array(y), "dtypes": (str(x.dtype), str(y.dtype)),
-                        "devices": (x.device.type, y.device.type)})
+        batches.append(
+            {
+                "x": _array(x),
+                "y": _array(y),
+                "dtypes": (str(x.dtype), str(y.dtype)),
+                "devices": (x.device.type, y.device.type),
+            }
+        )
     if not torch.equal(data, torch.tensor(args["data"], dtype=torch.long)):
         raise AssertionError("get_batch changed the data tensor it was given")
     return {"first call": batches[0], "second call": batches[1]}
@@ -174,18 +190,27 @@ def get_batch(modules, args):
 def train(modules, args):
     lm = _lm(modules, args)
     data = torch.tensor(args["data"], dtype=torch.long)
-    losses = modules["train"].train(lm, data, steps=args["steps"], batch_size=args["batch_size"], lr=args["lr"],
-                                    device="cpu", generator=_generator(args["seed"]))
+    losses = modules["train"].train(
+        lm,
+        data,
+        steps=args["steps"],
+        batch_size=args["batch_size"],
+        lr=args["lr"],
+        device="cpu",
+        generator=_generator(args["seed"]),
+    )
     if not isinstance(losses, list):
         return {"losses": losses}
     params = dict(lm.named_parameters())
     with torch.no_grad():
         logits = lm(torch.tensor(args["idx"], dtype=torch.long))
-    return {"losses": [float(v) if isinstance(v, (int, float)) else v for v in losses],
-            "tok_emb.weight after training": _array(params["tok_emb.weight"]),
-            "lm_head.weight after training": _array(params["lm_head.weight"]),
-            "logits of the trained model": _array(logits) if isinstance(logits, torch.Tensor) else logits,
-            "device after training": next(lm.parameters()).device.type}
+    return {
+        "losses": [float(v) if isinstance(v, (int, float)) else v for v in losses],
+        "tok_emb.weight after training": _array(params["tok_emb.weight"]),
+        "lm_head.weight after training": _array(params["lm_head.weight"]),
+        "logits of the trained model": _array(logits) if isinstance(logits, torch.Tensor) else logits,
+        "device after training": next(lm.parameters()).device.type,
+    }
 
 
 def evaluate_perplexity(modules, args):
@@ -232,8 +257,10 @@ def generate(modules, args):
                 raise
             # Fine while the input fits the context, failing past it: no cropping.
             modules["train"].generate(lm, idx, room, generator=_generator(0), **options)
-            return (f"raised {type(exc).__name__} once the sequence grew past context_length = "
-                    f"{lm.context_length}, not before ({str(exc)[:200]})")
+            return (
+                f"raised {type(exc).__name__} once the sequence grew past context_length = "
+                f"{lm.context_length}, not before ({str(exc)[:200]})"
+            )
         if not isinstance(out, torch.Tensor) or tuple(out.shape) != (1, T0 + count):
             return f"returned {type(out).__name__} of shape {tuple(getattr(out, 'shape', ()))}"
         if not torch.equal(out[0, :T0].cpu(), idx[0]):
@@ -253,12 +280,18 @@ def generate(modules, args):
         V = lm.lm_head.weight.shape[0]
         unseeded = "valid tokens" if all(0 <= t < V for t in unseeded) else f"tokens out of range: {unseeded}"
     nothing = draw(_generator(args["seed"]), count=0)  # max_new_tokens=0: the prompt alone
-    return {"draws": draws, "again": again, "other": other, "without a generator": unseeded,
-            "with max_new_tokens=0": nothing if isinstance(nothing, str) else "the prompt alone",
-            "table": _sequence_probabilities(lm, prompt, new, temperature)}
+    return {
+        "draws": draws,
+        "again": again,
+        "other": other,
+        "without a generator": unseeded,
+        "with max_new_tokens=0": nothing if isinstance(nothing, str) else "the prompt alone",
+        "table": _sequence_probabilities(lm, prompt, new, temperature),
+    }
 
 
 # --- properties: each pays only with the right answer beside it ---
+
 
 def causality(modules, args):
     """The logits, and the logits again with the token at each position q >= 1 changed alone.
@@ -314,9 +347,13 @@ def layer_norm_stats(modules, args):
         return property_result(_array(answer) if isinstance(answer, torch.Tensor) else answer, False)
     mean = y.mean(dim=-1)
     var = ((y - mean[..., None]) ** 2).mean(dim=-1)
-    return property_result(_array(answer), {
-        "mean 0": bool(torch.allclose(mean, torch.zeros_like(mean), atol=1e-6)),
-        "variance 1": bool(torch.allclose(var, torch.ones_like(var), atol=1e-4))})
+    return property_result(
+        _array(answer),
+        {
+            "mean 0": bool(torch.allclose(mean, torch.zeros_like(mean), atol=1e-6)),
+            "variance 1": bool(torch.allclose(var, torch.ones_like(var), atol=1e-4)),
+        },
+    )
 
 
 def ce_stable(modules, args):
@@ -326,11 +363,16 @@ def ce_stable(modules, args):
     answer = float(answer) if isinstance(answer, torch.Tensor) and answer.numel() == 1 else repr(answer)[:80]
     huge = ce(_tensor(args["huge_logits"], args["dtype"]), torch.tensor(args["targets"], dtype=torch.long))
     V = args["logits"].shape[-1]
-    uniform = ce(torch.full(args["logits"].shape, args["level"], dtype=DTYPES[args["dtype"]]),
-                 torch.tensor(args["targets"], dtype=torch.long))
+    uniform = ce(
+        torch.full(args["logits"].shape, args["level"], dtype=DTYPES[args["dtype"]]),
+        torch.tensor(args["targets"], dtype=torch.long),
+    )
     finite = isinstance(huge, torch.Tensor) and huge.numel() == 1 and bool(torch.isfinite(huge))
-    at_ln_v = isinstance(uniform, torch.Tensor) and uniform.numel() == 1 and \
-        math.isclose(float(uniform), math.log(V), rel_tol=1e-6)
+    at_ln_v = (
+        isinstance(uniform, torch.Tensor)
+        and uniform.numel() == 1
+        and math.isclose(float(uniform), math.log(V), rel_tol=1e-6)
+    )
     return property_result(answer, {"finite at logits of 1e4": finite, "ln V for uniform logits": at_ln_v})
 
 

@@ -32,6 +32,7 @@ def _dot(a: torch.Tensor | None, b: torch.Tensor) -> float:
 
 # --- attention: forward and backward ---
 
+
 def attention_setup(modules, args):
     return _attention(modules, args).to(args["device"]), args
 
@@ -60,6 +61,7 @@ def attention_timed(modules, args):
 
 
 # --- one training step of a small TransformerLM ---
+
 
 def train_step_setup(modules, args):
     lm = _lm(modules, args).to(args["device"])

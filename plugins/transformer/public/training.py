@@ -18,7 +18,7 @@ import torch
 
 from lmgrade import Case, CaseVerdict, Tolerance
 
-from .scenarios import _array, _generator, _lm
+from .scenarios import _generator, _lm
 
 # How the margins were chosen (benchmarks/training_margin.py, 8 corpus seeds):
 # three correct submissions written in other styles, trained as here, ended
@@ -49,8 +49,8 @@ def held_out_loss(lm, data: torch.Tensor, context_length: int) -> float:
     total, count = 0.0, 0
     with torch.no_grad():
         for start in range(0, len(data) - 1, context_length):
-            x = data[start:start + context_length].to(device)
-            y = data[start + 1:start + 1 + context_length].to(device)
+            x = data[start : start + context_length].to(device)
+            y = data[start + 1 : start + 1 + context_length].to(device)
             x = x[: len(y)]
             logp = torch.log_softmax(lm(x[None]).double(), dim=-1)[0]
             total -= float(logp.gather(1, y[:, None]).sum())
@@ -62,16 +62,26 @@ def training(modules, args):
     lm = _lm(modules, args)
     data = torch.tensor(args["data"], dtype=torch.long)
     held = torch.tensor(args["held_out"], dtype=torch.long)
-    losses = modules["train"].train(lm, data, steps=args["steps"], batch_size=args["batch_size"], lr=args["lr"],
-                                    device=args["device"], generator=_generator(args["seed"]))
+    losses = modules["train"].train(
+        lm,
+        data,
+        steps=args["steps"],
+        batch_size=args["batch_size"],
+        lr=args["lr"],
+        device=args["device"],
+        generator=_generator(args["seed"]),
+    )
     if not isinstance(losses, (list, tuple)):
         return {"losses": f"not a list: {type(losses).__name__}"}
     where = next(lm.parameters()).device.type
     lm.eval()
     ppl = modules["train"].evaluate_perplexity(lm, held, args["config"]["context_length"], args["device"])
-    return {"losses": [float(v) for v in losses], "device after training": where,
-            "held-out loss": held_out_loss(lm, held, args["config"]["context_length"]),
-            "perplexity": float(ppl) if isinstance(ppl, (int, float, torch.Tensor, np.floating)) else repr(ppl)}
+    return {
+        "losses": [float(v) for v in losses],
+        "device after training": where,
+        "held-out loss": held_out_loss(lm, held, args["config"]["context_length"]),
+        "perplexity": float(ppl) if isinstance(ppl, (int, float, torch.Tensor, np.floating)) else repr(ppl),
+    }
 
 
 def _tail(losses: list[float], n: int = 20) -> float:
@@ -83,33 +93,51 @@ def judge_training(check, case: Case, expected: dict, got: dict, *, reveal: bool
     losses = got.get("losses")
     if not isinstance(losses, list) or len(losses) != args["steps"] or not all(map(math.isfinite, losses)):
         n = len(losses) if isinstance(losses, list) else losses
-        return CaseVerdict(False, f"train must return the loss of each of the {args['steps']} steps as finite "
-                                  f"floats; got {n if isinstance(n, str) else f'{n} values'}")
+        return CaseVerdict(
+            False,
+            f"train must return the loss of each of the {args['steps']} steps as finite "
+            f"floats; got {n if isinstance(n, str) else f'{n} values'}",
+        )
     first, last, ref_last = _tail(losses[:20]), _tail(losses), _tail(expected["losses"])
     H, held, ref_held = args["entropy_rate"], got["held-out loss"], expected["held-out loss"]
     if first - last < MIN_DECREASE:
-        problems.append(f"the loss did not fall: {first:.3f} over the first 20 steps, {last:.3f} over the last 20 "
-                        f"(the reference: {_tail(expected['losses'][:20]):.3f} to {ref_last:.3f})")
+        problems.append(
+            f"the loss did not fall: {first:.3f} over the first 20 steps, {last:.3f} over the last 20 "
+            f"(the reference: {_tail(expected['losses'][:20]):.3f} to {ref_last:.3f})"
+        )
     elif abs(last - ref_last) > FINAL_LOSS_MARGIN:
-        problems.append(f"the loss over the last 20 steps is {last:.3f}; the reference's run on the same weights, "
-                        f"data and generator ends at {ref_last:.3f} (allowed: within {FINAL_LOSS_MARGIN})")
+        problems.append(
+            f"the loss over the last 20 steps is {last:.3f}; the reference's run on the same weights, "
+            f"data and generator ends at {ref_last:.3f} (allowed: within {FINAL_LOSS_MARGIN})"
+        )
     if abs(held - ref_held) > HELD_OUT_MARGIN:
-        problems.append(f"the trained model's held-out loss is {held:.3f} nats per token; the reference's is "
-                        f"{ref_held:.3f} (allowed: within {HELD_OUT_MARGIN})")
+        problems.append(
+            f"the trained model's held-out loss is {held:.3f} nats per token; the reference's is "
+            f"{ref_held:.3f} (allowed: within {HELD_OUT_MARGIN})"
+        )
     if held < H - LEAK_MARGIN:
-        problems.append(f"a held-out loss of {held:.3f} is below the corpus's entropy rate, {H:.3f}: no model "
-                        "that sees only earlier tokens can do that. Likely a future-token leak: check that "
-                        "position t attends to positions <= t only (the causal mask, before the softmax)")
+        problems.append(
+            f"a held-out loss of {held:.3f} is below the corpus's entropy rate, {H:.3f}: no model "
+            "that sees only earlier tokens can do that. Likely a future-token leak: check that "
+            "position t attends to positions <= t only (the causal mask, before the softmax)"
+        )
     if got["device after training"] != args["device"]:
-        problems.append(f"after train(..., device='{args['device']}') the model is on "
-                        f"'{got['device after training']}': train must leave it on the device it was given")
+        problems.append(
+            f"after train(..., device='{args['device']}') the model is on "
+            f"'{got['device after training']}': train must leave it on the device it was given"
+        )
     ppl = got["perplexity"]
     if not isinstance(ppl, float) or not math.isfinite(ppl) or ppl <= 0:
         problems.append(f"evaluate_perplexity returned {ppl!r}, not a positive float")
     elif abs(math.log(ppl) - held) > PERPLEXITY_AGREEMENT.atol + PERPLEXITY_AGREEMENT.rtol * abs(held):
-        problems.append(f"evaluate_perplexity gives {ppl:.4f}, but the same trained model's held-out loss is "
-                        f"{held:.4f} nats, a perplexity of {math.exp(held):.4f}")
+        problems.append(
+            f"evaluate_perplexity gives {ppl:.4f}, but the same trained model's held-out loss is "
+            f"{held:.4f} nats, a perplexity of {math.exp(held):.4f}"
+        )
     if problems:
         return CaseVerdict(False, "\n".join(problems))
-    return CaseVerdict(True, f"loss {first:.3f} -> {last:.3f} (reference {ref_last:.3f}); held-out "
-                             f"{held:.3f} nats per token; entropy rate {H:.3f}")
+    return CaseVerdict(
+        True,
+        f"loss {first:.3f} -> {last:.3f} (reference {ref_last:.3f}); held-out "
+        f"{held:.3f} nats per token; entropy rate {H:.3f}",
+    )
