@@ -207,14 +207,18 @@ class Grader:
         # reference run at all) the check's floors.
         known = self.expected_known(check)
         limits = self.limits_of(check) if known else check.limits
-        run = self.pool.run(
-            scenario=check.scenario_ref,
-            submission=submission,
-            files=list(check.files),
-            cases=[c.args for c in cases],
-            limits=limits,
-            device=check.device,
-        )
+
+        def run_within(limits: Limits):
+            return self.pool.run(
+                scenario=check.scenario_ref,
+                submission=submission,
+                files=list(check.files),
+                cases=[c.args for c in cases],
+                limits=limits,
+                device=check.device,
+            )
+
+        run = run_within(limits)
         untouched = all(
             o.kind == "error" and (o.error or {}).get("type") == "NotImplementedError" for o in run.outcomes
         )
@@ -224,14 +228,7 @@ class Grader:
             # timed out by a floor shorter than this machine needs.
             following = self.limits_of(check)
             if following != limits and any(o.kind == "timeout" for o in run.outcomes):
-                run = self.pool.run(
-                    scenario=check.scenario_ref,
-                    submission=submission,
-                    files=list(check.files),
-                    cases=[c.args for c in cases],
-                    limits=following,
-                    device=check.device,
-                )
+                run = run_within(following)
         # An untouched stub (NotImplementedError on every case) needs no reference run, nor its training.
         expected = [None] * len(cases) if untouched else self.cases_and_expected(check)[1]
         dead = _property_liveness(check, expected, run.outcomes)
