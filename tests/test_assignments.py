@@ -42,7 +42,7 @@ def test_the_reference_gets_full_marks(graders, name, pairs, tmp_path):
     assert sum(v.score for v in verdicts) == sum(v.max_score for v in verdicts) == 100
 
 
-@pytest.mark.parametrize("name,pairs", variant_params())
+@pytest.mark.parametrize("name,pairs", variant_params(slow_variants=True))
 def test_the_generated_stub_gets_zero_not_implemented(graders, name, pairs, tmp_path):
     grader, assignment, variant = _grader_and_assignment(graders, name, pairs)
     templates.generate(assignment, variant, tmp_path)

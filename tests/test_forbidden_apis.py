@@ -67,6 +67,7 @@ def test_a_forbidden_call_in_the_source_fails_the_checks_that_run_it(graders, tm
         assert "layers.py line" in output
 
 
+@pytest.mark.slow  # grades the transformer
 def test_a_forbidden_call_hidden_from_the_source_is_stopped_when_called(graders, tmp_path):
     submission = _submission(tmp_path, {"model.py": HIDDEN_CE})
     lost = _lost(graders("transformer").grade(submission))
