@@ -64,11 +64,9 @@ class ExpectedValues:
             # (atomics, the kernels cuBLAS picks): they are computed on the grading machine each time.
             return None
         if self._code is None:
+            # The digest serves every check of the assignment: the code of all of them, not the first asked's.
             modules = [
-                check.scenario,
-                check.make_cases,
-                check.judge,
-                *(m.patch for c in self.assignment.checks for m in c.mistakes),
+                f for c in self.assignment.checks for f in (c.make_cases, c.judge, *(m.patch for m in c.mistakes))
             ]
             folders = [Path(f).parent for f in self.assignment.check_module_files().values()]
             folders += [
