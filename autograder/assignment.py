@@ -18,6 +18,7 @@ else:  # pragma: no cover - Python 3.10 (Gradescope's default image)
 
 from .assignment_plugin import package_folder
 from .checks import DEVICES, VISIBILITIES, WHEN_ABSENT, Check
+from .device import resolve as resolve_device
 from .sandbox.limits import Limits
 
 _LIMIT_KEYS = {f.name: f.type for f in fields(Limits)}
@@ -333,14 +334,38 @@ def _forbidden(table: _Reader) -> tuple[tuple[str, ...], dict[str, tuple[str, ..
 
 @dataclass
 class Assignment:
-    """An assignment with its checks resolved: what `grade` runs."""
+    """An assignment with its checks resolved: what `grade` runs.
+
+    `device` is None until the process that grades binds one (`on`): until
+    then a check that needs CUDA says so, whatever this machine has.
+    """
 
     spec: AssignmentSpec
     checks: list[Check]
+    device: str | None = None
 
     @property
     def name(self) -> str:
         return self.spec.name
+
+    @property
+    def needs_cuda(self) -> bool:
+        return any(c.device == "cuda" for c in self.checks)
+
+    def on(self, requested: str = "auto") -> Assignment:
+        """The assignment as this machine grades it, for --device `requested` (auto, cpu, cuda).
+
+        Raises `DeviceError` for cuda where there is none. An assignment
+        with no CUDA check is bound to the CPU without asking (or importing
+        torch). Binding a bound assignment again keeps its device if
+        `requested` is auto or that device.
+        """
+        if self.device is not None:
+            if requested not in ("auto", self.device):
+                raise ValueError(f"{self.name} is bound to {self.device}, not {requested}")
+            return self
+        device = resolve_device(requested) if self.needs_cuda else "cpu"
+        return replace(self, checks=[on_device(c, device) for c in self.checks], device=device)
 
     def check_module_files(self) -> dict[str, Path]:
         """Each check's name and the file of the module its scenario comes from (those loaded from a file)."""
@@ -352,17 +377,14 @@ class Assignment:
         return files
 
 
-def bind(
-    spec: AssignmentSpec, provided: list[Check], device: str = "cpu", variant: dict[str, Any] | None = None
-) -> Assignment:
+def bind(spec: AssignmentSpec, provided: list[Check], variant: dict[str, Any] | None = None) -> Assignment:
     """Apply assignment.toml's points, visibility, limits and devices to the plugins' checks.
 
     Checks keep the order of assignment.toml; checks that only a plugin names
-    (a third-party addition) follow, with the plugin's defaults. `device` is
-    what this run has ("cuda" or "cpu"): a check that needs CUDA runs there,
-    or else becomes what its `when_absent` policy says. `variant` (the
+    (a third-party addition) follow, with the plugin's defaults. `variant` (the
     defaults if None) leaves out the checks assignment.toml gives to other
     variants (`only`) and picks each check's points in it (`points_when`).
+    The result is bound to no device yet (`Assignment.on`).
     """
     by_name: dict[str, Check] = {}
     for check in provided:
@@ -402,7 +424,7 @@ def bind(
             device=config.device or check.device,
             when_absent=config.when_absent or spec.when_absent,
         )
-        checks.append(on_device(bound, device))
+        checks.append(bound)
     return Assignment(spec, checks)
 
 

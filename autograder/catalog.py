@@ -9,8 +9,8 @@ import pluggy
 
 from .assignment import Assignment, AssignmentError, AssignmentSpec, bind, load_assignment
 from .assignment_plugin import AssignmentSource, package_folder
-from .device import resolve as resolve_device
 from .plugin_manager import distribution_of, get_manager
+from .selection import Selection, as_setting
 
 
 @dataclass(frozen=True)
@@ -71,44 +71,33 @@ def _reference_folder(source: AssignmentSource) -> Path | None:
         return None
 
 
-def as_setting(value) -> str:
-    """A variant's value as --set spells it (true, not True)."""
-    return str(value).lower() if isinstance(value, bool) else str(value)
-
-
-def variant_settings(name: str, pm: pluggy.PluginManager | None = None) -> list[dict[str, str]]:
-    """The default variant ({}), then each other choice of each variant, as --set settings."""
+def variants(name: str, pm: pluggy.PluginManager | None = None) -> list[Selection]:
+    """The default variant, then each other choice of each variant, one setting each."""
     spec = load_spec(name, pm)
-    out: list[dict[str, str]] = [{}]
+    out = [Selection(name)]
     for variant in spec.variants.values():
-        out += [{variant.name: as_setting(choice)} for choice in variant.choices if choice != variant.default]
+        out += [
+            Selection(name, {variant.name: as_setting(choice)})
+            for choice in variant.choices
+            if choice != variant.default
+        ]
     return out
 
 
-def load(
-    name: str,
-    settings: dict[str, str] | None = None,
-    pm: pluggy.PluginManager | None = None,
-    device: str = "auto",
-    graded_here: bool = True,
-) -> tuple[Assignment, dict]:
-    """The assignment `name` with the variant chosen by ``--set`` settings, for `device` (auto, cpu, cuda).
+def load(selection: Selection | str, pm: pluggy.PluginManager | None = None) -> tuple[Assignment, dict]:
+    """The assignment and resolved variant `selection` names (a bare name: its default variant).
 
-    `graded_here=False` is for a client whose workers grade (a Dask
-    regrade): "cuda" is taken as asked, for the workers to have.
+    The checks are bound to no device: the process that grades binds them
+    (`Assignment.on`), so a Dask client hands workers what they resolve on
+    their own machines.
     """
+    if isinstance(selection, str):
+        selection = Selection(selection)
     pm = pm or get_manager()
-    spec = load_spec(name, pm)
-    variant = spec.resolve_variant(settings or {})
-    provided = [c for checks in pm.hook.lmgrade_checks(assignment=name, variant=variant) for c in checks or []]
-    wants_cuda = any(c.device == "cuda" for c in provided) or any(
-        config.device == "cuda" for config in spec.checks.values()
-    )
-    if not wants_cuda:
-        return bind(spec, provided, "cpu", variant), variant
-    return bind(
-        spec, provided, device if device == "cuda" and not graded_here else resolve_device(device), variant
-    ), variant
+    spec = load_spec(selection.assignment, pm)
+    variant = spec.resolve_variant(selection.chosen)
+    provided = [c for checks in pm.hook.lmgrade_checks(assignment=spec.name, variant=variant) for c in checks or []]
+    return bind(spec, provided, variant), variant
 
 
 def bugs(name: str, pm: pluggy.PluginManager | None = None) -> dict:

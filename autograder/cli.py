@@ -34,19 +34,17 @@ from .reports.terminal import describe_defences, print_report
 from .results import GradingRun
 from .sandbox.limits import default_jobs
 from .seeds import PUBLIC_SECRET, SECRET_ENV, course_secret
+from .selection import Selection, SelectionError, as_setting
 
 console = Console(highlight=False)
 err_console = Console(stderr=True, highlight=False)
 
 
-def _settings(pairs: tuple[str, ...]) -> dict[str, str]:
-    out = {}
-    for pair in pairs:
-        key, sep, value = pair.partition("=")
-        if not sep or not key:
-            raise click.BadParameter(f"expected KEY=VALUE, got {pair!r}", param_hint="--set")
-        out[key.strip()] = value.strip()
-    return out
+def _select(name: str, pairs: tuple[str, ...]) -> Selection:
+    try:
+        return Selection.parse(name, pairs)
+    except SelectionError as exc:
+        raise click.BadParameter(str(exc), param_hint="--set") from None
 
 
 class UserError(click.ClickException):
@@ -105,9 +103,11 @@ def existing(path: Path, consequence: str) -> Path:
     return path
 
 
-def _load(name: str, pairs: tuple[str, ...], device: str = "auto", graded_here: bool = True):
+def _load(selection: Selection, device: str | None = None):
+    """The assignment and variant `selection` names, bound to `device` if this process grades it."""
     try:
-        return catalog.load(name, _settings(pairs), device=device, graded_here=graded_here)
+        assignment, variant = catalog.load(selection)
+        return (assignment if device is None else assignment.on(device)), variant
     except (AssignmentError, DeviceError) as exc:
         raise UserError(str(exc)) from None
 
@@ -120,7 +120,7 @@ def _variants_help() -> str:
         return "Choose an assignment variant (see `lmgrade list`)."
     choices = [
         f"{spec.name}: "
-        + ", ".join(f"{v.name}=" + "|".join(catalog.as_setting(c) for c in v.choices) for v in spec.variants.values())
+        + ", ".join(f"{v.name}=" + "|".join(as_setting(c) for c in v.choices) for v in spec.variants.values())
         for spec in specs
         if spec.variants
     ]
@@ -188,7 +188,7 @@ def list_() -> None:
 @click.option("--force", is_flag=True, help="Overwrite files of the same names already in the folder.")
 def generate(assignment: str, out_dir: Path, settings: tuple[str, ...], force: bool) -> None:
     """Render the student starter files and the handout into a folder."""
-    bound, variant = _load(assignment, settings)
+    bound, variant = _load(_select(assignment, settings))
     try:
         written = templates.generate(bound, variant, out_dir, overwrite=force)
     except templates.WouldOverwrite as exc:
@@ -283,7 +283,7 @@ def grade(
     """Grade a submission folder (or a .zip) against the reference; write results.json."""
     existing(submission_dir, "nothing was graded, and no results file written")
     writable_folder(results.parent if str(results.parent) else Path("."), "--results")
-    bound, variant = _load(assignment, settings, device)
+    bound, variant = _load(_select(assignment, settings), device)
     run_grading(bound, variant, submission_dir, results=results, jobs=jobs)
     console.print(f"results written to {results}")
 
@@ -328,9 +328,10 @@ def check(
     if (full or save_args) and not case_spec:
         raise UserError(f"{'--full' if full else '--save-args'} goes with --case CHECK:N")
     existing(submission_dir, "no folder to check")
-    public = public_checks(assignment, _settings(settings))
+    selection = _select(assignment, settings)
+    public = public_checks(selection)
     if case_spec:
-        show_case(public, submission_dir, case_spec, full=full, save_args=save_args, command=(assignment, settings))
+        show_case(public, submission_dir, case_spec, full=full, save_args=save_args, selection=selection)
         return
     with public.grader(jobs=default_jobs()) as grader:
         run_grading(
@@ -353,7 +354,7 @@ def show_case(
     *,
     full: bool = False,
     save_args: Path | None = None,
-    command: tuple[str, tuple[str, ...]] = ("", ()),
+    selection: Selection | None = None,
 ) -> None:
     """`check --case CHECK:N`: one public case, what the submission made of it, and how to rerun it."""
     try:
@@ -382,15 +383,14 @@ def show_case(
             click.echo(f"\n(written to {save_args}) to run it yourself, in your submission's folder:\n")
             click.echo(reproduce.snippet(check_, save_args.resolve()))
         else:
-            assignment, settings = command
             folder = [] if submission == Path(".") else [str(submission)]
             again = " ".join(
                 [
                     "lmgrade",
                     "check",
-                    assignment,
+                    public.assignment.name,
                     *folder,
-                    *(f"--set {s}" for s in settings),
+                    *(selection.options() if selection else []),
                     "--case",
                     spec,
                     "--save-args",
@@ -443,7 +443,9 @@ def gradescope(assignment: str, out_path: Path, settings: tuple[str, ...]) -> No
     from .gradescope.build import build_zip
     from .gradescope.config import ZipError
 
-    bound, variant = _load(assignment, settings)
+    selection = _select(assignment, settings)
+    # Bound here: the zip records its expected values on this machine.
+    bound, variant = _load(selection, "auto")
     secret = course_secret()
     public = secret == PUBLIC_SECRET
     if public:
@@ -453,7 +455,7 @@ def gradescope(assignment: str, out_path: Path, settings: tuple[str, ...]) -> No
             f"{SECRET_ENV} to the course's own secret and build again for a real course.[/bold red]"
         )
     try:
-        built = build_zip(bound, variant, _settings(settings), out_path, secret=secret, public_secret=public)
+        built = build_zip(bound, variant, selection, out_path, secret=secret, public_secret=public)
     except ZipError as exc:
         raise UserError(str(exc)) from None
     config = built.config
@@ -485,7 +487,7 @@ def gradescope(assignment: str, out_path: Path, settings: tuple[str, ...]) -> No
 def student_bundle(assignment: str, output: Path, settings: tuple[str, ...]) -> None:
     """Write the students' bundle: starter files, handout, and the public checks to run locally."""
     # Recorded on the CPU, which every student has.
-    bound, variant = _load(assignment, settings, "cpu")
+    bound, variant = _load(_select(assignment, settings), "cpu")
     try:
         with err_console.status(f"recording the public checks of {assignment} from the reference"):
             bundle = build_bundle(bound, variant, output)
@@ -521,7 +523,7 @@ def demo(out_dir: Path, only: tuple[str, ...]) -> None:
     names = list(only) or list(catalog.assignment_folders())
     totals = {}
     for name in names:
-        bound, variant = _load(name, ())
+        bound, variant = _load(Selection(name), "auto")
         spec = bound.spec
         console.rule(f"{name}: generate the starter files")
         starter = out_dir / name / "starter"
@@ -618,7 +620,8 @@ def regrade_command(
         layout = discover(submissions_root, exclude=(results_dir,))
     except (ExecutorError, LayoutError) as exc:
         raise UserError(str(exc)) from None
-    bound, variant = _load(assignment, settings, device, graded_here=connection is None)
+    # Graded here, bound here; on a Dask cluster each worker binds `device` on its own machine.
+    bound, variant = _load(_select(assignment, settings), device if connection is None else None)
     try:
         csv_path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -639,6 +642,7 @@ def regrade_command(
                 secret=secret,
                 force=force,
                 listener=progress,
+                device=device,
                 make_executor=lambda: make_executor(
                     connection, bound, variant, jobs=jobs, secret=secret, protected=protected, device=device
                 ),
@@ -696,15 +700,11 @@ def mutants(
     """
     from .mutants import run_mutants
 
-    chosen = (
-        [settings]
-        if settings
-        else [tuple(f"{k}={v}" for k, v in other.items()) for other in catalog.variant_settings(assignment)]
-    )
+    chosen = [_select(assignment, settings)] if settings else catalog.variants(assignment)
     reports = {}
-    for pairs in chosen:
-        bound, variant = _load(assignment, pairs)
-        name = ", ".join(f"{k}={catalog.as_setting(v)}" for k, v in variant.items()) or "the only variant"
+    for selection in chosen:
+        bound, variant = _load(selection, "auto")
+        name = Selection.of(assignment, variant).describe() or "the only variant"
         with _progress() as progress:
             task = progress.add_task(f"mutants of {assignment} ({name})", total=None)
             report = run_mutants(

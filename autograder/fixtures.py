@@ -142,7 +142,7 @@ class Fixtures:
             Check(**_from_plain(fields), make_cases=RecordedCases([r.case for r in self.cases[name]]))
             for name, fields in self.checks.items()
         ]
-        return Assignment(spec, checks)
+        return Assignment(spec, checks, device="cpu")  # recorded on the CPU, as every bundle is
 
     # --- on disk ---------------------------------------------------------------
 

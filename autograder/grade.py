@@ -81,6 +81,8 @@ def _grade_submission(
     on_verdict,
     on_check_start,
 ) -> GradingRun:
+    # The checks as the grader runs them (a check needing CUDA may not count here), for results.json too.
+    assignment = grader.assignment if grader is not None else assignment.on()
     checks = [c for c in assignment.checks if c.visibility == "visible" or not visible_only]
     position = {c.name: i for i, c in enumerate(checks, start=1)}
     said = []

@@ -53,7 +53,7 @@ class CaseRun:
 
 
 class Grader:
-    """Grades submissions of one assignment; owns the sandbox pool."""
+    """Grades submissions of one assignment on this machine's `device` (auto, cpu, cuda); owns the sandbox pool."""
 
     def __init__(
         self,
@@ -66,7 +66,10 @@ class Grader:
         protected: list[Path] = (),
         landlock: bool = True,
         store: ExpectedStore | None = None,
+        device: str = "auto",
     ):
+        # Bound here, where the checks run: on a Dask worker, its own GPU or none.
+        assignment = assignment.on(device)
         self.assignment, self.variant, self.oracle = assignment, variant, oracle
         self.secret, self.jobs = secret, max(1, jobs)
         self.protected = [Path(p).resolve() for p in protected]

@@ -7,8 +7,8 @@ Markdown viewer; the templates place it with ``{{ grading_table }}``.
 
 from __future__ import annotations
 
-from .catalog import as_setting
 from .checks import Check
+from .selection import as_setting
 
 
 def check_command(name: str, variant: dict, defaults: dict) -> str:

@@ -40,7 +40,10 @@ class Timing:
     reset: Callable[[Any], None] | None = None
     warmup: int = 3
     laps: int = 12
-    rounds: int = 2  # interleaved runs of each side
+    rounds: int = 2  # interleaved runs of each side, at most ...
+    # ... but after a round that every case passes with its ratio within this share of the bound (and
+    # far from suspicious), the verdict is clear and no more rounds run (a sequential test).
+    clear_share: float = 0.5
     bound: float = 3.0  # largest student/reference ratio paid, on the CPU ...
     bound_cuda: float = 2.0  # ... and on CUDA
     suspicious: float = 10.0  # this many times faster than the reference: flagged for review

@@ -3,8 +3,10 @@
 The reference's files run as a submission of their own (`speed.run_laps` in
 the sandboxed child), in the same pool, interleaved with the submission's
 (submission, reference, submission, reference), so a burst of load hits
-both. The verdict is the ratio of medians, warm-up laps left out, within
-the check's bound; a random sample of the submission's laps is recomputed
+both. A round after which every case passes by a wide margin ends the
+timing (`clear`): more rounds could not change the verdict, and a class's
+regrade pays for them only where it could. The verdict is the ratio of
+medians, warm-up laps left out, within the check's bound; a random sample of the submission's laps is recomputed
 with the reference's modules, in this process, on the same nonces, and a
 fingerprint that differs fails the check; a ratio far below 1 is flagged
 for review instead of paid.
@@ -59,6 +61,8 @@ def grade_timing(
             )
             if round_ == 0 and side == "submission" and not any(o.kind == "ok" for o in runs[side][0].outcomes):
                 return unanswered(check, number, cases, runs[side][0], reveal)
+        if clear(check, runs, len(cases)):
+            break
     judged = []
     for i, case in enumerate(cases):
         for run in runs["reference"]:
@@ -83,6 +87,7 @@ def grade_timing(
                     rng,
                     check.device,
                     wrong,
+                    rounds=len(runs["submission"]),
                 ),
             )
         )
@@ -120,6 +125,22 @@ def unanswered(check: Check, number: int, cases: list[Case], run, reveal: bool) 
         wall_s=run.wall_s,
         defences=run.defences,
     )
+
+
+def clear(check: Check, runs: dict[str, list], n_cases: int) -> bool:
+    """Whether every case answered in every run so far and its ratio is well inside the bound."""
+    timing = check.timing
+    bound = timing.bound_cuda if check.device == "cuda" else timing.bound
+    for i in range(n_cases):
+        if any(run.outcomes[i].kind != "ok" for side in runs.values() for run in side):
+            return False
+        student, reference = (collect(runs[side], i, timing.warmup) for side in ("submission", "reference"))
+        if not student.seconds or not reference.seconds or reference.median <= 0:
+            return False
+        ratio = student.median / reference.median
+        if not 2 / timing.suspicious <= ratio <= timing.clear_share * bound:
+            return False
+    return True
 
 
 def reference_fingerprints(check: Check, case: Case, modules: dict) -> Callable[[int], list]:
@@ -171,14 +192,16 @@ def judge_case(
     rng: random.Random,
     device: str,
     wrong: str | None = None,
+    rounds: int | None = None,
 ) -> CaseVerdict:
     """The verdict of one case from both sides' laps; `recompute(nonce)` is the reference's fingerprint.
 
     `wrong` names the numeric check of the timed code that failed in this grading, if one did:
-    a differing fingerprint is then a wrong answer, and said to be one.
+    a differing fingerprint is then a wrong answer, and said to be one. `rounds` is how many
+    rounds ran (all of the check's by default).
     """
     timing = check.timing
-    expected_laps = timing.rounds * (timing.warmup + timing.laps)
+    expected_laps = (rounds or timing.rounds) * (timing.warmup + timing.laps)
     if len(student.laps) < expected_laps:
         return CaseVerdict(False, f"finished {len(student.laps)} of {expected_laps} timed calls")
     for nonce, fingerprint in rng.sample(student.laps, min(timing.verified, len(student.laps))):

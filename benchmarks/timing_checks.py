@@ -41,7 +41,8 @@ def main() -> None:
     parser.add_argument("--check", default="attention_speed", choices=CHECKS)
     parser.add_argument("--quiet", action="store_true", help="no busy process beside the grading")
     args = parser.parse_args()
-    assignment, variant = catalog.load("transformer", device=args.device)
+    assignment, variant = catalog.load("transformer")
+    assignment = assignment.on(args.device)
     loop = write_flawed(
         ROOT / "reference" / "transformer",
         assignment.spec.files,

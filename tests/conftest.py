@@ -6,6 +6,7 @@ from helpers import ROOT, TEST_SECRET, shortened, write_bugs
 from lmgrade import catalog
 from lmgrade.grading import Grader
 from lmgrade.oracle import LiveReference
+from lmgrade.selection import Selection
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -27,8 +28,7 @@ class Graders:
     def __call__(self, name: str, pairs: tuple[str, ...] = ()):
         key = (name, pairs)
         if key not in self._made:
-            settings = dict(pair.split("=", 1) for pair in pairs)
-            assignment, variant = catalog.load(name, settings)
+            assignment, variant = catalog.load(Selection.parse(name, pairs))
             # Limits well above what any catalogued bug needs (a stale-context
             # sampler takes about 3 s), so verdicts never depend on the machine's speed.
             self._made[key] = Grader(

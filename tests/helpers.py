@@ -37,7 +37,7 @@ def shortened(assignment, cpu_s: float = 4, wall_s: float = 6):
         )
         for c in assignment.checks
     ]
-    return type(assignment)(assignment.spec, checks)
+    return dataclasses.replace(assignment, checks=checks)
 
 
 ASSIGNMENTS = list(catalog.assignment_folders())
@@ -48,7 +48,7 @@ SUBMISSIONS = ROOT / "tests" / "submissions"
 
 def variants_of(name: str) -> list[tuple[str, ...]]:
     """The default variant, then each other choice of each variant, as --set pairs."""
-    return [tuple(f"{k}={v}" for k, v in settings.items()) for settings in catalog.variant_settings(name)]
+    return [tuple(f"{k}={v}" for k, v in selection.settings) for selection in catalog.variants(name)]
 
 
 def variant_params(slow_variants: bool = False):

@@ -19,6 +19,7 @@ from helpers import ROOT, variant_params
 from lmgrade import catalog, templates
 from lmgrade.bundle import texts
 from lmgrade.cli import main
+from lmgrade.selection import Selection
 
 _SHOWN = re.compile(r"^\s*(?:\$\s+)?(lmgrade\s.*?)\s*(?:#.*)?$")
 _QUOTED = re.compile(r"`(lmgrade [^`]+)`")
@@ -48,19 +49,19 @@ def settings_of(params: dict) -> dict[str, str]:
 
 @pytest.mark.parametrize("name, settings", variant_params())
 def test_the_handouts_commands_parse_and_check_its_own_variant(name, settings):
-    assignment, variant = catalog.load(name, dict(s.split("=") for s in settings))
+    assignment, variant = catalog.load(Selection.parse(name, settings))
     handout = templates.render(assignment, variant)["README.md"]
     shown = commands_in(handout)
     assert any(c.startswith(f"lmgrade check {name}") for c in shown), shown
     for command in shown:
         _, params = parse(command)
         assert params["assignment"] == name, command
-        assert catalog.load(name, settings_of(params), device="cpu")[1] == variant, command
+        assert catalog.load(Selection(name, settings_of(params)))[1] == variant, command
 
 
 @pytest.mark.parametrize("name, settings", variant_params())
 def test_checking_md_commands_parse(name, settings):
-    assignment, variant = catalog.load(name, dict(s.split("=") for s in settings), device="cpu")
+    assignment, variant = catalog.load(Selection.parse(name, settings))
     torch = texts.TorchSupport("torch>=2.1,<2.14", "2.1", "2.13", "2.13.0", "")
     guide = texts.guide(assignment, variant, "checker.whl", torch)
     shown = commands_in(guide)

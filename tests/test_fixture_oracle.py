@@ -14,6 +14,7 @@ from lmgrade.expected import draw_cases
 from lmgrade.fixtures import ARRAYS, DOCUMENT, Fixtures, describe, record, visible_checks
 from lmgrade.oracle import FixtureError, LiveReference, RecordedMistakeRaised, RecordedReference
 from lmgrade.seeds import PUBLIC_SECRET
+from lmgrade.selection import Selection
 
 
 @pytest.fixture(scope="module")
@@ -123,7 +124,7 @@ def test_check_imports_and_explains_itself_without_fork_rlimits_or_flock(referen
 def test_public_checks_leave_out_timing_and_hidden_checks_and_say_why():
     from lmgrade.bundle.public import public_checks
 
-    public = public_checks("transformer", {})
+    public = public_checks(Selection("transformer"))
     assignment, _ = catalog.load("transformer")
     timed = {c.name for c in assignment.checks if c.timing is not None}
     assert timed and not any(c.timing for c in public.assignment.checks)

@@ -30,6 +30,7 @@ from lmgrade.flawed import write_flawed
 from lmgrade.gradescope.layout import CONFIG_NAME, EXPECTED_FOLDER, Layout
 from lmgrade.gradescope.local import LocalInstall, clean_env, install
 from lmgrade.reports.gradescope import NOT_GRADED
+from lmgrade.selection import Selection
 
 # Slow: builds zips and wheels, installs them into virtual environments.
 pytestmark = pytest.mark.slow
@@ -322,7 +323,9 @@ def test_a_stopped_run_leaves_valid_results_with_what_finished(installed, sig):
 def test_a_harness_that_cannot_start_still_leaves_valid_results(installed):
     layout = installed.new_root(reference_files("ngram"))
     config = json.loads(layout.config.read_text())
-    layout.config.write_text(json.dumps({**config, "assignment": "no_such_assignment"}))
+    layout.config.write_text(
+        json.dumps({**config, "selection": {**config["selection"], "assignment": "no_such_assignment"}})
+    )
     proc = installed.start(layout)
     out, _ = proc.communicate(timeout=120)
     assert proc.returncode == 0, out
@@ -365,8 +368,8 @@ def inspect_zip(path: Path, assignment: str, settings: dict[str, str]) -> dict[s
     texts = zip_texts(path)
     assert not any("ngram" in text for text in texts.values()), "an ngram-shaped zip"
     config = json.loads(texts[CONFIG_NAME])
-    assert config["assignment"] == assignment and config["settings"] == settings
-    loaded, variant = catalog.load(assignment, settings)
+    assert config["selection"] == {"assignment": assignment, "settings": settings}
+    loaded, variant = catalog.load(Selection(assignment, settings))
     assert config["variant"] == variant
     assert [c["name"] for c in config["checks"]] == [c.name for c in loaded.checks]
     torch_step = [

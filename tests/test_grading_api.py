@@ -67,7 +67,8 @@ def test_an_untouched_stub_costs_no_expected_values_no_training_and_no_timing(tm
     from lmgrade.grading import Grader
     from lmgrade.oracle import LiveReference
 
-    assignment, variant = catalog.load("transformer", device="cpu")
+    assignment, variant = catalog.load("transformer")
+    assignment = assignment.on("cpu")
     templates.generate(assignment, variant, tmp_path / "stub")
     ran, asked = [], []
     with Grader(assignment, variant, LiveReference(assignment.spec), secret=TEST_SECRET, jobs=1) as grader:

@@ -8,6 +8,7 @@ from markdown_it import MarkdownIt
 from helpers import variant_params
 from lmgrade import catalog, templates
 from lmgrade.handout import cell
+from lmgrade.selection import Selection
 
 
 def _tables(markdown: str) -> list[list[list[str]]]:
@@ -31,7 +32,7 @@ def _tables(markdown: str) -> list[list[list[str]]]:
 
 @pytest.mark.parametrize("name, settings", variant_params())
 def test_every_row_of_every_handout_table_has_its_columns(name, settings):
-    assignment, variant = catalog.load(name, dict(s.split("=") for s in settings))
+    assignment, variant = catalog.load(Selection.parse(name, settings))
     handout = templates.render(assignment, variant)["README.md"]
     tables = _tables(handout)
     assert tables, "the handout has no table"

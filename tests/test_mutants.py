@@ -9,6 +9,7 @@ import pytest
 from helpers import TEST_SECRET, lmgrade
 from lmgrade import catalog, mutants
 from lmgrade.mutants import all_mutants, label, load_equivalents, run_mutants
+from lmgrade.selection import Selection
 
 # Slow: grades samples of mutants.
 pytestmark = pytest.mark.slow
@@ -41,7 +42,7 @@ def _sample_params():
 
 @pytest.mark.parametrize("name,settings,function,count", _sample_params())
 def test_a_seeded_sample_of_mutants_is_killed(name, settings, function, count):
-    assignment, variant = catalog.load(name, settings)
+    assignment, variant = catalog.load(Selection(name, settings))
     # Without the timing checks, which time dozens of calls per grading, and the 300-step training run:
     # a mutant is a wrong answer, for the numeric checks to find (the full run grades them all).
     assignment = type(assignment)(
@@ -83,11 +84,11 @@ def test_the_command_prints_the_score_and_writes_a_report(tmp_path):
     assert report["graded"] == 2 and report["made"] > 100 and set(report["overall"]) >= {"killed", "score"}
 
 
-@pytest.mark.parametrize("settings", catalog.variant_settings("rnn"))
-def test_every_variant_grades_both_activations(settings):
+@pytest.mark.parametrize("selection", catalog.variants("rnn"), ids=lambda s: s.describe() or "default")
+def test_every_variant_grades_both_activations(selection):
     # tanh's derivative is part of the contract in every course: each variant's own
     # grading kills this mutant, the default (sigmoid) one included.
-    assignment, variant = catalog.load("rnn", settings)
+    assignment, variant = catalog.load(selection)
     wanted = "lambda h: 1.0 + h**2"
 
     def select(mutant):

@@ -27,6 +27,7 @@ from lmgrade.plugins.transformer.positions import ROPE_ANGLE_D_MODEL
 from lmgrade.regrade import discover, regrade
 from lmgrade.regrade.executor import LocalExecutor
 from lmgrade.seeds import PUBLIC_SECRET
+from lmgrade.selection import Selection
 
 # Slow: grades every positions variant, and regrades one.
 pytestmark = pytest.mark.slow
@@ -106,7 +107,7 @@ def test_a_submission_that_does_no_work_scores_zero_in_the_positions_variants(gr
 
 @pytest.mark.parametrize("pairs", [("positions=sinusoidal",), ROPE, ("positions=rope", "pre_ln=false")])
 def test_the_points_of_each_positions_variant_sum_to_100(pairs):
-    assignment, _ = catalog.load("transformer", dict(p.split("=") for p in pairs))
+    assignment, _ = catalog.load(Selection.parse("transformer", pairs))
     names = {c.name for c in assignment.checks}
     assert sum(c.points for c in assignment.checks) == 100
     assert ("sinusoidal" in names) == ("positions=sinusoidal" in pairs)
@@ -115,7 +116,7 @@ def test_the_points_of_each_positions_variant_sum_to_100(pairs):
 
 @pytest.mark.parametrize("positions", ["sinusoidal", "rope"])
 def test_a_bundle_of_each_variant_carries_no_reference_code(positions):
-    assignment, variant = catalog.load("transformer", {"positions": positions})
+    assignment, variant = catalog.load(Selection("transformer", {"positions": positions}))
     carried = grader_files(describe(assignment, variant), assignment.spec)
     assert "lmgrade/plugins/transformer/public/position_scenarios.py" in carried
     assert "lmgrade/plugins/transformer/positions.py" not in carried
@@ -126,7 +127,7 @@ def test_a_bundle_of_each_variant_carries_no_reference_code(positions):
 @pytest.mark.parametrize("positions", ["sinusoidal", "rope"])
 def test_the_recorded_public_checks_of_each_variant_grade_the_reference(tmp_path, positions):
     # What a student bundle runs: the public checks, answered from fixtures recorded in the variant.
-    assignment, variant = catalog.load("transformer", {"positions": positions})
+    assignment, variant = catalog.load(Selection("transformer", {"positions": positions}))
     # Recording runs every mistake on every case: three checks keep it short.
     wanted = {positions, "model", "block"}
     record(Assignment(assignment.spec, [c for c in assignment.checks if c.name in wanted]), variant).write(
@@ -149,13 +150,12 @@ def test_a_regrade_in_the_rope_variant(tmp_path):
     from lmgrade.regrade.content import grading_fingerprint
 
     fingerprints = {
-        positions: grading_fingerprint(
-            *catalog.load("transformer", {"positions": positions}, device="cpu"), TEST_SECRET
-        )
+        positions: grading_fingerprint(*catalog.load(Selection("transformer", {"positions": positions})), TEST_SECRET)
         for positions in ("learned", "sinusoidal", "rope")
     }
     assert len(set(fingerprints.values())) == 3  # a regrade in another variant never resumes this one's
-    assignment, variant = catalog.load("transformer", {"positions": "rope"}, device="cpu")
+    assignment, variant = catalog.load(Selection("transformer", {"positions": "rope"}))
+    assignment = assignment.on("cpu")
     _reference_with(tmp_path / "class" / "reference", ())
     _reference_with(
         tmp_path / "class" / "rotates_v",

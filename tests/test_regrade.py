@@ -238,7 +238,7 @@ def test_a_dask_cluster_of_two_worker_processes_gives_the_same_files(regraded, t
             make_executor=lambda: make_executor(connection, assignment, variant, jobs=1, secret=TEST_SECRET),
         )
         # A client whose secret differs from the workers' would get other scores: refused before grading.
-        with pytest.raises(ExecutorError, match="LMGRADE_SECRET or device differ"):
+        with pytest.raises(ExecutorError, match="checks or LMGRADE_SECRET differ"):
             make_executor(connection, assignment, variant, jobs=1, secret="another-secret")
     assert summary.graded == 6 and not summary.failures
     assert (tmp_path / "scores.csv").read_bytes() == (out / "scores.csv").read_bytes()
@@ -253,11 +253,13 @@ def test_a_dask_cluster_of_two_worker_processes_gives_the_same_files(regraded, t
 def test_where_the_gpu_checks_run_is_part_of_the_grading_fingerprint():
     from lmgrade.regrade.content import grading_fingerprint
 
-    on_cpu = catalog.load("transformer", device="cpu")
-    # A client without a GPU names the workers' device; it is not checked here.
-    on_gpu = catalog.load("transformer", device="cuda", graded_here=False)
-    assert {c.device for c in on_gpu[0].checks} == {"cpu", "cuda"}
-    assert grading_fingerprint(*on_cpu, TEST_SECRET) != grading_fingerprint(*on_gpu, TEST_SECRET)
-    assert grading_fingerprint(*on_cpu, TEST_SECRET) == grading_fingerprint(
-        *catalog.load("transformer", device="cpu"), TEST_SECRET
+    unbound, variant = catalog.load("transformer")
+    on_cpu = unbound.on("cpu")
+    # A Dask client binds nothing: its fingerprint names the device it asks of the workers.
+    assert unbound.device is None and {c.device for c in unbound.checks} == {"cpu", "cuda"}
+    assert on_cpu.device == "cpu" and {c.device for c in on_cpu.checks} == {"cpu"}
+    asked = {device: grading_fingerprint(unbound, variant, TEST_SECRET, device) for device in ("auto", "cpu", "cuda")}
+    assert len({*asked.values(), grading_fingerprint(on_cpu, variant, TEST_SECRET)}) == 4
+    assert grading_fingerprint(on_cpu, variant, TEST_SECRET) == grading_fingerprint(
+        catalog.load("transformer")[0].on("cpu"), variant, TEST_SECRET
     )

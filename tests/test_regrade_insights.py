@@ -79,13 +79,13 @@ def test_identical_groups_are_listed_largest_first_without_untouched_stubs():
 
 
 def test_a_checks_failures_are_put_down_to_the_component_that_failed_beside_it():
-    assignment, _ = catalog.load("transformer", device="cpu")
+    assignment, _ = catalog.load("transformer")
     built_on = components(assignment)
     assert built_on["model"][:1] == ["layer_norm"] and "block" in built_on["model"]
     assert "model" not in built_on["layer_norm"] and "attention_speed" not in built_on["model"]
     # rnn's checks name no `uses`: what their scenarios take from `modules` decides. The reference's
     # elman.py imports nothing of modules.py, so a failing softmax explains no Elman check.
-    rnn, _ = catalog.load("rnn", device="cpu")
+    rnn, _ = catalog.load("rnn")
     rnn_built_on = components(rnn)
     assert not any(rnn_built_on[name] for name in ("elman_forward", "elman_backward", "rnnlm", "train"))
     # A property check of both files' modules (backward twice, of Linear and of the RNN) builds on both.

@@ -19,6 +19,7 @@ from lmgrade.regrade.layout import (
 )
 from lmgrade.regrade.report import histogram, mistake_counts
 from lmgrade.regrade.scores_csv import points, scores_table
+from lmgrade.selection import Selection
 from lmgrade.submission import content_hash
 
 EXPORT = """\
@@ -133,7 +134,7 @@ def test_files_travel_and_come_back_the_same(tmp_path):
 
 def test_the_fingerprint_changes_with_the_secret_and_the_variant():
     rnn = catalog.load("rnn")
-    tanh = catalog.load("rnn", {"activation": "tanh"})
+    tanh = catalog.load(Selection("rnn", {"activation": "tanh"}))
     base = grading_fingerprint(*rnn, "secret-a")
     assert grading_fingerprint(*rnn, "secret-a") == base
     assert grading_fingerprint(*rnn, "secret-b") != base

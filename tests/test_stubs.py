@@ -11,6 +11,7 @@ import pytest
 from helpers import variant_params
 from lmgrade import catalog, templates
 from lmgrade.loader import load_files
+from lmgrade.selection import Selection
 
 
 def public_api(module) -> dict[str, str]:
@@ -66,7 +67,7 @@ def signatures(module) -> dict[str, inspect.Signature]:
 
 @pytest.mark.parametrize("name,pairs", variant_params())
 def test_stub_and_reference_match(name, pairs, tmp_path):
-    assignment, variant = catalog.load(name, dict(p.split("=", 1) for p in pairs))
+    assignment, variant = catalog.load(Selection.parse(name, pairs))
     templates.generate(assignment, variant, tmp_path)
     references = load_files(assignment.spec.reference_folder(), assignment.spec.files)
     # Stubs import each other by their bare names, as submissions do.
@@ -90,7 +91,7 @@ def test_stub_and_reference_match(name, pairs, tmp_path):
 
 @pytest.mark.parametrize("name,pairs", variant_params())
 def test_every_stub_body_the_student_writes_raises_not_implemented(name, pairs, tmp_path):
-    assignment, variant = catalog.load(name, dict(p.split("=", 1) for p in pairs))
+    assignment, variant = catalog.load(Selection.parse(name, pairs))
     templates.generate(assignment, variant, tmp_path)
     raising = 0
     for filename in assignment.spec.files:
@@ -116,7 +117,7 @@ def test_the_ngram_stub_leaves_every_function_to_the_student(ngram, tmp_path):
 
 @pytest.mark.parametrize("name,pairs", variant_params())
 def test_handout_lists_every_check_with_its_points(name, pairs):
-    assignment, variant = catalog.load(name, dict(p.split("=", 1) for p in pairs))
+    assignment, variant = catalog.load(Selection.parse(name, pairs))
     text = templates.render(assignment, variant)["README.md"]
     for check in assignment.checks:
         assert f"`{check.name}`" in text and f"| {check.points:g} |" in text

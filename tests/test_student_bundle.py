@@ -37,6 +37,7 @@ from lmgrade.fixtures import describe
 from lmgrade.flawed import write_flawed
 from lmgrade.oracle import LiveReference
 from lmgrade.seeds import PUBLIC_SECRET
+from lmgrade.selection import Selection
 
 # Slow: builds bundles and installs them into virtual environments.
 pytestmark = pytest.mark.slow
@@ -400,7 +401,7 @@ def test_a_torch_bundle_requires_the_supported_range_and_says_how_to_install_a_c
     major, minor = map(int, graded.split(".")[:2])
     torch = torch_support("torch>=2.1")
     assert torch.requirement == f"torch>=2.1,<{major}.{minor + 1}" and torch.graded == graded
-    assignment, variant = catalog.load("transformer", {"pre_ln": "false"}, device="cpu")
+    assignment, variant = catalog.load(Selection("transformer", {"pre_ln": "false"}))
     guide = texts.guide(assignment, variant, "checker.whl", torch)
     install = [line.split("#")[0].split() for line in guide.splitlines() if line.startswith("    python -m pip")]
     # torch first, a CPU-only build of the version graded with, from the index the Gradescope zip uses; then the wheel.
@@ -410,4 +411,4 @@ def test_a_torch_bundle_requires_the_supported_range_and_says_how_to_install_a_c
     said = " ".join(guide.split())
     assert f"PyTorch 2.1 to {major}.{minor}" in said and f"grades with torch {graded} on the CPU" in said
     assert "`pre_ln=false`" in said
-    assert "torch" not in texts.guide(*catalog.load("rnn", device="cpu"), "checker.whl", None)
+    assert "torch" not in texts.guide(*catalog.load("rnn"), "checker.whl", None)

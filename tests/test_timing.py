@@ -7,6 +7,7 @@ import random
 import textwrap
 from dataclasses import replace
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from sandbox_fixtures import sandbox_pool, submission_of
@@ -18,7 +19,7 @@ from lmgrade.sandbox.limits import Limits
 from lmgrade.sandbox.protocol import NONCE, TICK_END, TICK_READY, pack_tick
 from lmgrade.sandbox.stopwatch import Timekeeper
 from lmgrade.speed import Timing
-from lmgrade.timing_grading import Laps, judge_case
+from lmgrade.timing_grading import Laps, clear, judge_case
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -195,10 +196,10 @@ def test_the_transformer_policy_comes_from_its_assignment_toml(tmp_path):
     spec = load_assignment(changed / "assignment.toml")
     from lmgrade.plugins.transformer.checks import transformer_checks
 
-    checks = {c.name: c for c in bind(spec, transformer_checks(), device="cpu").checks}
+    checks = {c.name: c for c in bind(spec, transformer_checks()).on("cpu").checks}
     assert checks["attention_speed"].points == 0 and checks["attention_speed"].unavailable
     assert checks["training"].unavailable and not checks["attention"].unavailable
-    on_gpu = {c.name: c for c in bind(spec, transformer_checks(), device="cuda").checks}
+    on_gpu = {c.name: on_device(c, "cuda") for c in bind(spec, transformer_checks()).checks}
     assert on_gpu["attention_speed"].device == "cuda" and on_gpu["attention_speed"].points == 4
 
 
@@ -266,12 +267,13 @@ def test_on_cuda_the_reference_passes_and_a_query_loop_fails(tmp_path):
     from lmgrade.grade import grade_submission
     from lmgrade.plugins.transformer.bugs import BUGS
 
-    assignment, variant = catalog.load("transformer", device="cuda")
+    assignment, variant = catalog.load("transformer")
+    assignment = assignment.on("cuda")
     only = [c for c in assignment.checks if c.name in ("training", "attention_speed", "train_step_speed")]
     assert all(c.device == "cuda" for c in only)
     from lmgrade.assignment import Assignment
 
-    graded = Assignment(assignment.spec, only)
+    graded = Assignment(assignment.spec, only, device="cuda")
     run = grade_submission(graded, variant, ROOT / "reference" / "transformer", jobs=1)
     assert run.score == run.max_score, [v.output for v in run.verdicts]
     slow = write_flawed(
@@ -279,3 +281,42 @@ def test_on_cuda_the_reference_passes_and_a_query_loop_fails(tmp_path):
     )
     verdicts = {v.check.name: v for v in grade_submission(graded, variant, slow, jobs=1).verdicts}
     assert verdicts["attention_speed"].score == 0 and "slower than the allowed" in verdicts["attention_speed"].output
+
+
+def _run(seconds: list[float], kind: str = "ok"):
+    """A sandboxed run of one case: its outcome and its laps (case, nonce, time, fingerprint)."""
+    return SimpleNamespace(
+        outcomes=[SimpleNamespace(kind=kind)], laps=[(0, i, t, [0.0]) for i, t in enumerate(seconds)]
+    )
+
+
+@pytest.mark.parametrize(
+    "student_s, kind, is_clear",
+    [
+        (0.012, "ok", True),  # 1.2x against a bound of 3: a second round could not change the verdict
+        (0.016, "ok", False),  # 1.6x: past half the bound, timed again
+        (0.040, "ok", False),  # slower than the bound: always timed twice before failing
+        (0.0015, "ok", False),  # suspiciously fast: timed again before being flagged
+        (0.012, "timeout", False),  # a case that did not answer
+    ],
+)
+def test_a_round_ends_the_timing_only_where_every_case_passes_by_a_wide_margin(student_s, kind, is_clear):
+    check = _check()
+    # The first lap of each run is its warm-up: its time (1 s) never counts.
+    runs = {"submission": [_run([1.0, *[student_s] * 4], kind)], "reference": [_run([1.0, *[0.01] * 4])]}
+    assert clear(check, runs, 1) is is_clear
+    # On CUDA the bound is 2x: 1.2x is past half of it.
+    assert not clear(replace(check, device="cuda"), runs, 1)
+
+
+def test_a_verdict_after_one_round_counts_the_laps_of_one_round():
+    check = _check()
+    one_round = Laps([0.012] * 4, [(i, [float(i)]) for i in range(5)])
+    verdict = judge_case(
+        check, Case("x", {}), _laps(0.01), one_round, lambda nonce: [float(nonce)], random.Random(0), "cpu", rounds=1
+    )
+    assert verdict.passed, verdict.message
+    short = judge_case(
+        check, Case("x", {}), _laps(0.01), one_round, lambda nonce: [float(nonce)], random.Random(0), "cpu"
+    )
+    assert not short.passed and "finished 5 of 10 timed calls" in short.message

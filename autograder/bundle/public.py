@@ -19,6 +19,7 @@ from ..fixtures import DOCUMENT, Fixtures, left_out, visible_checks
 from ..grading import Grader
 from ..oracle import LiveReference, RecordedReference
 from ..seeds import PUBLIC_SECRET
+from ..selection import Selection
 from .sources import FIXTURES_PACKAGE
 
 
@@ -58,18 +59,20 @@ def installed_fixtures() -> dict[str, Path]:
     }
 
 
-def public_checks(name: str, settings: dict[str, str]) -> PublicChecks:
-    """The public checks of assignment `name` in the variant `settings` chooses.
+def public_checks(selection: Selection) -> PublicChecks:
+    """The public checks of the assignment and variant `selection` names.
 
     An installed bundle checks the variant it was recorded in, with no --set;
     settings that name another variant are refused.
     """
+    name, settings = selection.assignment, selection.chosen
     installed = installed_fixtures()
     if not installed:
         # As a bundle records them: on the CPU, which every student has.
-        assignment, variant = catalog.load(name, settings, device="cpu")
+        assignment, variant = catalog.load(selection)
+        assignment = assignment.on("cpu")
         return PublicChecks(
-            Assignment(assignment.spec, visible_checks(assignment)),
+            Assignment(assignment.spec, visible_checks(assignment), device=assignment.device),
             variant,
             LiveReference(assignment.spec),
             left_out(assignment),
@@ -82,11 +85,10 @@ def public_checks(name: str, settings: dict[str, str]) -> PublicChecks:
     fixtures = Fixtures.read(installed[name])
     assignment = fixtures.to_assignment()
     # A bundle checks the variant it was built for: that is the default here, and --set may only name it again.
-    recorded = {key: catalog.as_setting(value) for key, value in fixtures.variant.items()}
-    variant = assignment.spec.resolve_variant({**recorded, **settings})
+    recorded = Selection.of(name, fixtures.variant)
+    variant = assignment.spec.resolve_variant({**recorded.chosen, **settings})
     if variant != fixtures.variant:
-        chosen = ", ".join(f"{k}={catalog.as_setting(v)}" for k, v in fixtures.variant.items())
         raise AssignmentError(
-            f"this bundle checks {name} with {chosen}; the other variants are checked by their own bundles"
+            f"this bundle checks {name} with {recorded.describe()}; the other variants are checked by their own bundles"
         )
     return PublicChecks(assignment, variant, RecordedReference(fixtures, variant), fixtures.left_out)

@@ -23,6 +23,7 @@ from ..errors import HarnessFault
 from ..grading import Grader
 from ..reports.terminal import describe_defences, print_report
 from ..results import Verdict
+from ..selection import Selection
 from ..submission import locate, missing_hint
 from .public import PublicChecks, public_checks
 
@@ -38,7 +39,7 @@ class _Run:
     """The public checks, the folder they grade, and the verdicts so far."""
 
     def __init__(self, config: pytest.Config):
-        self.public: PublicChecks = public_checks(config.getini(ASSIGNMENT_INI), {})
+        self.public: PublicChecks = public_checks(Selection(config.getini(ASSIGNMENT_INI)))
         root = Path(config.inipath).parent if config.inipath else Path(config.rootpath)
         files = self.public.assignment.spec.files
         folder = (root / config.getini(SUBMISSION_INI)).resolve()

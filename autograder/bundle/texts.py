@@ -8,8 +8,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..assignment import Assignment
-from ..catalog import as_setting
 from ..fixtures import visible_checks
+from ..selection import as_setting
 
 TEST_FILE = "test_public_checks.py"
 INI_FILE = "pytest.ini"

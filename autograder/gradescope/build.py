@@ -26,6 +26,7 @@ from ..grading import Grader
 from ..oracle import LiveReference
 from ..sandbox.limits import MAX_DEFAULT_JOBS
 from ..sandbox.privileges import FIRST_SANDBOX_UID
+from ..selection import Selection
 from .config import ZipConfig, time_budget_s
 from .layout import CONFIG_NAME, EXPECTED_FOLDER
 from .wheel import (
@@ -91,7 +92,7 @@ def record_expected(assignment: Assignment, variant: dict, secret: str, folder: 
 
 
 def build_zip(
-    assignment: Assignment, variant: dict, settings: dict[str, str], out: Path, *, secret: str, public_secret: bool
+    assignment: Assignment, variant: dict, selection: Selection, out: Path, *, secret: str, public_secret: bool
 ) -> BuiltZip:
     """Write the zip to `out` (replaced only once complete)."""
     root = source_root()
@@ -103,7 +104,7 @@ def build_zip(
     with tempfile.TemporaryDirectory(prefix="lmgrade-gradescope-") as tmp:
         wheel = build_wheel(root, Path(tmp))
         requirements = wheel_requirements(wheel)
-        torch = torch_requirement(requirements) if TORCH in imported_by(assignment.name, settings) else None
+        torch = torch_requirement(requirements) if TORCH in imported_by(selection) else None
         wheel_bytes = wheel.read_bytes()
         # An assignment from a package of its own: that package's wheel too, installed after lmgrade's.
         extra = (
@@ -120,7 +121,7 @@ def build_zip(
         config = ZipConfig.for_assignment(
             assignment,
             variant,
-            settings,
+            selection,
             secret=secret,
             public_secret=public_secret,
             time_budget_s=budget,

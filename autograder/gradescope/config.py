@@ -14,10 +14,10 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from ..assignment import Assignment
-from ..catalog import as_setting
 from ..errors import HarnessFault
+from ..selection import Selection
 
-FORMAT = 1
+FORMAT = 2
 # Gradescope's default timeout of an autograder run; instructors may raise it
 # to 40 minutes in the assignment's settings, and then build with
 # LMGRADE_GRADESCOPE_TIMEOUT set to the same number of seconds.
@@ -45,8 +45,7 @@ class CheckEntry:
 
 @dataclass
 class ZipConfig:
-    assignment: str
-    settings: dict[str, str]  # the --set choices the zip was built with
+    selection: Selection  # the assignment and the --set choices the zip was built with
     secret: str
     public_secret: bool  # built without LMGRADE_SECRET: hidden inputs are guessable
     checks: list[CheckEntry]
@@ -62,7 +61,7 @@ class ZipConfig:
         cls,
         assignment: Assignment,
         variant: dict,
-        settings: dict[str, str],
+        selection: Selection,
         *,
         secret: str,
         public_secret: bool,
@@ -73,8 +72,7 @@ class ZipConfig:
     ) -> ZipConfig:
         checks = [CheckEntry(c.name, c.title, c.points, c.visibility) for c in assignment.checks]
         return cls(
-            assignment=assignment.name,
-            settings=dict(settings),
+            selection=selection,
             secret=secret,
             public_secret=public_secret,
             checks=checks,
@@ -86,13 +84,17 @@ class ZipConfig:
         )
 
     @property
+    def assignment(self) -> str:
+        return self.selection.assignment
+
+    @property
     def title(self) -> str:
         """The assignment and its variant, as people read them: "rnn (activation=tanh)"."""
-        chosen = ", ".join(f"{k}={as_setting(v)}" for k, v in self.variant.items())
+        chosen = Selection.of(self.assignment, self.variant).describe()
         return f"{self.assignment} ({chosen})" if chosen else self.assignment
 
     def to_json(self) -> str:
-        return json.dumps(asdict(self), indent=2) + "\n"
+        return json.dumps({**asdict(self), "selection": self.selection.as_dict()}, indent=2) + "\n"
 
     @classmethod
     def load(cls, path: Path) -> ZipConfig:
@@ -101,6 +103,7 @@ class ZipConfig:
             if data.get("format") != FORMAT:
                 raise ValueError(f"format {data.get('format')!r}, expected {FORMAT}")
             data["checks"] = [CheckEntry(**c) for c in data["checks"]]
+            data["selection"] = Selection.from_dict(data["selection"])
             return cls(**data)
         except (OSError, ValueError, TypeError, KeyError) as exc:
             raise HarnessFault(f"the autograder's config {path} cannot be read: {exc}") from None

@@ -32,7 +32,7 @@ from .layout import Layout
 
 def load(config: ZipConfig):
     """The zip's assignment and variant, checked against the checks the zip was built with."""
-    assignment, variant = catalog.load(config.assignment, config.settings)
+    assignment, variant = catalog.load(config.selection)
     names = [c.name for c in assignment.checks]
     if names != [c.name for c in config.checks]:
         raise HarnessFault(

@@ -25,6 +25,7 @@ from pathlib import Path
 from ..assignment import Assignment, tomllib
 from ..bundle.wheel import write_wheel
 from ..errors import HarnessFault
+from ..selection import Selection
 from .config import ZipError
 
 PROJECT = "lmgrade"
@@ -164,7 +165,8 @@ _PROBE = """
 import importlib, json, sys
 from lmgrade import catalog
 from lmgrade.oracle import LiveReference
-assignment, _ = catalog.load(sys.argv[1], json.loads(sys.argv[2]))
+from lmgrade.selection import Selection
+assignment, _ = catalog.load(Selection.from_dict(json.loads(sys.argv[1])))
 LiveReference(assignment.spec)
 for name in sorted({c.scenario.__module__ for c in assignment.checks}):
     importlib.import_module(name)
@@ -172,14 +174,14 @@ print(json.dumps(sorted({m.partition(".")[0] for m in sys.modules})))
 """
 
 
-def imported_by(assignment: str, settings: dict[str, str]) -> set[str]:
+def imported_by(selection: Selection) -> set[str]:
     """Top-level modules that loading the assignment, its reference and its checks imports (a fresh interpreter)."""
     with tempfile.TemporaryDirectory(prefix="lmgrade-probe-") as cwd:
         proc = subprocess.run(
-            [sys.executable, "-c", _PROBE, assignment, json.dumps(settings)], capture_output=True, text=True, cwd=cwd
+            [sys.executable, "-c", _PROBE, json.dumps(selection.as_dict())], capture_output=True, text=True, cwd=cwd
         )
     if proc.returncode != 0:
-        raise HarnessFault(f"loading {assignment} failed:\n{proc.stderr.strip()[-2000:]}")
+        raise HarnessFault(f"loading {selection.assignment} failed:\n{proc.stderr.strip()[-2000:]}")
     return set(json.loads(proc.stdout.strip().splitlines()[-1]))
 
 

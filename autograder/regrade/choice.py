@@ -36,8 +36,9 @@ def make_executor(
 ) -> Executor:
     """This process's executor (`connection` None), or one on the Dask cluster `connection` names.
 
-    `assignment` is already bound to this machine's device; Dask workers
-    resolve `device` (the --device asked for) on their own machines.
+    `assignment` is bound to this machine's device for a local executor; for
+    Dask it is not, and the workers bind `device` (the --device asked for) on
+    their own machines.
     """
     if connection is None:
         return LocalExecutor(assignment, variant, jobs=jobs, secret=secret, protected=protected)

@@ -1,12 +1,15 @@
 """Grading on a Dask distributed cluster, through its futures interface.
 
 The client sends each submission's files (bytes: workers need not see the
-client's disk) with the assignment's name, its variant and the client's
-grading fingerprint. Each worker process keeps one `Grader` per assignment
-and variant, made on its first submission with its own sandbox pool (as
-many sandboxed runs at once as the worker has threads) and reused for every
-later one, so the expected values are computed once per worker. It returns
-plain data (`Graded.as_dict`); the client writes every file.
+client's disk) with the `Selection` (the assignment and its variant), the
+--device asked for and the client's grading fingerprint. Each worker binds
+that device on its own machine; the client refuses workers that would bind
+different ones (some with a GPU, some without, under --device auto).
+Each worker process keeps one `Grader` per assignment and variant, made on
+its first submission with its own sandbox pool (as many sandboxed runs at
+once as the worker has threads) and reused for every later one, so the
+expected values are computed once per worker. It returns plain data
+(`Graded.as_dict`); the client writes every file.
 
 A worker whose fingerprint differs from the client's (another lmgrade,
 other checks, another LMGRADE_SECRET) would grade differently: the client
@@ -15,6 +18,7 @@ refuses to start with it, and such a worker refuses every submission.
 
 from __future__ import annotations
 
+import json
 import tempfile
 import threading
 import uuid
@@ -23,10 +27,12 @@ from pathlib import Path
 
 from .. import catalog
 from ..assignment import Assignment
+from ..device import DeviceError
 from ..expected_store import default_store
 from ..grading import Grader
 from ..oracle import LiveReference
 from ..seeds import course_secret
+from ..selection import Selection
 from .content import grading_fingerprint, read_files, write_files
 from .executor import Executor, ExecutorError
 from .graded import Graded, describe_failure, grade_folder
@@ -35,9 +41,8 @@ from .layout import SubmissionFolder
 SCHEME = "dask://"
 CONNECT_TIMEOUT_S = 30
 MISMATCH = (
-    "this Dask worker's lmgrade, checks, LMGRADE_SECRET or device differ from the client's: "
-    "install the same lmgrade and set the same LMGRADE_SECRET on every worker; for GPU workers and "
-    "a client without a GPU, give --device cuda"
+    "this Dask worker's lmgrade, checks or LMGRADE_SECRET differ from the client's: "
+    "install the same lmgrade and set the same LMGRADE_SECRET on every worker"
 )
 
 
@@ -55,11 +60,6 @@ def scheduler_address(spec: str) -> dict:
     raise ExecutorError(f"--executor {spec}: expected local, dask://HOST:PORT or the path of a Dask scheduler file")
 
 
-def variant_settings(variant: dict) -> dict[str, str]:
-    """The --set strings that choose `variant` again on a worker."""
-    return {k: catalog.as_setting(v) for k, v in variant.items()}
-
-
 # -- on the worker ---------------------------------------------------------
 
 _graders: dict[tuple, tuple[Grader, Assignment, dict, str]] = {}
@@ -75,12 +75,12 @@ def _worker_threads() -> int:
         return 1
 
 
-def worker_grader(name: str, settings: dict[str, str], device: str) -> tuple[Grader, Assignment, dict, str]:
-    """This process's grader of `name` in the variant `settings` choose, on `device`, with its fingerprint."""
-    key = (name, tuple(sorted(settings.items())), device)
+def worker_grader(selection: dict, device: str) -> tuple[Grader, Assignment, dict, str]:
+    """This process's grader of `selection` (as `Selection.as_dict` gives it) on `device`, with its fingerprint."""
+    key = (json.dumps(selection, sort_keys=True), device)
     with _graders_lock:
         if key not in _graders:
-            assignment, variant = catalog.load(name, settings, device=device)
+            assignment, variant = catalog.load(Selection.from_dict(selection))
             secret = course_secret()
             grader = Grader(
                 assignment,
@@ -89,23 +89,27 @@ def worker_grader(name: str, settings: dict[str, str], device: str) -> tuple[Gra
                 secret=secret,
                 jobs=_worker_threads(),
                 store=default_store(),
+                device=device,
             )
-            _graders[key] = (grader, assignment, variant, grading_fingerprint(assignment, variant, secret))
+            fingerprint = grading_fingerprint(assignment, variant, secret, device)
+            _graders[key] = (grader, grader.assignment, variant, fingerprint)
         return _graders[key]
 
 
-def worker_fingerprint(name: str, settings: dict[str, str], device: str) -> str:
-    """What `grading_fingerprint` gives on this worker (asked of every worker before grading starts)."""
-    assignment, variant = catalog.load(name, settings, device=device)
-    return grading_fingerprint(assignment, variant, course_secret())
+def worker_fingerprint(selection: dict, device: str) -> dict:
+    """What `grading_fingerprint` gives on this worker, and the device it grades on (asked before grading)."""
+    assignment, variant = catalog.load(Selection.from_dict(selection))
+    try:
+        bound = assignment.on(device).device
+    except DeviceError as exc:
+        bound = f"none: {exc}"
+    return {"fingerprint": grading_fingerprint(assignment, variant, course_secret(), device), "device": bound}
 
 
-def grade_on_worker(
-    name: str, settings: dict[str, str], device: str, fingerprint: str, files: dict[str, bytes]
-) -> dict:
+def grade_on_worker(selection: dict, device: str, fingerprint: str, files: dict[str, bytes]) -> dict:
     """Grade one submission, given as its files, with this worker's grader; `Graded` as a dict."""
     try:
-        grader, assignment, variant, own = worker_grader(name, settings, device)
+        grader, assignment, variant, own = worker_grader(selection, device)
     except Exception as exc:
         return Graded.failed(exc).as_dict()
     if own != fingerprint:
@@ -127,12 +131,13 @@ class DaskExecutor(Executor):
     """Submissions graded by the workers of a Dask cluster; at most two per worker thread in flight."""
 
     def __init__(self, connection: dict, assignment: Assignment, variant: dict, *, secret: str, device: str = "auto"):
+        """`assignment` as the catalogue gives it, bound to no device: the workers bind `device`."""
         try:
             from distributed import Client
         except ImportError:
             raise ExecutorError("--executor dask needs Dask distributed: pip install 'lmgrade[dask]'") from None
-        self.name, self.settings, self.device = assignment.name, variant_settings(variant), device
-        self.fingerprint = grading_fingerprint(assignment, variant, secret)
+        self.selection, self.device = Selection.of(assignment.name, variant).as_dict(), device
+        self.fingerprint = grading_fingerprint(assignment, variant, secret, device)
         where = connection.get("address") or connection.get("scheduler_file")
         try:
             self.client = Client(**connection, timeout=CONNECT_TIMEOUT_S)
@@ -151,12 +156,24 @@ class DaskExecutor(Executor):
         except TimeoutError:
             raise ExecutorError(f"no Dask worker joined the scheduler within {CONNECT_TIMEOUT_S} s") from None
         try:
-            found = self.client.run(worker_fingerprint, self.name, self.settings, self.device)
+            found = self.client.run(worker_fingerprint, self.selection, self.device)
         except Exception as exc:
             raise ExecutorError(f"the Dask workers cannot run lmgrade: {describe_failure(exc)}") from None
-        differing = sorted(worker for worker, fingerprint in found.items() if fingerprint != self.fingerprint)
+        differing = sorted(worker for worker, said in found.items() if said["fingerprint"] != self.fingerprint)
         if differing:
             raise ExecutorError(f"{MISMATCH} (differing: {', '.join(differing[:3])})")
+        devices: dict[str, list[str]] = {}
+        for worker, said in sorted(found.items()):
+            devices.setdefault(said["device"], []).append(worker)
+        unusable = [device for device in devices if device.startswith("none: ")]
+        if unusable:
+            raise ExecutorError(f"a Dask worker cannot grade with --device {self.device}: {unusable[0][6:]}")
+        if len(devices) > 1:
+            where = "; ".join(f"{device} on {', '.join(workers[:3])}" for device, workers in devices.items())
+            raise ExecutorError(
+                f"the Dask workers would grade on different devices ({where}): "
+                "give --device cpu, or --device cuda with a GPU on every worker"
+            )
 
     def grade(self, submissions: Iterable[SubmissionFolder]) -> Iterator[tuple[SubmissionFolder, Graded]]:
         from distributed import as_completed
@@ -173,8 +190,7 @@ class DaskExecutor(Executor):
                 return Graded.failed(exc)
             future = self.client.submit(
                 grade_on_worker,
-                self.name,
-                self.settings,
+                self.selection,
                 self.device,
                 self.fingerprint,
                 files,

@@ -71,11 +71,16 @@ def _sources_hash(folders: tuple[Path, ...]) -> str:
     return digest.hexdigest()
 
 
-def grading_fingerprint(assignment: Assignment, variant: dict, secret: str) -> str:
-    """One hash of everything besides the submission that decides its score."""
+def grading_fingerprint(assignment: Assignment, variant: dict, secret: str, device: str = "auto") -> str:
+    """One hash of everything besides the submission that decides its score.
+
+    The device is the assignment's own once bound; unbound (a Dask client's),
+    the --device asked for, which the workers agree on before grading.
+    """
     identity = {
         "lmgrade": __version__,
         "assignment": assignment.name,
+        "device": assignment.device or f"asked: {device}",
         "variant": {k: str(v) for k, v in sorted(variant.items())},
         # Where a check runs changes its sizes and bounds: a GPU regrade grades again.
         "checks": [[c.name, c.points, c.visibility, c.device, bool(c.unavailable)] for c in assignment.checks],

@@ -66,13 +66,18 @@ def regrade(
     secret: str,
     force: bool = False,
     listener: Listener | None = None,
+    device: str = "auto",
 ) -> RegradeSummary:
-    """Grade every submission of `layout` that needs it; write the CSV, the results and the report."""
+    """Grade every submission of `layout` that needs it; write the CSV, the results and the report.
+
+    `assignment` is bound to this machine's device where it grades here; on
+    a cluster it is not, and `device` is the --device its workers bind.
+    """
     csv_path = Path(csv_path)
     results_dir, report_path = output_paths(csv_path)
     results_dir.mkdir(parents=True, exist_ok=True)
     store = ResultsFolder(results_dir, assignment.checks)
-    fingerprint = grading_fingerprint(assignment, variant, secret)
+    fingerprint = grading_fingerprint(assignment, variant, secret, device)
 
     summary = RegradeSummary(csv_path, report_path, results_dir, [])
     grades: dict[str, Graded] = {}
