@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from helpers import ROOT, TEST_SECRET, shortened, write_bugs
@@ -13,7 +15,13 @@ from lmgrade.selection import Selection
 def expected_store(tmp_path_factory):
     """The expected-value store of every grading the suite starts, its commands included: the session's own
     folder, shared by the whole run and never the user's cache."""
-    folder = tmp_path_factory.mktemp("expected_store")
+    # One folder for every worker of a parallel run (pytest -n): the store is content-addressed and
+    # written atomically, so workers share what any of them computed.
+    shared = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        shared = shared.parent
+    folder = shared / "expected_store"
+    folder.mkdir(exist_ok=True)
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("LMGRADE_CACHE", str(folder))
         yield folder
@@ -73,3 +81,27 @@ def reference_submission(tmp_path_factory, ngram):
     folder = tmp_path_factory.mktemp("reference_submission")
     (folder / "ngram.py").write_text((ROOT / "reference" / "ngram" / "ngram.py").read_text())
     return folder
+
+
+# Too slow to grade for every bug (training runs 300 steps; timing checks time
+# dozens of calls): graded only for the bugs that must lose on them.
+SLOW_CHECKS = {"training", "attention_speed", "train_step_speed"}
+
+
+@pytest.fixture(scope="session")
+def bug_verdicts(graders, tmp_path_factory):
+    """(assignment, bug) -> the bug's verdicts, graded once a session in the variant the bug states: every check
+    but the slow ones its catalogue entry does not name."""
+    folders, verdicts = {}, {}
+
+    def graded(name: str, bug: str):
+        if (name, bug) not in verdicts:
+            if name not in folders:
+                folders[name] = write_bugs(catalog.load(name)[0], tmp_path_factory.mktemp(f"bugs_{name}"))
+            entry = catalog.bugs(name)[bug]
+            grader = graders(name, tuple(f"{k}={v}" for k, v in entry.variant.items()))
+            only = {c.name for c in grader.assignment.checks} - SLOW_CHECKS | set(entry.loses)
+            verdicts[name, bug] = grader.grade(folders[name][bug], only=only)
+        return verdicts[name, bug]
+
+    return graded

@@ -13,7 +13,6 @@ from helpers import (
     contract_submissions,
     graded_in,
     variant_params,
-    write_bugs,
 )
 from lmgrade import catalog, composition, liveness, templates
 
@@ -86,30 +85,17 @@ def test_the_catalogue_is_large_enough(name):
 
 
 def _bug_params():
-    return [pytest.param(name, bug, id=f"{name}-{bug}") for name in ASSIGNMENTS for bug in sorted(catalog.bugs(name))]
-
-
-@pytest.fixture(scope="session")
-def bug_folders(tmp_path_factory):
-    made = {}
-
-    def folder(name, bug):
-        if name not in made:
-            assignment, _ = catalog.load(name)
-            made[name] = write_bugs(assignment, tmp_path_factory.mktemp(f"bugs_{name}"))
-        return made[name][bug]
-
-    return folder
-
-
-# Too slow to grade for every bug here (training runs 300 steps; timing checks
-# time dozens of calls): graded only for the bugs that must lose on them.
-SLOW = {"training", "attention_speed", "train_step_speed"}
+    return [
+        # lstm's gradings are shared with test_lstm_feedback.py: one worker of a parallel run does both.
+        pytest.param(name, bug, id=f"{name}-{bug}", marks=[pytest.mark.xdist_group(f"{name}_bugs")])
+        for name in ASSIGNMENTS
+        for bug in sorted(catalog.bugs(name))
+    ]
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name,bug", _bug_params())
-def test_each_bug_loses_on_its_component_and_nowhere_else(graders, bug_folders, name, bug):
+def test_each_bug_loses_on_its_component_and_nowhere_else(graders, bug_verdicts, name, bug):
     """One bug, one place: points are lost, with the catalogue's words, on the checks the catalogue
     names, and elsewhere only on checks that compose them; a composed check that lost names the
     component check that failed first. One grading per bug proves both."""
@@ -121,7 +107,7 @@ def test_each_bug_loses_on_its_component_and_nowhere_else(graders, bug_folders, 
     allowed = set(loses) | {
         c.name for c in assignment.checks if {k.name for k in composition.components(c, by_name)} & set(loses)
     }
-    verdicts = grader.grade(bug_folders(name, bug), only=({c.name for c in assignment.checks} - SLOW) | set(loses))
+    verdicts = bug_verdicts(name, bug)
     graded = {v.check.name: v for v in verdicts}
     for check, words in loses.items():
         v = graded[check]

@@ -13,7 +13,8 @@ import re
 import pytest
 
 from lmgrade import catalog
-from lmgrade.flawed import write_flawed
+
+pytestmark = pytest.mark.xdist_group("embeddings_bugs")
 
 NAMED = re.compile(r"see (?:the check )?(\w+)(?:\)|: fix that first)")
 # Bugs whose feedback names other checks: in a function a method builds on, or beside a property.
@@ -28,19 +29,9 @@ COMPOSED = [
 
 
 @pytest.fixture(scope="module")
-def graded(graders, tmp_path_factory):
-    assignment, _ = catalog.load("embeddings")
-    spec, bugs = assignment.spec, catalog.bugs("embeddings")
-    root = tmp_path_factory.mktemp("embeddings_messages")
-    return {
-        name: {
-            v.check.name: v
-            for v in graders("embeddings").grade(
-                write_flawed(spec.reference_folder(), spec.files, root / name, [bugs[name]])
-            )
-        }
-        for name in COMPOSED
-    }
+def graded(bug_verdicts):
+    # Graded once a session, with test_assignments.py's bug tests (one worker of a parallel run does both).
+    return {name: {v.check.name: v for v in bug_verdicts("embeddings", name)} for name in COMPOSED}
 
 
 @pytest.mark.parametrize("bug", COMPOSED)

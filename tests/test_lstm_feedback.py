@@ -7,11 +7,10 @@ import re
 
 import pytest
 
-from helpers import write_bugs
 from lmgrade import catalog
 
-# Slow: grades the lstm catalogue.
-pytestmark = pytest.mark.slow
+# Slow: grades the lstm catalogue (once a session, with test_assignments.py's bug tests).
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("lstm_bugs")]
 
 NAMED = re.compile(r"differs, see (\w+): fix that first")
 # Checks that grade one component on data the grader gives, and the bugs of that component.
@@ -22,12 +21,9 @@ FED = {
 
 
 @pytest.fixture(scope="module")
-def verdicts(graders, tmp_path_factory):
+def verdicts(bug_verdicts):
     """Every check's verdict for every bug of the catalogue, by bug and check."""
-    assignment, _ = catalog.load("lstm")
-    folders = write_bugs(assignment, tmp_path_factory.mktemp("lstm_bugs"))
-    grader = graders("lstm")
-    return {bug: {v.check.name: v for v in grader.grade(folder)} for bug, folder in folders.items()}
+    return {bug: {v.check.name: v for v in bug_verdicts("lstm", bug)} for bug in catalog.bugs("lstm")}
 
 
 def _lost(verdict) -> bool:
