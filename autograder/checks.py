@@ -9,7 +9,7 @@ A `Check` has three parts that run in three places:
   with the reference modules). It must be a module-level function of a module
   that does not import the reference: the fork server imports it by name.
 - ``judge(case, expected, got)`` in the grading process: a `CaseVerdict`.
-  The default compares the two with `compare.compare` and the check's
+  The default compares the two with `comparison.compare` and the check's
   tolerance. Once every case is judged, the grading run asks the check's
   known mistakes whether one of them explains every answer (`explains`).
 
@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .compare import Tolerance, compare
+from .comparison import Tolerance, compare
 from .sandbox.limits import Limits
 
 if TYPE_CHECKING:

@@ -12,7 +12,6 @@ from __future__ import annotations
 import sys
 import threading
 import time
-from pathlib import Path
 from typing import Any
 
 from .assignment import Assignment
@@ -65,16 +64,18 @@ class ExpectedValues:
             return None
         if self._code is None:
             # The digest serves every check of the assignment: the code of all of them, not the first asked's.
-            modules = [
-                f for c in self.assignment.checks for f in (c.make_cases, c.judge, *(m.patch for m in c.mistakes))
+            functions = [
+                f
+                for c in self.assignment.checks
+                for f in (c.scenario, c.make_cases, c.judge, *(m.patch for m in c.mistakes))
+                if f is not None
             ]
-            folders = [Path(f).parent for f in self.assignment.check_module_files().values()]
-            folders += [
-                Path(sys.modules[f.__module__].__file__).parent
-                for f in modules
-                if f is not None and getattr(sys.modules.get(f.__module__), "__file__", None)
+            packages = [
+                module.__package__ or module.__name__
+                for f in functions
+                if (module := sys.modules.get(f.__module__)) is not None and getattr(module, "__file__", None)
             ]
-            self._code = code_digest(self.oracle.reference_folder, self.assignment.spec.files, folders)
+            self._code = code_digest(self.oracle.reference_folder, self.assignment.spec.files, packages)
         return entry_key(self._code, check, self.variant, cases, what)
 
     def of(self, check: Check) -> tuple[list[Case], list[Any]]:

@@ -43,12 +43,19 @@ def default_folder() -> Path | None:
     return Path(base) / "lmgrade" / "expected"
 
 
+# lmgrade's subpackages that hold the assignments: folders of their own in a source checkout
+# (pyproject.toml's package-dir), inside lmgrade/ once installed. The harness's digest leaves them out
+# in both, so that a zip built from a checkout and graded from its wheel finds the values it recorded;
+# the checks' packages and the reference's files have digests of their own.
+ASSIGNMENT_SUBPACKAGES = ("plugins", "reference", "assignments")
+
+
 @cache
-def _tree_digest(folder: Path) -> str:
-    """SHA-256 of the names and bytes of the Python files under `folder`."""
+def _tree_digest(folder: Path, leave_out: tuple[str, ...] = ()) -> str:
+    """SHA-256 of the names and bytes of the Python files under `folder` (but its sub-folders `leave_out`)."""
     digest = hashlib.sha256()
     for path in sorted(folder.rglob("*.py")):
-        if "__pycache__" in path.parts:
+        if "__pycache__" in path.parts or path.relative_to(folder).parts[0] in leave_out:
             continue
         relative = path.relative_to(folder).as_posix()
         data = path.read_bytes()
@@ -56,9 +63,15 @@ def _tree_digest(folder: Path) -> str:
     return digest.hexdigest()
 
 
-def code_digest(reference: Path, files: tuple[str, ...], code_folders: list[Path]) -> str:
-    """What the expected values' code is made of: the reference's files, the graders' and harness's code,
-    and the versions of the libraries that compute them."""
+def code_digest(reference: Path, files: tuple[str, ...], code_packages: list[str]) -> str:
+    """What the expected values' code is made of: the reference's files, the graders' and harness's code
+    (`code_packages`: packages, or modules outside any package, by their import names), and the
+    versions of the libraries that compute them.
+
+    Packages are named by their import names, never by their folders: a zip built from a source
+    checkout (folders autograder/, plugins/) is graded from an installed wheel (lmgrade/), and the
+    same code must give the same keys there.
+    """
     digest = hashlib.sha256(f"lmgrade {__version__}\0".encode())
     # torch by its version (a zip pins the one it was built with); numpy by its major version, as a
     # Gradescope image may hold another minor one: within one, answers differ by rounding, as they do
@@ -69,9 +82,15 @@ def code_digest(reference: Path, files: tuple[str, ...], code_folders: list[Path
     for filename in files:
         data = (reference / filename).read_bytes()
         digest.update(f"{len(filename)}:{filename}:{len(data)}:".encode() + data)
-    harness = Path(__file__).resolve().parent
-    for folder in sorted({harness, *(Path(f).resolve() for f in code_folders)}):
-        digest.update(f"{folder.name}:{_tree_digest(folder)}\0".encode())
+    for name in sorted({__package__, *code_packages}):
+        module = sys.modules[name]
+        path = Path(module.__file__).resolve()
+        # A package by every file under it; a module outside any package by its own file.
+        if not hasattr(module, "__path__"):
+            code = hashlib.sha256(path.read_bytes()).hexdigest()
+        else:
+            code = _tree_digest(path.parent, ASSIGNMENT_SUBPACKAGES if name == __package__ else ())
+        digest.update(f"{name}:{code}\0".encode())
     return digest.hexdigest()
 
 

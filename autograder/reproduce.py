@@ -19,7 +19,7 @@ import numpy as np
 
 from . import wire
 from .checks import Check
-from .compare import Tolerance, compare, digits, number
+from .comparison import Tolerance, compare, digits, number
 
 MAX_LISTED = 200  # differing entries listed with --full
 SHORT_LISTED = 10  # ... and without it

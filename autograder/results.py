@@ -13,8 +13,10 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from .checks import Case, CaseVerdict, Check, Mistake
+if TYPE_CHECKING:  # the Gradescope supervisor reads results without numpy
+    from .checks import Case, CaseVerdict, Check, Mistake
 
 HARNESS_FAULT_NOTE = (
     "The autograder itself failed, not your submission: please tell the course staff (your score is not final)."
@@ -57,6 +59,8 @@ class Verdict:
 
 
 def not_run(check: Check, number: int, cases: list[Case], reason: str) -> Verdict:
+    from .checks import CaseVerdict
+
     """Zero for a check that cannot be run on this submission, every case with the reason."""
     return Verdict(check, number, 0.0, reason, [(c, CaseVerdict(False, reason)) for c in cases])
 

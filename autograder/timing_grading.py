@@ -22,7 +22,7 @@ from pathlib import Path
 
 from . import wire
 from .checks import Case, CaseVerdict, Check
-from .compare import compare
+from .comparison import compare
 from .feedback import describe_output, outcome_verdict, summarize
 from .oracle import OracleError
 from .results import Verdict

@@ -7,6 +7,10 @@ The peer: token and position embeddings, n_layers nn.TransformerEncoderLayer
 head, the same sizes. A step is forward, cross-entropy, backward and an
 AdamW step; the ratio is tokens per second of the reference over the
 peer's (target at least 0.9).
+
+With --profile, torch.profiler's view of --repeat steps of each model at
+each size: how many operators a step runs and the operators that take the
+most time, where the gap between the two comes from.
 """
 
 from __future__ import annotations
@@ -60,10 +64,29 @@ def step_fn(model, loss_fn, idx, device):
     return step
 
 
+def profile(name: str, step, repeat: int) -> None:
+    """Operators per step and the costliest ones (self time), over `repeat` steps after a warm-up."""
+    from torch.profiler import ProfilerActivity
+    from torch.profiler import profile as torch_profile
+
+    for _ in range(3):
+        step()
+    with torch_profile(activities=[ProfilerActivity.CPU]) as prof:
+        for _ in range(repeat):
+            step()
+    events = [e for e in prof.key_averages() if e.key.startswith("aten::")]
+    calls = sum(e.count for e in events) / repeat
+    total_ms = sum(e.self_cpu_time_total for e in events) / 1e3 / repeat
+    print(f"  {name}: {calls:.0f} aten operator calls per step, {total_ms:.1f} ms of their own time per step")
+    for e in sorted(events, key=lambda e: -e.self_cpu_time_total)[:8]:
+        print(f"    {e.key:<40} {e.count / repeat:>6.0f} calls {e.self_cpu_time_total / 1e3 / repeat:>8.2f} ms")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--repeat", type=int, default=30)
     parser.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
+    parser.add_argument("--profile", action="store_true", help="where each step's time goes, by operator")
     args = parser.parse_args()
     torch.manual_seed(0)
     sync = torch.cuda.synchronize if args.device == "cuda" else None
@@ -72,6 +95,12 @@ def main() -> None:
         idx = torch.randint(0, V, (B, ctx + 1), device=args.device)
         ours = TransformerLM(V, ctx, d, L, h, d_ff).to(args.device)
         peer = TorchLM(V, ctx, d, L, h, d_ff).to(args.device)
+        if args.profile:
+            print(f"V={V} T={ctx} d={d} L={L} B={B}")
+            profile("reference", step_fn(ours, cross_entropy, idx, args.device), args.repeat)
+            peer_loss = lambda z, y: F.cross_entropy(z.flatten(0, 1), y.flatten())  # noqa: E731
+            profile("nn.TransformerEncoderLayer", step_fn(peer, peer_loss, idx, args.device), args.repeat)
+            continue
         t_ours = median_time(step_fn(ours, cross_entropy, idx, args.device), args.repeat, warmup=3, sync=sync)
         t_peer = median_time(
             step_fn(peer, lambda z, y: F.cross_entropy(z.flatten(0, 1), y.flatten()), idx, args.device),

@@ -10,7 +10,7 @@ from degenerate import write_degenerate
 from helpers import TEST_SECRET
 from lmgrade import catalog
 from lmgrade.checks import Case, CaseContext, Check, Mistake, explains
-from lmgrade.compare import Tolerance
+from lmgrade.comparison import Tolerance
 from lmgrade.grading import Grader
 from lmgrade.oracle import LiveReference
 from lmgrade.sandbox.pool import CaseOutcome

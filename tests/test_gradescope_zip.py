@@ -172,12 +172,16 @@ def grade_both(
 ) -> tuple[dict, dict]:
     """results.json of run_autograder and of `lmgrade grade` (with the zip's secret) on the same files, side by side."""
     layout = installed.new_root(files)
+    recorded = sorted(layout.expected.rglob("*.wire"))
     zipped = installed.start(layout)
     graded, folder = lmgrade_grade(files, tmp, assignment, settings, secret)
     zip_out, _ = zipped.communicate(timeout=300)
     grade_out, _ = graded.communicate(timeout=300)
     assert zipped.returncode == 0, zip_out
     assert graded.returncode == 0, grade_out
+    # Built from this checkout, graded from the installed wheel: the values the zip recorded served
+    # every check and every named mistake (one computed live would have been stored beside them).
+    assert recorded and sorted(layout.expected.rglob("*.wire")) == recorded
     expected = json.loads((folder / "results.json").read_text())
     return results_of(layout), expected
 

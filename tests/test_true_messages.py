@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 
 from lmgrade.checks import Case, Check
-from lmgrade.compare import Tolerance
+from lmgrade.comparison import Tolerance
 from lmgrade.speed import Timing
 from lmgrade.timing_grading import Laps, judge_case
 

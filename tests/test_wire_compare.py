@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from lmgrade import wire
-from lmgrade.compare import Tolerance, compare
+from lmgrade.comparison import Tolerance, compare
 from lmgrade.sandbox import protocol
 
 
@@ -109,7 +109,7 @@ def test_numbers_read_as_numbers_with_the_digits_the_tolerance_needs():
     # Arrays as arrays, long ones shortened.
     msg = compare([1.0], [np.linspace(0, 1, 100)], TOL)
     assert "array of shape (100,)" in msg
-    from lmgrade.compare import number, plain
+    from lmgrade.comparison import number, plain
 
     assert number(np.float32(0.1), Tolerance(rtol=2e-4)) == "0.1" and number(np.int64(3)) == "3"
     assert number(2.0, TOL) == "2.0" and number(float("inf"), TOL) == "inf"

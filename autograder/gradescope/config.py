@@ -12,10 +12,13 @@ import json
 import os
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from ..assignment import Assignment
 from ..errors import HarnessFault
 from ..selection import Selection
+
+if TYPE_CHECKING:  # read by the supervisor, which loads no assignment
+    from ..assignment import Assignment
 
 FORMAT = 2
 # Gradescope's default timeout of an autograder run; instructors may raise it

@@ -34,7 +34,6 @@ from ..atomic import TEMPORARY_PREFIX, write_atomically
 from ..errors import HarnessFault
 from ..reports.gradescope import NOT_GRADED, results_json
 from ..results import HARNESS_FAULT_NOTE
-from ..sandbox.pool import signal_name
 from .config import ZipConfig
 from .layout import Layout
 
@@ -65,10 +64,17 @@ def provisional(config: ZipConfig, output: str = "") -> dict:
     return results_json(list(enumerate(config.checks, start=1)), {}, output=output)
 
 
+def _signal_name(number: int) -> str:
+    # Imported when needed: the supervisor starts without the sandbox's imports (numpy among them).
+    from ..sandbox.pool import signal_name
+
+    return signal_name(number)
+
+
 def describe_exit(status: int) -> str:
     if status < 0:
         hint = " (out of memory?)" if -status == signal.SIGKILL else ""
-        return f"the grading process was killed by {signal_name(-status)}{hint}"
+        return f"the grading process was killed by {_signal_name(-status)}{hint}"
     return f"the grading process failed (exit status {status})"
 
 
@@ -79,7 +85,7 @@ def grade_in_child(time_budget_s: float) -> tuple[str, str] | None:
     )
 
     def stop(signum, _frame):
-        raise Stopped(signal_name(signum))
+        raise Stopped(_signal_name(signum))
 
     for sig in STOP_SIGNALS:
         signal.signal(sig, stop)
