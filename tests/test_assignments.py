@@ -85,12 +85,7 @@ def test_the_catalogue_is_large_enough(name):
 
 
 def _bug_params():
-    return [
-        # lstm's gradings are shared with test_lstm_feedback.py: one worker of a parallel run does both.
-        pytest.param(name, bug, id=f"{name}-{bug}", marks=[pytest.mark.xdist_group(f"{name}_bugs")])
-        for name in ASSIGNMENTS
-        for bug in sorted(catalog.bugs(name))
-    ]
+    return [pytest.param(name, bug, id=f"{name}-{bug}") for name in ASSIGNMENTS for bug in sorted(catalog.bugs(name))]
 
 
 @pytest.mark.slow

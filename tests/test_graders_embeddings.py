@@ -14,8 +14,6 @@ import pytest
 
 from lmgrade import catalog
 
-pytestmark = pytest.mark.xdist_group("embeddings_bugs")
-
 NAMED = re.compile(r"see (?:the check )?(\w+)(?:\)|: fix that first)")
 # Bugs whose feedback names other checks: in a function a method builds on, or beside a property.
 COMPOSED = [
@@ -28,9 +26,9 @@ COMPOSED = [
 ]
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def graded(bug_verdicts):
-    # Graded once a session, with test_assignments.py's bug tests (one worker of a parallel run does both).
+    # Graded once a session per worker, with test_assignments.py's bug tests.
     return {name: {v.check.name: v for v in bug_verdicts("embeddings", name)} for name in COMPOSED}
 
 

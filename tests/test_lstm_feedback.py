@@ -9,8 +9,8 @@ import pytest
 
 from lmgrade import catalog
 
-# Slow: grades the lstm catalogue (once a session, with test_assignments.py's bug tests).
-pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("lstm_bugs")]
+# Slow: grades the lstm catalogue (once a session per worker, with test_assignments.py's bug tests).
+pytestmark = pytest.mark.slow
 
 NAMED = re.compile(r"differs, see (\w+): fix that first")
 # Checks that grade one component on data the grader gives, and the bugs of that component.
@@ -20,7 +20,7 @@ FED = {
 }
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def verdicts(bug_verdicts):
     """Every check's verdict for every bug of the catalogue, by bug and check."""
     return {bug: {v.check.name: v for v in bug_verdicts("lstm", bug)} for bug in catalog.bugs("lstm")}
