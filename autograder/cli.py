@@ -27,7 +27,7 @@ from .errors import HarnessFault
 from .expected_store import default_store
 from .feedback import human_bytes, outcome_verdict
 from .flawed import write_flawed
-from .grade import grade_submission
+from .grade import grade_submission, servers_for
 from .grading import Grader
 from .oracle import LiveReference
 from .reports.terminal import describe_defences, print_report
@@ -211,6 +211,7 @@ def run_grading(
     visible_only: bool = False,
     title: str | None = None,
     grader: Grader | None = None,
+    prestarted=None,
 ) -> GradingRun:
     """Grade one submission with a progress bar; print the report."""
     running: list[str] = []  # the checks under way, named beside the bar (some take a while)
@@ -236,6 +237,7 @@ def run_grading(
             jobs=jobs,
             visible_only=visible_only,
             grader=grader,
+            prestarted=prestarted,
             on_start=lambda n: progress.update(task, total=n),
             on_check_start=started,
             on_verdict=finished,
@@ -283,8 +285,9 @@ def grade(
     """Grade a submission folder (or a .zip) against the reference; write results.json."""
     existing(submission_dir, "nothing was graded, and no results file written")
     writable_folder(results.parent if str(results.parent) else Path("."), "--results")
-    bound, variant = _load(_select(assignment, settings), device)
-    run_grading(bound, variant, submission_dir, results=results, jobs=jobs)
+    with servers_for(assignment, jobs) as prestarted:
+        bound, variant = _load(_select(assignment, settings), device)
+        run_grading(bound, variant, submission_dir, results=results, jobs=jobs, prestarted=prestarted)
     console.print(f"results written to {results}")
 
 

@@ -10,19 +10,36 @@ left valid and says so.
 
 from __future__ import annotations
 
+import contextlib
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from .assignment import Assignment
+from .assignment import Assignment, AssignmentError
+from .catalog import load_spec
 from .checks import Check
 from .expected_store import ExpectedStore, default_store
 from .grading import Grader
 from .oracle import LiveReference
 from .reports.gradescope import ResultsFile
 from .results import HARNESS_FAULT_NOTE, GradingRun, Verdict
+from .sandbox.pool import HarnessError, Prestarted
 from .seeds import course_secret
 from .submission import UnreadableSubmission, graded_files_hash, locate, lone_zip, missing_hint, unpack_zip
+
+
+@contextlib.contextmanager
+def servers_for(name: str, jobs: int) -> Iterator[Prestarted | None]:
+    """Fork servers started at once for a grading of assignment `name`, importing what its
+    assignment.toml preloads (torch) while this process loads the checks; None where they cannot
+    start (an unknown assignment, no sandbox here): the grading says why when it begins."""
+    try:
+        servers = Prestarted(["numpy", *load_spec(name).preload], jobs)
+    except (AssignmentError, HarnessError, OSError):
+        yield None
+        return
+    with servers:
+        yield servers
 
 
 def grade_submission(
@@ -39,12 +56,14 @@ def grade_submission(
     on_start: Callable[[int], None] | None = None,
     on_verdict: Callable[[Verdict], None] | None = None,
     on_check_start: Callable[[Check], None] | None = None,
+    prestarted: Prestarted | None = None,
 ) -> GradingRun:
     """Grade one submission folder; keep `results` (if given) a valid results.json throughout.
 
     `grader` lets many submissions share one sandbox pool and one set of
-    expected values; without it, one is made (with the live reference and
-    `store`, by default the user's) and closed. Raises `HarnessFault` when grading cannot be trusted, after
+    expected values; without it, one is made (with the live reference,
+    `store`, by default the user's, and the fork servers `prestarted`) and
+    closed. Raises `HarnessFault` when grading cannot be trusted, after
     writing a results.json that says so.
     """
     with tempfile.TemporaryDirectory(prefix="lmgrade-upload-") as scratch:
@@ -62,6 +81,7 @@ def grade_submission(
             on_start=on_start,
             on_verdict=on_verdict,
             on_check_start=on_check_start,
+            prestarted=prestarted,
         )
 
 
@@ -80,6 +100,7 @@ def _grade_submission(
     on_start,
     on_verdict,
     on_check_start,
+    prestarted,
 ) -> GradingRun:
     # The checks as the grader runs them (a check needing CUDA may not count here), for results.json too.
     assignment = grader.assignment if grader is not None else assignment.on()
@@ -139,6 +160,7 @@ def _grade_submission(
                 jobs=jobs,
                 protected=protected,
                 store=store or default_store(),
+                prestarted=prestarted,
             ) as own:
                 own.grade(
                     submission,

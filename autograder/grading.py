@@ -32,7 +32,7 @@ from .import_probe import ImportProbe, Imports
 from .oracle import Oracle
 from .results import Verdict, not_run
 from .sandbox.limits import Limits
-from .sandbox.pool import CaseOutcome, SandboxPool
+from .sandbox.pool import CaseOutcome, Prestarted, SandboxPool
 from .submission import copy_files
 
 # Larger files are left to the run-time guard (and to the sandbox's limits).
@@ -67,6 +67,7 @@ class Grader:
         landlock: bool = True,
         store: ExpectedStore | None = None,
         device: str = "auto",
+        prestarted: Prestarted | None = None,
     ):
         # Bound here, where the checks run: on a Dask worker, its own GPU or none.
         assignment = assignment.on(device)
@@ -86,6 +87,7 @@ class Grader:
             jobs=self.jobs,
             landlock=landlock,
             forbidden_apis={"apis": list(spec.forbidden), "also": {k: list(v) for k, v in spec.forbidden_also.items()}},
+            prestarted=prestarted,
         )
         self._lock = threading.Lock()
         self._reference_copy: Path | None = None

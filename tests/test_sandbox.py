@@ -385,3 +385,26 @@ def _state(pid: int) -> str:
             return f.read().rsplit(")", 1)[1].split()[0]
     except OSError:
         return "gone"
+
+
+def test_servers_started_before_their_grading_serve_it_and_the_rest_are_closed(victim):
+    from lmgrade.sandbox.pool import Prestarted
+
+    root = Path(__file__).resolve().parents[1]
+    with Prestarted(["numpy"], jobs=2) as early:
+        started = [server.proc for server in early.servers]
+        with SandboxPool(
+            preload=["numpy", "sandbox_fixtures.scenarios"],
+            forbidden_modules=["lmgrade.reference"],
+            protected=[root / "reference"],
+            jobs=1,
+            prestarted=early,
+        ) as pool:
+            (out,) = run(pool, victim, ("ok", 3))
+            assert out.kind == "ok" and out.value["x"] == 3
+            # One server was taken and told what it serves; the other still waits.
+            assert len(early.servers) == 1 and pool._all[0].proc in started
+            # The pool's preload goes on where the early imports left off: the reference stays hidden.
+            (secret,) = run(pool, victim, ("read", str(SECRET_FILE)))
+            assert secret.kind == "error" and secret.error["type"] == "PermissionError"
+    assert all(proc.poll() is not None for proc in started)  # both gone: the one used, the one never taken

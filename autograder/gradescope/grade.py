@@ -21,7 +21,7 @@ from .. import catalog
 from ..assignment import AssignmentError
 from ..errors import HarnessFault
 from ..expected_store import ExpectedStore
-from ..grade import grade_submission
+from ..grade import grade_submission, servers_for
 from ..oracle import LiveReference
 from ..reports.terminal import describe_defences, print_report
 from ..sandbox.limits import default_jobs
@@ -56,21 +56,24 @@ def main(argv: list[str] | None = None) -> int:
     out = Console(file=sys.stdout, width=120, no_color=True, highlight=False)
     try:
         config = ZipConfig.load(args.config or layout.config)
-        assignment, variant = load(config)
         if args.check_install:
+            assignment, _ = load(config)
             LiveReference(assignment.spec)
             out.print(f"{config.title}: {len(config.checks)} checks, reference imported")
             return 0
-        # The expected values recorded in the zip: only the submission's side is computed here.
-        run = grade_submission(
-            assignment,
-            variant,
-            layout.submission,
-            results=layout.results,
-            jobs=default_jobs(),
-            secret=config.secret,
-            store=ExpectedStore(layout.expected),
-        )
+        with servers_for(config.assignment, default_jobs()) as prestarted:
+            assignment, variant = load(config)
+            # The expected values recorded in the zip: only the submission's side is computed here.
+            run = grade_submission(
+                assignment,
+                variant,
+                layout.submission,
+                results=layout.results,
+                jobs=default_jobs(),
+                secret=config.secret,
+                store=ExpectedStore(layout.expected),
+                prestarted=prestarted,
+            )
     except (HarnessFault, AssignmentError) as exc:
         print(f"lmgrade: harness fault: {exc}", file=sys.stderr)
         return 1

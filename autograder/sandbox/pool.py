@@ -117,29 +117,34 @@ def describe_death(reply: RunReply, limits: Limits) -> tuple[str, str]:
 
 
 class _Server:
-    """One fork server, holding the lease of its sandbox slot for as long as it lives."""
+    """One fork server, holding the lease of its sandbox slot for as long as it lives.
 
-    def __init__(self, init: dict, env: dict):
+    Started (`warm`: modules it imports at once), then told what it serves (`configure`).
+    """
+
+    def __init__(self, env: dict, warm: list[str] = ()):
         bootstrap = "import sys; sys.path[:0] = [%r]; from lmgrade.sandbox.server import serve; serve()" % str(
             Path(__file__).resolve().parents[2]
         )
         try:
-            slot = lease.acquire()
+            self.slot = lease.acquire()
         except lease.LeaseError as exc:
             raise HarnessError(str(exc)) from None
         try:
             self.proc = subprocess.Popen(
-                [sys.executable, "-I", "-c", bootstrap],
+                [sys.executable, "-I", "-c", bootstrap, *warm],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
-                pass_fds=(slot.fd,),
+                pass_fds=(self.slot.fd,),
                 env=env,
                 close_fds=True,
                 start_new_session=True,
             )
         finally:
-            slot.release()  # the server holds it now, until it exits
-        ready, _ = self.request({**init, "slot": slot.slot})
+            self.slot.release()  # the server holds it now, until it exits
+
+    def configure(self, init: dict) -> None:
+        ready, _ = self.request({**init, "slot": self.slot.slot})
         if not ready.get("ready"):
             raise HarnessError(f"sandbox server failed to start: {ready.get('error')}")
 
@@ -181,6 +186,35 @@ def _server_env() -> dict:
     return env
 
 
+class Prestarted:
+    """Fork servers started before their grading is known, importing `modules` (numpy, torch) at once:
+    their imports overlap the grading process's own start (loading the checks). A `SandboxPool` given
+    them configures them as its own; those it never takes are closed with this."""
+
+    def __init__(self, modules: list[str], jobs: int):
+        self.servers: list[_Server] = []
+        env = _server_env()
+        try:
+            for _ in range(max(1, jobs)):
+                self.servers.append(_Server(env, list(modules)))
+        except BaseException:
+            self.close()
+            raise
+
+    def take(self) -> _Server | None:
+        return self.servers.pop() if self.servers else None
+
+    def close(self) -> None:
+        while self.servers:
+            self.servers.pop().close()
+
+    def __enter__(self) -> Prestarted:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
 class SandboxPool:
     """Up to `jobs` fork servers, started on first use and reused for every run.
 
@@ -197,6 +231,7 @@ class SandboxPool:
         jobs: int = 1,
         landlock: bool = True,
         forbidden_apis: dict | None = None,
+        prestarted: Prestarted | None = None,
     ):
         if not hasattr(os, "fork"):
             raise HarnessError("the sandbox needs fork(): run lmgrade on Linux or macOS (on Windows, in WSL)")
@@ -216,6 +251,7 @@ class SandboxPool:
         self._free = threading.BoundedSemaphore(self.jobs)
         self.started_s: list[float] = []  # one per fork server started: the interpreters this pool began
         self.children = 0  # one per child forked: a run, and one more after each child that died part-way
+        self._prestarted = prestarted
 
     def start(self) -> None:
         """Start every fork server now, in the background: their imports overlap the grading process's own
@@ -235,7 +271,15 @@ class SandboxPool:
 
     def _new_server(self) -> _Server:
         t0 = time.perf_counter()
-        server = _Server(self.init, _server_env())
+        with self._lock:
+            server = self._prestarted.take() if self._prestarted is not None else None
+        try:
+            server = server or _Server(_server_env())
+            server.configure(self.init)
+        except BaseException:
+            if server is not None:
+                server.close()
+            raise
         with self._lock:
             self._all.append(server)
             self.started_s.append(time.perf_counter() - t0)

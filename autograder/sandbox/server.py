@@ -375,6 +375,13 @@ def main() -> None:
     prctl = getattr(ctypes.CDLL(None, use_errno=True), "prctl", None)
     if prctl is not None:  # Linux only; elsewhere the process group is all we can kill
         prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+    # Modules to import before the grading says what it grades (`prestart`): the libraries the
+    # assignment preloads, torch among them, imported while the grading process loads its checks.
+    for module in sys.argv[1:]:
+        try:
+            importlib.import_module(module)
+        except Exception:  # imported again with the rest of the preload, which says what failed
+            pass
     message = read_message(proto_in)
     if message is None:
         return
