@@ -332,20 +332,23 @@ def check(
         raise UserError(f"{'--full' if full else '--save-args'} goes with --case CHECK:N")
     existing(submission_dir, "no folder to check")
     selection = _select(assignment, settings)
-    public = public_checks(selection)
     if case_spec:
-        show_case(public, submission_dir, case_spec, full=full, save_args=save_args, selection=selection)
-        return
-    with public.grader(jobs=default_jobs()) as grader:
-        run_grading(
-            public.assignment,
-            public.variant,
-            submission_dir,
-            results=None,
-            jobs=default_jobs(),
-            visible_only=True,
-            grader=grader,
+        show_case(
+            public_checks(selection), submission_dir, case_spec, full=full, save_args=save_args, selection=selection
         )
+        return
+    with servers_for(assignment, default_jobs()) as prestarted:
+        public = public_checks(selection)
+        with public.grader(jobs=default_jobs(), prestarted=prestarted) as grader:
+            run_grading(
+                public.assignment,
+                public.variant,
+                submission_dir,
+                results=None,
+                jobs=default_jobs(),
+                visible_only=True,
+                grader=grader,
+            )
     if public.not_run_here():
         console.print(public.not_run_here())
 

@@ -15,7 +15,7 @@ import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from .assignment import Assignment, AssignmentError
+from .assignment import Assignment
 from .catalog import load_spec
 from .checks import Check
 from .expected_store import ExpectedStore, default_store
@@ -23,7 +23,7 @@ from .grading import Grader
 from .oracle import LiveReference
 from .reports.gradescope import ResultsFile
 from .results import HARNESS_FAULT_NOTE, GradingRun, Verdict
-from .sandbox.pool import HarnessError, Prestarted
+from .sandbox.pool import Prestarted
 from .seeds import course_secret
 from .submission import UnreadableSubmission, graded_files_hash, locate, lone_zip, missing_hint, unpack_zip
 
@@ -32,10 +32,11 @@ from .submission import UnreadableSubmission, graded_files_hash, locate, lone_zi
 def servers_for(name: str, jobs: int) -> Iterator[Prestarted | None]:
     """Fork servers started at once for a grading of assignment `name`, importing what its
     assignment.toml preloads (torch) while this process loads the checks; None where they cannot
-    start (an unknown assignment, no sandbox here): the grading says why when it begins."""
+    start (an unknown assignment, a plugin that fails to load, no sandbox here, a student bundle's
+    recorded checks): a head start only, so the grading itself says what is wrong when it begins."""
     try:
         servers = Prestarted(["numpy", *load_spec(name).preload], jobs)
-    except (AssignmentError, HarnessError, OSError):
+    except Exception:
         yield None
         return
     with servers:

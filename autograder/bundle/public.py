@@ -15,9 +15,11 @@ from pathlib import Path
 
 from .. import catalog
 from ..assignment import Assignment, AssignmentError
+from ..expected_store import default_store
 from ..fixtures import DOCUMENT, Fixtures, left_out, visible_checks
 from ..grading import Grader
 from ..oracle import LiveReference, RecordedReference
+from ..sandbox.pool import Prestarted
 from ..seeds import PUBLIC_SECRET
 from ..selection import Selection
 from .sources import FIXTURES_PACKAGE
@@ -30,8 +32,17 @@ class PublicChecks:
     oracle: LiveReference | RecordedReference
     left_out: list[dict]  # the checks not run here (`fixtures.left_out`)
 
-    def grader(self, jobs: int) -> Grader:
-        return Grader(self.assignment, self.variant, self.oracle, secret=PUBLIC_SECRET, jobs=jobs)
+    def grader(self, jobs: int, prestarted: Prestarted | None = None) -> Grader:
+        # The user's store serves a checkout's live reference (a bundle's values are recorded already).
+        return Grader(
+            self.assignment,
+            self.variant,
+            self.oracle,
+            secret=PUBLIC_SECRET,
+            jobs=jobs,
+            prestarted=prestarted,
+            store=default_store(),
+        )
 
     def not_run_here(self) -> str:
         """A sentence naming the checks only the course's autograder runs ("" when there are none)."""
