@@ -26,13 +26,19 @@ ROOT = Path(__file__).resolve().parents[1]
 TEST_SECRET = "test-secret"
 
 
-def shortened(assignment, cpu_s: float = 4, wall_s: float = 6):
-    """The assignment with limits short enough for a hanging submission in a test."""
+def shortened(assignment, cpu_s: float = 4, wall_s: float = 6, wall_factor: float | None = None):
+    """The assignment with limits short enough for a hanging submission in a test (`wall_factor`: times
+    the reference's time a check may take, where given)."""
     checks = [
         dataclasses.replace(
             c,
             limits=Limits(
-                **{**c.limits.as_dict(), "cpu_s": min(c.limits.cpu_s, cpu_s), "wall_s": min(c.limits.wall_s, wall_s)}
+                **{
+                    **c.limits.as_dict(),
+                    "cpu_s": min(c.limits.cpu_s, cpu_s),
+                    "wall_s": min(c.limits.wall_s, wall_s),
+                    **({} if wall_factor is None else {"wall_factor": wall_factor}),
+                }
             ),
         )
         for c in assignment.checks
