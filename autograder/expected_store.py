@@ -136,6 +136,26 @@ class ExpectedStore:
             pass
 
 
+class RecordingStore(ExpectedStore):
+    """A store that copies what it reads from `source` (the user's store) into its own folder.
+
+    What a zip records: every entry it is asked for ends up in its folder, computed or, when the
+    user's store already holds it (the same key is the same code, cases and seed), copied from there.
+    """
+
+    def __init__(self, folder: Path, source: ExpectedStore | None):
+        super().__init__(folder)
+        self.source = source
+
+    def get(self, key: str) -> Any | None:
+        found = super().get(key)
+        if found is None and self.source is not None:
+            found = self.source.get(key)
+            if found is not None:
+                self.put(key, found)
+        return found
+
+
 def default_store() -> ExpectedStore | None:
     """The store `grade`, `check` and `regrade` keep (see `default_folder`)."""
     folder = default_folder()

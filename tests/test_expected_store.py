@@ -126,3 +126,16 @@ def test_a_gpu_checks_values_are_never_stored(ngram_copy, tmp_path):
         check = on_gpu.checks[0]
         assert grader.expected._stored_key(check, grader.cases(check)) is None
         assert grader.expected._stored_key(assignment.checks[0], grader.cases(check)) is not None
+
+
+def test_a_recording_store_copies_what_the_users_store_holds(tmp_path):
+    from lmgrade.expected_store import RecordingStore
+
+    users = ExpectedStore(tmp_path / "user")
+    users.put("ab" + "0" * 62, {"expected": [1, 2], "seconds": 0.5})
+    zipped = RecordingStore(tmp_path / "zip", users)
+    assert zipped.get("ab" + "0" * 62) == {"expected": [1, 2], "seconds": 0.5}
+    # Now the zip's own folder holds it: the zip carries it without the user's store.
+    assert ExpectedStore(tmp_path / "zip").get("ab" + "0" * 62) == {"expected": [1, 2], "seconds": 0.5}
+    assert zipped.get("cd" + "0" * 62) is None and not list((tmp_path / "zip").glob("cd/*"))
+    assert RecordingStore(tmp_path / "alone", None).get("ab" + "0" * 62) is None

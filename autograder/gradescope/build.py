@@ -21,7 +21,7 @@ import jinja2
 
 from .. import __version__, catalog
 from ..assignment import Assignment
-from ..expected_store import ExpectedStore
+from ..expected_store import RecordingStore, default_store
 from ..grading import Grader
 from ..oracle import LiveReference
 from ..sandbox.limits import MAX_DEFAULT_JOBS
@@ -82,11 +82,12 @@ def record_expected(assignment: Assignment, variant: dict, secret: str, folder: 
     """Every check's expected values on the course's cases, and its mistakes' answers, as store entries.
 
     run_autograder then computes only the submission's side; timing checks still
-    run the reference beside the submission, on Gradescope's machine.
+    run the reference beside the submission, on Gradescope's machine. Values the
+    user's store holds already (from a `grade` or an earlier zip) are copied, not
+    computed again.
     """
-    with Grader(
-        assignment, variant, LiveReference(assignment.spec), secret=secret, store=ExpectedStore(folder)
-    ) as grader:
+    store = RecordingStore(folder, default_store())
+    with Grader(assignment, variant, LiveReference(assignment.spec), secret=secret, store=store) as grader:
         grader.record_expected()
     return [(path.relative_to(folder).as_posix(), path.read_bytes()) for path in sorted(folder.rglob("*.wire"))]
 
