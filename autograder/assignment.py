@@ -93,6 +93,11 @@ class AssignmentSpec:
     def root(self) -> Path:
         return self.path.parent
 
+    @property
+    def server_modules(self) -> list[str]:
+        """What every fork server imports before its first run: numpy, and assignment.toml's preload."""
+        return ["numpy", *self.preload]
+
     def reference_folder(self) -> Path:
         """The folder of the reference package, which holds one file per submitted file."""
         if self.reference_package is None:

@@ -35,7 +35,7 @@ def servers_for(name: str, jobs: int) -> Iterator[Prestarted | None]:
     start (an unknown assignment, a plugin that fails to load, no sandbox here, a student bundle's
     recorded checks): a head start only, so the grading itself says what is wrong when it begins."""
     try:
-        servers = Prestarted(["numpy", *load_spec(name).preload], jobs)
+        servers = Prestarted(load_spec(name).server_modules, jobs)
     except Exception:
         yield None
         return

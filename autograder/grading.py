@@ -79,7 +79,7 @@ class Grader:
         if self.store is not None:
             self.protected.append(self.store.folder.resolve())
         spec = assignment.spec
-        preload = ["numpy", *spec.preload, *sorted({c.scenario.__module__ for c in assignment.checks})]
+        preload = [*spec.server_modules, *sorted({c.scenario.__module__ for c in assignment.checks})]
         self.pool = SandboxPool(
             preload=preload,
             forbidden_modules=[spec.reference_package],

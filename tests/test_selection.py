@@ -98,7 +98,9 @@ def test_dask_workers_must_agree_on_the_device_they_grade_on():
     mixed = {**agreeing, "tcp://b": {"fingerprint": fingerprint, "device": "cpu"}}
     with pytest.raises(ExecutorError, match=r"different devices \(cuda on tcp://a; cpu on tcp://b\)"):
         _executor(mixed, fingerprint)._check_workers()
-    unusable = {"tcp://a": {"fingerprint": fingerprint, "device": "none: --device cuda: no CUDA GPU is usable here"}}
+    unusable = {
+        "tcp://a": {"fingerprint": fingerprint, "device": None, "cannot": "--device cuda: no CUDA GPU is usable here"}
+    }
     with pytest.raises(ExecutorError, match="cannot grade with --device auto: --device cuda: no CUDA"):
         _executor(unusable, fingerprint)._check_workers()
     other = {"tcp://a": {"fingerprint": "another", "device": "cpu"}}

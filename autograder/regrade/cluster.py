@@ -97,13 +97,14 @@ def worker_grader(selection: dict, device: str) -> tuple[Grader, Assignment, dic
 
 
 def worker_fingerprint(selection: dict, device: str) -> dict:
-    """What `grading_fingerprint` gives on this worker, and the device it grades on (asked before grading)."""
+    """What `grading_fingerprint` gives on this worker, and the device it grades on or why it cannot
+    (asked before grading)."""
     assignment, variant = catalog.load(Selection.from_dict(selection))
+    said = {"fingerprint": grading_fingerprint(assignment, variant, course_secret(), device)}
     try:
-        bound = assignment.on(device).device
+        return {**said, "device": assignment.on(device).device}
     except DeviceError as exc:
-        bound = f"none: {exc}"
-    return {"fingerprint": grading_fingerprint(assignment, variant, course_secret(), device), "device": bound}
+        return {**said, "device": None, "cannot": str(exc)}
 
 
 def grade_on_worker(selection: dict, device: str, fingerprint: str, files: dict[str, bytes]) -> dict:
@@ -162,12 +163,12 @@ class DaskExecutor(Executor):
         differing = sorted(worker for worker, said in found.items() if said["fingerprint"] != self.fingerprint)
         if differing:
             raise ExecutorError(f"{MISMATCH} (differing: {', '.join(differing[:3])})")
+        unusable = [said["cannot"] for _, said in sorted(found.items()) if said["device"] is None]
+        if unusable:
+            raise ExecutorError(f"a Dask worker cannot grade with --device {self.device}: {unusable[0]}")
         devices: dict[str, list[str]] = {}
         for worker, said in sorted(found.items()):
             devices.setdefault(said["device"], []).append(worker)
-        unusable = [device for device in devices if device.startswith("none: ")]
-        if unusable:
-            raise ExecutorError(f"a Dask worker cannot grade with --device {self.device}: {unusable[0][6:]}")
         if len(devices) > 1:
             where = "; ".join(f"{device} on {', '.join(workers[:3])}" for device, workers in devices.items())
             raise ExecutorError(
