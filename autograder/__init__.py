@@ -28,6 +28,7 @@ _LAZY = {
     "Tolerance": "comparison",
     "compare": "comparison",
     "hookimpl": "hookspecs",
+    "lazy_import": "lazy_import",
     "Limits": "sandbox.limits",
     "AssignmentPlugin": "assignment_plugin",
     "AssignmentSource": "assignment_plugin",

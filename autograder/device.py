@@ -6,6 +6,9 @@ of the other checks never imports torch for this.
 
 from __future__ import annotations
 
+import os
+import sys
+
 CHOICES = ("auto", "cpu", "cuda")
 
 
@@ -13,7 +16,13 @@ class DeviceError(ValueError):
     """--device cuda on a machine without a usable CUDA GPU."""
 
 
+# What a machine with a GPU driver has: NVIDIA's driver, WSL's GPU bridge, ROCm's (torch.cuda serves it too).
+DRIVER_PATHS = ("/proc/driver/nvidia", "/dev/nvidiactl", "/dev/dxg", "/dev/kfd")
+
+
 def cuda_available() -> bool:
+    if sys.platform == "darwin" or (sys.platform.startswith("linux") and not any(map(os.path.exists, DRIVER_PATHS))):
+        return False  # no driver, no GPU: said without importing torch (a second of CPU)
     try:
         import torch
     except ImportError:

@@ -75,7 +75,8 @@ class ExpectedValues:
                 for f in functions
                 if (module := sys.modules.get(f.__module__)) is not None and getattr(module, "__file__", None)
             ]
-            self._code = code_digest(self.oracle.reference_folder, self.assignment.spec.files, packages)
+            spec = self.assignment.spec
+            self._code = code_digest(self.oracle.reference_folder, spec.files, packages, spec.preload)
         return entry_key(self._code, check, self.variant, cases, what)
 
     def of(self, check: Check) -> tuple[list[Case], list[Any]]:

@@ -18,6 +18,7 @@ at once never read half an entry; a damaged entry is a miss.
 from __future__ import annotations
 
 import hashlib
+import importlib.metadata
 import json
 import os
 import sys
@@ -63,21 +64,35 @@ def _tree_digest(folder: Path, leave_out: tuple[str, ...] = ()) -> str:
     return digest.hexdigest()
 
 
-def code_digest(reference: Path, files: tuple[str, ...], code_packages: list[str]) -> str:
+@cache
+def _version(name: str) -> str:
+    """The installed version of the library imported as `name`, "-" where there is none: read from its
+    metadata, not imported (a grading that computes nothing never imports torch)."""
+    try:
+        return importlib.metadata.version(name)
+    except importlib.metadata.PackageNotFoundError:  # imported under another name than its distribution's
+        for distribution in importlib.metadata.packages_distributions().get(name, []):
+            return importlib.metadata.version(distribution)
+    return "-"
+
+
+def code_digest(reference: Path, files: tuple[str, ...], code_packages: list[str], libraries: list[str]) -> str:
     """What the expected values' code is made of: the reference's files, the graders' and harness's code
     (`code_packages`: packages, or modules outside any package, by their import names), and the
-    versions of the libraries that compute them.
+    versions of the libraries that compute them (`libraries`: numpy, and what assignment.toml preloads).
 
     Packages are named by their import names, never by their folders: a zip built from a source
     checkout (folders autograder/, plugins/) is graded from an installed wheel (lmgrade/), and the
-    same code must give the same keys there.
+    same code must give the same keys there. A library the assignment does not use is not named: the
+    zip of an assignment without torch is graded where torch is not installed.
     """
     digest = hashlib.sha256(f"lmgrade {__version__}\0".encode())
-    # torch by its version (a zip pins the one it was built with); numpy by its major version, as a
-    # Gradescope image may hold another minor one: within one, answers differ by rounding, as they do
-    # between two processors, and every check compares within its tolerance.
-    for name, parts in (("numpy", 1), ("torch", 3)):
-        version = getattr(sys.modules.get(name), "__version__", "-")
+    # numpy by its major version, as a Gradescope image may hold another minor one: within one, answers
+    # differ by rounding, as they do between two processors, and every check compares within its
+    # tolerance. Any other (torch) by its full version: a zip pins the one it was built with.
+    for name in sorted({"numpy", *(library.partition(".")[0] for library in libraries)}):
+        parts = 1 if name == "numpy" else 3
+        version = _version(name)
         digest.update(f"{name} {'.'.join(version.split('+')[0].split('.')[:parts])}\0".encode())
     for filename in files:
         data = (reference / filename).read_bytes()
@@ -137,10 +152,12 @@ class ExpectedStore:
 
 
 class RecordingStore(ExpectedStore):
-    """A store that copies what it reads from `source` (the user's store) into its own folder.
+    """A store that records into its own folder every entry it is asked for, sharing them with `source`
+    (the user's store).
 
-    What a zip records: every entry it is asked for ends up in its folder, computed or, when the
-    user's store already holds it (the same key is the same code, cases and seed), copied from there.
+    What a zip records: an entry the user's store already holds (the same key is the same code, cases
+    and seed) is copied from there; one computed is kept in both, so that grading with the course's
+    secret after building the zip computes nothing again.
     """
 
     def __init__(self, folder: Path, source: ExpectedStore | None):
@@ -152,8 +169,13 @@ class RecordingStore(ExpectedStore):
         if found is None and self.source is not None:
             found = self.source.get(key)
             if found is not None:
-                self.put(key, found)
+                super().put(key, found)
         return found
+
+    def put(self, key: str, value: Any) -> None:
+        super().put(key, value)
+        if self.source is not None:
+            self.source.put(key, value)
 
 
 def default_store() -> ExpectedStore | None:

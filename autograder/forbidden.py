@@ -230,7 +230,10 @@ def _lookup(path: str) -> object:
     """The object at `path` in an already imported package, or _MISSING.
 
     Nothing is imported and no attribute hook runs: a path from a submission
-    must not make the grader load or execute anything.
+    must not make the grader load or execute anything. (The grading process
+    imports torch only when it computes a value: the names, and the other
+    names assignment.toml lists, are matched everywhere; the sandbox's guard
+    stops a forbidden object whatever it is called.)
     """
     parts = path.split(".")
     obj = sys.modules.get(parts[0], _MISSING)

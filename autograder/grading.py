@@ -275,7 +275,7 @@ class Grader:
             )
         rng = random.Random(f"{self.secret}/{self.assignment.name}/{check.name}/verified laps")
         return timing_grading.grade_timing(
-            self.pool, check, number, submission, reference, self.oracle.modules, cases, rng, wrong
+            self.pool, check, number, submission, reference, lambda: self.oracle.modules, cases, rng, wrong
         )
 
     def run_case(self, check: Check, number: int, submission: Path) -> CaseRun:
@@ -357,6 +357,7 @@ class Grader:
 
         by_name = {c.name: c for c in self.assignment.checks}
         failed: set[str] = set()
+        timed = any(c.timing is not None for _, c in numbered)
 
         def one(item):
             number, check = item
@@ -365,6 +366,10 @@ class Grader:
             with report_lock:
                 first = composition.first_failed(check, by_name, failed) if check.composes else None
             verdict = self.grade_check(check, number, submission, uses, imports, first and first.name)
+            if timed and any(a is not None for a in verdict.answers or ()):
+                # The timing checks, last, will recompute the reference's laps here: its import (torch)
+                # overlaps the runs still to come instead of following them.
+                self.oracle.prepare()
             with report_lock:
                 verdict = _composed(verdict, by_name, failed)
                 if not verdict.passed:
@@ -374,11 +379,25 @@ class Grader:
                     on_verdict(verdict)
 
         number_of = {c.name: n for n, c in numbered}
-        # A composed check runs after the checks of its components (composition.waves).
-        for wave in composition.waves([c for _, c in numbered if c.timing is None]):
-            with ThreadPoolExecutor(max_workers=self.jobs) as executor:
-                for future in [executor.submit(one, (number_of[c.name], c)) for c in wave]:
-                    future.result()
+        # A composed check starts once the checks it composes have their verdicts, not when a whole wave
+        # has (a long training check overlaps the checks left). In this order each check comes after its
+        # components, and the queue hands out checks in order: a worker waits only for components under
+        # way, never for one still queued behind it.
+        ordered = [c for wave in composition.waves([c for _, c in numbered if c.timing is None]) for c in wave]
+        judged = {c.name: threading.Event() for c in ordered}
+
+        def after_components(check: Check) -> None:
+            try:
+                for name in check.composes:
+                    if name in judged:
+                        judged[name].wait()
+                one((number_of[check.name], check))
+            finally:
+                judged[check.name].set()
+
+        with ThreadPoolExecutor(max_workers=self.jobs) as executor:
+            for future in [executor.submit(after_components, c) for c in ordered]:
+                future.result()
         # Timing checks run alone, after the rest: nothing of ours competes with their laps.
         for item in numbered:
             if item[1].timing is not None:

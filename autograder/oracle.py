@@ -58,6 +58,10 @@ class Oracle(Protocol):
     def protected_paths(self) -> list[Path]:
         """What the sandbox must not be able to read."""
 
+    def prepare(self) -> None:
+        """Start, in the background, what computing values will need (importing the reference): a
+        submission did something, so its grading will ask."""
+
     def expected(self, check: Check, cases: list[Case]) -> list[Any]:
         """The expected value of every case."""
 
@@ -66,20 +70,58 @@ class Oracle(Protocol):
 
 
 class LiveReference:
-    """The reference solution, run in this process."""
+    """The reference solution, run in this process.
+
+    Its files are imported when a value is first computed (or `prepare`d for): a grading whose
+    values are all in the store, an untouched stub's, never imports them, nor torch with them.
+    """
 
     def __init__(self, spec: AssignmentSpec):
         self.spec = spec
         try:
             self.reference_folder: Path = spec.reference_folder()
-            self.modules = load_files(self.reference_folder, spec.files)
         except Exception as exc:
             raise OracleError(
                 f"the reference solution of {spec.name} cannot be imported here ({type(exc).__name__}: {exc})"
             ) from exc
+        self._modules: dict | None = None
+        self._loading: threading.Thread | None = None
         self._flawed: dict[Mistake, dict] = {}
         self._lock = threading.Lock()  # checks are judged in parallel threads
-        one_thread()
+        self._load_lock = threading.Lock()
+
+    @property
+    def modules(self) -> dict:
+        """The reference's modules, imported on first use."""
+        return self.load()
+
+    def load(self) -> dict:
+        """The reference's modules, imported now if not yet (`OracleError` where they cannot be)."""
+        with self._load_lock:
+            if self._modules is None:
+                try:
+                    self._modules = load_files(self.reference_folder, self.spec.files)
+                except Exception as exc:
+                    raise OracleError(
+                        f"the reference solution of {self.spec.name} cannot be imported here "
+                        f"({type(exc).__name__}: {exc})"
+                    ) from exc
+                one_thread()
+            return self._modules
+
+    def prepare(self) -> None:
+        """Import the reference in a background thread, once: it overlaps the sandbox's runs."""
+        with self._load_lock:
+            if self._modules is not None or self._loading is not None:
+                return
+            self._loading = threading.Thread(target=self._load_quietly, name="lmgrade-reference", daemon=True)
+        self._loading.start()
+
+    def _load_quietly(self) -> None:
+        try:
+            self.load()
+        except OracleError:
+            pass  # said again by the first value asked of it
 
     def protected_paths(self) -> list[Path]:
         """The reference package, and the other installed assignments': the sandbox must not be able to read them."""
@@ -159,6 +201,9 @@ class RecordedReference:
     def protected_paths(self) -> list[Path]:
         """The fixtures: like the reference, out of the sandbox's reach."""
         return [self.fixtures.folder] if self.fixtures.folder is not None else []
+
+    def prepare(self) -> None:
+        """Nothing to import: the answers are recorded."""
 
     def expected(self, check: Check, cases: list[Case]) -> list[Any]:
         recorded = self._matching(check, cases)

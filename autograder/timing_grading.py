@@ -34,13 +34,14 @@ def grade_timing(
     number: int,
     submission: Path,
     reference: Path,
-    modules: dict,
+    modules: Callable[[], dict],
     cases: list[Case],
     rng: random.Random,
     wrong: str | None = None,
 ) -> Verdict:
-    """The submission's laps against those of the reference's files in `reference`; `modules` recompute
-    the sampled laps, `rng` samples them; `wrong` names a failed check of the timed code."""
+    """The submission's laps against those of the reference's files in `reference`; the reference's
+    modules (`modules()`, asked for only then) recompute the sampled laps, `rng` samples them; `wrong`
+    names a failed check of the timed code."""
     timing, reveal = check.timing, check.visibility == "visible"
     laps = (timing.warmup + timing.laps) * len(cases)
     runs: dict[str, list] = {"reference": [], "submission": []}
@@ -143,13 +144,13 @@ def clear(check: Check, runs: dict[str, list], n_cases: int) -> bool:
     return True
 
 
-def reference_fingerprints(check: Check, case: Case, modules: dict) -> Callable[[int], list]:
+def reference_fingerprints(check: Check, case: Case, modules: Callable[[], dict]) -> Callable[[int], list]:
     """The reference's fingerprint of a lap, from its nonce (set up once per case)."""
     timing, state = check.timing, []
 
     def recompute(nonce: int) -> list:
         if not state:
-            state.append(timing.setup(modules, wire.decode(wire.encode(case.args))))
+            state.append(timing.setup(modules(), wire.decode(wire.encode(case.args))))
         if timing.reset is not None:
             timing.reset(state[0])
         return wire.decode(wire.encode(timing.step(state[0], nonce)))

@@ -73,8 +73,12 @@ def _encode(value: Any, arrays: list[np.ndarray], depth: int) -> Any:
 
 
 def _is_tensor(value: Any) -> bool:
-    torch = sys.modules.get("torch")  # never imported here: only a loaded torch makes tensors
-    return torch is not None and type(value) in (torch.Tensor, torch.nn.Parameter)
+    # Never imported here: only a loaded torch makes tensors. One still being imported (the reference,
+    # in a thread of the grading process) has no Tensor yet, and has made none.
+    tensor = getattr(sys.modules.get("torch"), "Tensor", None)
+    return (
+        tensor is not None and isinstance(value, tensor) and type(value) in (tensor, sys.modules["torch"].nn.Parameter)
+    )
 
 
 def to_document(value: Any) -> tuple[Any, list[np.ndarray]]:

@@ -23,7 +23,7 @@ from lmgrade.sandbox.limits import Limits
 ROOT = Path(__file__).resolve().parents[1]
 
 
-TEST_SECRET = "test-secret"
+TEST_SECRET = "test-secret-5e81c0"  # distinctive: tests assert it never shows in what students see
 
 
 def shortened(assignment, cpu_s: float = 4, wall_s: float = 6, wall_factor: float | None = None):

@@ -128,7 +128,7 @@ def test_a_gpu_checks_values_are_never_stored(ngram_copy, tmp_path):
         assert grader.expected._stored_key(assignment.checks[0], grader.cases(check)) is not None
 
 
-def test_a_recording_store_copies_what_the_users_store_holds(tmp_path):
+def test_a_recording_store_shares_its_entries_with_the_users_store(tmp_path):
     from lmgrade.expected_store import RecordingStore
 
     users = ExpectedStore(tmp_path / "user")
@@ -139,3 +139,13 @@ def test_a_recording_store_copies_what_the_users_store_holds(tmp_path):
     assert ExpectedStore(tmp_path / "zip").get("ab" + "0" * 62) == {"expected": [1, 2], "seconds": 0.5}
     assert zipped.get("cd" + "0" * 62) is None and not list((tmp_path / "zip").glob("cd/*"))
     assert RecordingStore(tmp_path / "alone", None).get("ab" + "0" * 62) is None
+    # What the zip computes is kept in the user's store too: a grading with the course's secret reuses it.
+    zipped.put("ef" + "0" * 62, {"expected": [3], "seconds": 0.1})
+    assert (
+        users.get("ef" + "0" * 62)
+        == ExpectedStore(tmp_path / "zip").get("ef" + "0" * 62)
+        == {
+            "expected": [3],
+            "seconds": 0.1,
+        }
+    )

@@ -12,6 +12,7 @@ bundle carrying its public package.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import site
 import subprocess
@@ -70,7 +71,7 @@ def lmgrade(venv: Path, *args, cwd: Path) -> subprocess.CompletedProcess:
         capture_output=True,
         text=True,
         cwd=cwd,
-        env=clean_env(),
+        env=clean_env(LMGRADE_CACHE=os.environ["LMGRADE_CACHE"]),  # the session's store, never the user's
         timeout=600,
     )
 

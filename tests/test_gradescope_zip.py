@@ -15,6 +15,7 @@ from __future__ import annotations
 import ast
 import dataclasses
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -24,7 +25,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import validate
+from helpers import TEST_SECRET, validate
 from lmgrade import catalog
 from lmgrade.flawed import write_flawed
 from lmgrade.gradescope.layout import CONFIG_NAME, EXPECTED_FOLDER, Layout
@@ -35,15 +36,22 @@ from lmgrade.selection import Selection
 # Slow: builds zips and wheels, installs them into virtual environments.
 pytestmark = pytest.mark.slow
 
-SECRET = "zip-test-secret-3f9a"
+# The suite's own secret: a zip built with it copies the expected values other tests computed (and
+# keeps those it computes for them) in the session's store.
+SECRET = TEST_SECRET
 ENTRIES = {"setup.sh", "run_autograder", "requirements.txt", CONFIG_NAME}
+
+
+def command_env(secret: str | None) -> dict[str, str]:
+    """lmgrade's commands here: none of the caller's lmgrade settings but the session's store, and `secret`."""
+    return clean_env(LMGRADE_CACHE=os.environ["LMGRADE_CACHE"], **({"LMGRADE_SECRET": secret} if secret else {}))
 
 
 def build(
     tmp: Path, assignment: str, *settings: str, secret: str | None = SECRET
 ) -> tuple[Path, subprocess.CompletedProcess]:
     out = tmp / f"{assignment}-autograder.zip"
-    env = clean_env(**({"LMGRADE_SECRET": secret} if secret else {}))
+    env = command_env(secret)
     args = [a for s in settings for a in ("--set", s)]
     proc = subprocess.run(
         [sys.executable, "-m", "lmgrade.cli", "gradescope", assignment, "-o", str(out), *args],
@@ -136,7 +144,7 @@ def lmgrade_grade(
             str(folder / "results.json"),
             *args,
         ],
-        env=clean_env(**({"LMGRADE_SECRET": secret} if secret else {})),
+        env=command_env(secret),
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,

@@ -58,7 +58,7 @@ def main(argv: list[str] | None = None) -> int:
         config = ZipConfig.load(args.config or layout.config)
         if args.check_install:
             assignment, _ = load(config)
-            LiveReference(assignment.spec)
+            LiveReference(assignment.spec).load()  # imported now: a broken install fails setup.sh
             out.print(f"{config.title}: {len(config.checks)} checks, reference imported")
             return 0
         with servers_for(config.assignment, default_jobs()) as prestarted:

@@ -24,10 +24,12 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import signal
 import stat
-import subprocess
 import sys
+import time
+import traceback
 from pathlib import Path
 
 from ..atomic import TEMPORARY_PREFIX, write_atomically
@@ -78,11 +80,55 @@ def describe_exit(status: int) -> str:
     return f"the grading process failed (exit status {status})"
 
 
+def start_grading() -> int:
+    """The grading process (grade.py's `main`), forked from this one in a session of its own: no second
+    interpreter to start, and what it imports (the assignment, torch) stays out of the supervisor."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    parent = os.getpid()
+    child = os.fork()
+    if child:
+        return child
+    status = 1
+    try:
+        os.setsid()
+        from .grade import main as grade
+
+        status = grade(["--parent", str(parent)])
+    except SystemExit as exc:
+        status = exc.code if isinstance(exc.code, int) else 1
+    except BaseException:
+        traceback.print_exc()
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(status)  # never back into the supervisor's own code
+
+
+def wait_for(pid: int, timeout_s: float) -> int | None:
+    """The exit status of child `pid` (minus the signal that killed it), or None after `timeout_s`."""
+    deadline = time.monotonic() + timeout_s
+    if hasattr(os, "pidfd_open"):  # Linux: woken when it exits
+        fd = os.pidfd_open(pid)
+        try:
+            if not select.select([fd], [], [], max(0.0, deadline - time.monotonic()))[0]:
+                return None
+        finally:
+            os.close(fd)
+        return os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+    while True:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            return os.waitstatus_to_exitcode(status)
+        if time.monotonic() >= deadline:
+            return None
+        time.sleep(0.01)
+
+
 def grade_in_child(time_budget_s: float) -> tuple[str, str] | None:
     """Run grade.py; None when it finished, else (why not, the note for the student)."""
-    child = subprocess.Popen(
-        [sys.executable, "-I", "-m", "lmgrade.gradescope.grade", "--parent", str(os.getpid())], start_new_session=True
-    )
+    child = start_grading()
+    finished = False
 
     def stop(signum, _frame):
         raise Stopped(_signal_name(signum))
@@ -90,22 +136,23 @@ def grade_in_child(time_budget_s: float) -> tuple[str, str] | None:
     for sig in STOP_SIGNALS:
         signal.signal(sig, stop)
     try:
-        status = child.wait(timeout=time_budget_s)
+        status = wait_for(child, time_budget_s)
+        if status is None:
+            return f"grading ran out of the autograder's time budget ({time_budget_s:g} s)", TIME_BUDGET_NOTE
+        finished = True
         return None if status == 0 else (describe_exit(status), HARNESS_FAULT_NOTE)
-    except subprocess.TimeoutExpired:
-        return f"grading ran out of the autograder's time budget ({time_budget_s:g} s)", TIME_BUDGET_NOTE
     except Stopped as exc:
         return f"the autograder was stopped ({exc})", HARNESS_FAULT_NOTE
     finally:
         # Nothing may interrupt what is left: stopping the child, writing the results.
         for sig in STOP_SIGNALS:
             signal.signal(sig, signal.SIG_IGN)
-        if child.poll() is None:
+        if not finished:
             try:
-                os.killpg(child.pid, signal.SIGKILL)
+                os.killpg(child, signal.SIGKILL)
             except ProcessLookupError:
                 pass
-            child.wait()
+            os.waitpid(child, 0)
 
 
 def close_ungraded(results: Path, config: ZipConfig, reason: str, note: str) -> None:

@@ -167,7 +167,7 @@ from lmgrade import catalog
 from lmgrade.oracle import LiveReference
 from lmgrade.selection import Selection
 assignment, _ = catalog.load(Selection.from_dict(json.loads(sys.argv[1])))
-LiveReference(assignment.spec)
+LiveReference(assignment.spec).load()
 for name in sorted({c.scenario.__module__ for c in assignment.checks}):
     importlib.import_module(name)
 print(json.dumps(sorted({m.partition(".")[0] for m in sys.modules})))

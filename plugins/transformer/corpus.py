@@ -10,6 +10,7 @@ so a held-out loss well under H means the model saw the tokens it predicts.
 
 from __future__ import annotations
 
+import bisect
 from dataclasses import dataclass
 
 import numpy as np
@@ -22,12 +23,6 @@ class MarkovSource:
     # next-token probabilities of every context, row s for the context whose
     # tokens are the base-V digits of s (oldest first): (V**order, V)
     transitions: np.ndarray
-
-    def state(self, context) -> int:
-        s = 0
-        for token in context:
-            s = s * self.vocab_size + int(token)
-        return s
 
     def stationary(self) -> np.ndarray:
         """pi over contexts: the left eigenvector of the context chain for eigenvalue 1."""
@@ -49,34 +44,37 @@ class MarkovSource:
     def sample(self, n: int, rng: np.random.Generator) -> np.ndarray:
         """n tokens, started from the stationary distribution (so every stretch has rate H)."""
         V, k = self.vocab_size, self.order
-        s = int(rng.choice(len(self.transitions), p=self.stationary().clip(0)))
+        contexts = len(self.transitions)
+        s = int(rng.choice(contexts, p=self.stationary().clip(0)))
         tokens = [int(d) for d in np.unravel_index(s, (V,) * k)]
-        cumulative = self.transitions.cumsum(axis=1)
-        for u in rng.random(n - k):
-            s = self.state(tokens[-k:])
-            tokens.append(min(int(np.searchsorted(cumulative[s], u * cumulative[s, -1], side="right")), V - 1))
+        # Plain lists and bisect: the same draws as np.searchsorted, without numpy's cost per call
+        # (tens of thousands of tokens, one at a time).
+        cumulative = self.transitions.cumsum(axis=1).tolist()
+        for u in rng.random(n - k).tolist():
+            row = cumulative[s]
+            token = min(bisect.bisect_right(row, u * row[-1]), V - 1)
+            tokens.append(token)
+            s = (s * V + token) % contexts
         return np.asarray(tokens[:n], dtype=np.int64)
 
 
 def _strongly_connected(transitions: np.ndarray, V: int) -> bool:
     """Whether every context reaches every other: all reach context 0, and it reaches all (two searches)."""
     n = transitions.shape[0]
-    forward = [[(s * V + int(token)) % n for token in np.flatnonzero(transitions[s])] for s in range(n)]
-    backward: list[list[int]] = [[] for _ in range(n)]
-    for s, targets in enumerate(forward):
-        for t in targets:
-            backward[t].append(s)
-    return all(_reaches_all(edges, n) for edges in (forward, backward))
+    contexts, tokens = np.nonzero(transitions)
+    edges = np.zeros((n, n), dtype=bool)  # context s -> the context after s and one more token
+    edges[contexts, (contexts * V + tokens) % n] = True
+    return _reaches_all(edges) and _reaches_all(edges.T)
 
 
-def _reaches_all(edges: list[list[int]], n: int) -> bool:
-    seen, todo = {0}, [0]
-    while todo:
-        for t in edges[todo.pop()]:
-            if t not in seen:
-                seen.add(t)
-                todo.append(t)
-    return len(seen) == n
+def _reaches_all(edges: np.ndarray) -> bool:
+    seen = np.zeros(len(edges), dtype=bool)
+    seen[0] = True
+    frontier = seen.copy()
+    while frontier.any():
+        frontier = edges[frontier].any(axis=0) & ~seen
+        seen |= frontier
+    return bool(seen.all())
 
 
 def sparse_markov(
@@ -85,9 +83,10 @@ def sparse_markov(
     """A random sparse chain in which every context can reach every other (one stationary distribution)."""
     n = vocab_size**order
     while True:
+        # Every context allows `successors` tokens (a uniform draw without replacement), with
+        # probabilities from a Dirichlet; most draws are not strongly connected, so drawn whole.
+        allowed = np.argsort(rng.random((n, vocab_size)), axis=1)[:, :successors]
         transitions = np.zeros((n, vocab_size))
-        for s in range(n):
-            allowed = rng.choice(vocab_size, size=successors, replace=False)
-            transitions[s, allowed] = rng.dirichlet(np.full(successors, concentration))
+        np.put_along_axis(transitions, allowed, rng.dirichlet(np.full(successors, concentration), size=n), axis=1)
         if _strongly_connected(transitions, vocab_size):
             return MarkovSource(vocab_size, order, transitions)

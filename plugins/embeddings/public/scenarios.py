@@ -17,14 +17,20 @@ imports the reference.
 from __future__ import annotations
 
 import numpy as np
-import torch
 
-from lmgrade import property_result, raised, warnings_of
+from lmgrade import lazy_import, property_result, raised, warnings_of
+
+# Imported where first used: at once in the sandbox, only for the reference's values in the grading process.
+torch = lazy_import("torch")
 
 EPS = 1e-6
 AGREE = "agree"
 COMPONENTS = "components"
-DTYPES = {"float32": torch.float32, "float64": torch.float64}
+
+
+def _dtype(name: str) -> torch.dtype:
+    """The torch dtype a case names ("float32", "float64")."""
+    return {"float32": torch.float32, "float64": torch.float64}[name]
 
 
 def _array(value) -> np.ndarray:
@@ -243,8 +249,8 @@ def _numeric_mode() -> None:
 def _load(module: torch.nn.Module, state: dict[str, np.ndarray], dtype: str) -> torch.nn.Module:
     """`module` in `dtype` with the case's weights; a parameter of the contract it lacks is an error."""
     _numeric_mode()
-    module.to(DTYPES[dtype])
-    tensors = {name: torch.tensor(np.asarray(value), dtype=DTYPES[dtype]) for name, value in state.items()}
+    module.to(_dtype(dtype))
+    tensors = {name: torch.tensor(np.asarray(value), dtype=_dtype(dtype)) for name, value in state.items()}
     _, unexpected = module.load_state_dict(tensors, strict=False)
     if unexpected:
         raise ValueError(

@@ -10,9 +10,11 @@ a student bundle: never imports the reference, nor any text of it.
 from __future__ import annotations
 
 import numpy as np
-import torch
 
-from lmgrade import Case, CaseVerdict, no_work, property_result
+from lmgrade import Case, CaseVerdict, lazy_import, no_work, property_result
+
+# Imported where first used: at once in the sandbox, only for the reference's values in the grading process.
+torch = lazy_import("torch")
 
 LEARNED, SINUSOIDAL, ROPE = "learned", "sinusoidal", "rope"
 
@@ -112,13 +114,13 @@ def _rows(args: dict, content: np.ndarray, first: int) -> np.ndarray:
 
 def rope_relative(modules, args):
     """The same T tokens alone, then after `shift` others: each query's score differences among its own keys."""
-    from .scenarios import DTYPES, _array, load
+    from .scenarios import _array, _dtype, load
 
     d, h, dtype = args["d_model"], args["n_heads"], args["dtype"]
     attn = load(modules["layers"].CausalSelfAttention(d, h, rope=True), _one_hot_weights(args), dtype)
     shift, T = args["shift"], args["x"].shape[1]
-    alone = torch.tensor(_rows(args, args["x"], shift), dtype=DTYPES[dtype])
-    after = torch.tensor(_rows(args, np.concatenate([args["before"], args["x"]], axis=1), 0), dtype=DTYPES[dtype])
+    alone = torch.tensor(_rows(args, args["x"], shift), dtype=_dtype(dtype))
+    after = torch.tensor(_rows(args, np.concatenate([args["before"], args["x"]], axis=1), 0), dtype=_dtype(dtype))
     with torch.no_grad():
         out, out_after = attn(alone), attn(after)
     if (

@@ -17,14 +17,20 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import torch
 
-from lmgrade import property_result
+from lmgrade import lazy_import, property_result
 
 from .position_scenarios import build_options, odd_size, supply_table
 
-DTYPES = {"float32": torch.float32, "float64": torch.float64}
+# Imported where first used: at once in the sandbox, only for the reference's values in the grading process.
+torch = lazy_import("torch")
+
 NO_GRADIENT = "no gradient (this parameter does not take part in the output)"
+
+
+def _dtype(name: str) -> torch.dtype:
+    """The torch dtype a case names ("float32", "float64")."""
+    return {"float32": torch.float32, "float64": torch.float64}[name]
 
 
 def _numeric_mode() -> None:
@@ -38,15 +44,15 @@ def _array(t) -> np.ndarray:
 
 
 def _tensor(a, dtype: str, grad: bool = False) -> torch.Tensor:
-    t = torch.tensor(np.asarray(a), dtype=DTYPES[dtype])
+    t = torch.tensor(np.asarray(a), dtype=_dtype(dtype))
     return t.requires_grad_(grad)
 
 
 def load(module: torch.nn.Module, state: dict[str, np.ndarray], dtype: str) -> torch.nn.Module:
     """`module` in `dtype` with the case's weights; a parameter of the contract it lacks is an error."""
     _numeric_mode()
-    module.to(DTYPES[dtype])
-    tensors = {name: torch.tensor(np.asarray(value), dtype=DTYPES[dtype]) for name, value in state.items()}
+    module.to(_dtype(dtype))
+    tensors = {name: torch.tensor(np.asarray(value), dtype=_dtype(dtype)) for name, value in state.items()}
     # strict=False: a buffer of the student's own (a cached mask) is not ours to fill.
     _, unexpected = module.load_state_dict(tensors, strict=False)
     if unexpected:
@@ -364,7 +370,7 @@ def ce_stable(modules, args):
     huge = ce(_tensor(args["huge_logits"], args["dtype"]), torch.tensor(args["targets"], dtype=torch.long))
     V = args["logits"].shape[-1]
     uniform = ce(
-        torch.full(args["logits"].shape, args["level"], dtype=DTYPES[args["dtype"]]),
+        torch.full(args["logits"].shape, args["level"], dtype=_dtype(args["dtype"])),
         torch.tensor(args["targets"], dtype=torch.long),
     )
     finite = isinstance(huge, torch.Tensor) and huge.numel() == 1 and bool(torch.isfinite(huge))
