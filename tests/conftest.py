@@ -103,7 +103,7 @@ def bug_verdicts(graders, tmp_path_factory):
             pairs = tuple(f"{k}={v}" for k, v in entry.variant.items())
             # A bug that must run out of time burns its check's whole CPU limit: a short one proves it as well.
             hangs = any("time limit" in words for words in entry.loses.values())
-            grader = graders(name, pairs, cpu_s=3, wall_s=4.5) if hangs else graders(name, pairs)
+            grader = graders(name, pairs, cpu_s=1.5, wall_s=3) if hangs else graders(name, pairs)
             only = {c.name for c in grader.assignment.checks} - SLOW_CHECKS | set(entry.loses)
             verdicts[name, bug] = grader.grade(folders[name][bug], only=only)
         return verdicts[name, bug]

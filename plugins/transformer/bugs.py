@@ -87,7 +87,6 @@ BUGS = {
             "layer_norm": "eps outside the square root",
             "block": "eps outside the square root",
             "model": "eps outside the square root",
-            "layer_norm_stats": "",
         },
         demo=True,
     ),

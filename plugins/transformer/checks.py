@@ -405,7 +405,13 @@ def attention_rows_cases(ctx: CaseContext) -> list[Case]:
 
 def layer_norm_stats_cases(ctx: CaseContext) -> list[Case]:
     cases = []
-    for case in layer_norm_cases(ctx)[:3]:
+    for case, std in zip(layer_norm_cases(ctx)[:3], (2.0, 1.0, 3.0)):
+        # Every vector's own spread set to the case's std: a correct LayerNorm's variance is then 1 up to
+        # eps / var <= 1e-5, far inside the property's 1e-4 in float32 too, whatever the draw (a vector of
+        # four features drawn with a tiny spread would make the reference itself miss it).
+        x = np.asarray(case.args["x"])
+        centred = x - x.mean(axis=-1, keepdims=True)
+        case.args["x"] = x - centred + centred / centred.std(axis=-1, keepdims=True) * std
         case.label = (
             case.label.replace(" with weight and bias loaded", "")
             + "; with weight 1 and bias 0, every output must have mean 0 and variance 1"
