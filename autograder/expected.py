@@ -76,7 +76,7 @@ class ExpectedValues:
                 if (module := sys.modules.get(f.__module__)) is not None and getattr(module, "__file__", None)
             ]
             spec = self.assignment.spec
-            self._code = code_digest(self.oracle.reference_folder, spec.files, packages, spec.preload)
+            self._code = code_digest(self.oracle.reference_folder, spec.files, packages, spec.server_modules)
         return entry_key(self._code, check, self.variant, cases, what)
 
     def of(self, check: Check) -> tuple[list[Case], list[Any]]:

@@ -79,7 +79,8 @@ def _version(name: str) -> str:
 def code_digest(reference: Path, files: tuple[str, ...], code_packages: list[str], libraries: list[str]) -> str:
     """What the expected values' code is made of: the reference's files, the graders' and harness's code
     (`code_packages`: packages, or modules outside any package, by their import names), and the
-    versions of the libraries that compute them (`libraries`: numpy, and what assignment.toml preloads).
+    versions of the libraries that compute them (`libraries`: what the fork servers import first, numpy
+    and assignment.toml's preload).
 
     Packages are named by their import names, never by their folders: a zip built from a source
     checkout (folders autograder/, plugins/) is graded from an installed wheel (lmgrade/), and the
@@ -90,7 +91,7 @@ def code_digest(reference: Path, files: tuple[str, ...], code_packages: list[str
     # numpy by its major version, as a Gradescope image may hold another minor one: within one, answers
     # differ by rounding, as they do between two processors, and every check compares within its
     # tolerance. Any other (torch) by its full version: a zip pins the one it was built with.
-    for name in sorted({"numpy", *(library.partition(".")[0] for library in libraries)}):
+    for name in sorted({library.partition(".")[0] for library in libraries}):
         parts = 1 if name == "numpy" else 3
         version = _version(name)
         digest.update(f"{name} {'.'.join(version.split('+')[0].split('.')[:parts])}\0".encode())

@@ -89,6 +89,7 @@ class LiveReference:
         self._flawed: dict[Mistake, dict] = {}
         self._lock = threading.Lock()  # checks are judged in parallel threads
         self._load_lock = threading.Lock()
+        self._prepare_lock = threading.Lock()  # never the load's: a check that prepares must not wait for it
 
     @property
     def modules(self) -> dict:
@@ -111,11 +112,11 @@ class LiveReference:
 
     def prepare(self) -> None:
         """Import the reference in a background thread, once: it overlaps the sandbox's runs."""
-        with self._load_lock:
+        with self._prepare_lock:
             if self._modules is not None or self._loading is not None:
                 return
             self._loading = threading.Thread(target=self._load_quietly, name="lmgrade-reference", daemon=True)
-        self._loading.start()
+            self._loading.start()
 
     def _load_quietly(self) -> None:
         try:

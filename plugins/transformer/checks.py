@@ -110,15 +110,19 @@ def _lm_args(rng, config: dict, dtype: str = "float64") -> dict:
 # --- layers.py ---
 
 
+# (shape, std, eps, dtype): the first three with the default eps, far below their variance.
+LAYER_NORM_SIZES = [
+    ((2, 3, 8), 2.0, None, "float64"),
+    ((5, 4), 1.0, None, "float32"),
+    ((2, 2, 3, 6), 3.0, None, "float64"),
+    ((3, 5), 0.01, 1e-3, "float64"),
+    ((4, 1), 1.0, None, "float64"),
+]
+
+
 def layer_norm_cases(ctx: CaseContext) -> list[Case]:
     cases = []
-    for shape, scale, eps, dtype in [
-        ((2, 3, 8), 2.0, None, "float64"),
-        ((5, 4), 1.0, None, "float32"),
-        ((2, 2, 3, 6), 3.0, None, "float64"),
-        ((3, 5), 0.01, 1e-3, "float64"),
-        ((4, 1), 1.0, None, "float64"),
-    ]:
+    for shape, scale, eps, dtype in LAYER_NORM_SIZES:
         rng = ctx.rng
         d = shape[-1]
         x = _normal(rng, *shape, scale=scale) + _normal(rng, *shape[:-1], 1)
@@ -405,13 +409,13 @@ def attention_rows_cases(ctx: CaseContext) -> list[Case]:
 
 def layer_norm_stats_cases(ctx: CaseContext) -> list[Case]:
     cases = []
-    for case, std in zip(layer_norm_cases(ctx)[:3], (2.0, 1.0, 3.0)):
+    for case, (_, std, _, _) in zip(layer_norm_cases(ctx)[:3], LAYER_NORM_SIZES):
         # Every vector's own spread set to the case's std: a correct LayerNorm's variance is then 1 up to
         # eps / var <= 1e-5, far inside the property's 1e-4 in float32 too, whatever the draw (a vector of
         # four features drawn with a tiny spread would make the reference itself miss it).
         x = np.asarray(case.args["x"])
-        centred = x - x.mean(axis=-1, keepdims=True)
-        case.args["x"] = x - centred + centred / centred.std(axis=-1, keepdims=True) * std
+        mean = x.mean(axis=-1, keepdims=True)
+        case.args["x"] = mean + (x - mean) / (x - mean).std(axis=-1, keepdims=True) * std
         case.label = (
             case.label.replace(" with weight and bias loaded", "")
             + "; with weight 1 and bias 0, every output must have mean 0 and variance 1"
