@@ -13,13 +13,16 @@ A `Check` has three parts that run in three places:
   tolerance. Once every case is judged, the grading run asks the check's
   known mistakes whether one of them explains every answer (`explains`).
 
-Points only for work done: a *property* check (arguments left unchanged,
-ValueError outside the domain, determinism, causality) must not pay a
-submission that does nothing. Its scenario returns `property_result(answer,
-holds)`: the same call's answer beside the property. The property is always
-judged and reported; a case passes where it holds and the check's answers
-show work (`liveness.dead`: shaped like the contract's, not constant), so a
-wrong but live answer still earns the property.
+Points only for work done, verdicts only from data: a *property* check
+(arguments left unchanged, ValueError outside the domain, determinism,
+causality) returns `property_result(answer, observed)`: the call's answer
+beside what the property is judged from, as data (the arguments as the call
+left them, the name of the exception raised, both results of a repeated
+call), never a judgement made in the child. Where the property needs
+computing from the data, the check's `holds(args, observed)` computes it in
+the grading process, for the reference's observations and the submission's
+alike. A case passes where the property holds as the reference's does and
+the call's own answer is right: a property never pays beside a wrong answer.
 """
 
 from __future__ import annotations
@@ -43,9 +46,13 @@ WHEN_ABSENT = ("cpu", "not_counted")
 ANSWER, PROPERTY = "answer", "property"
 
 
-def property_result(answer: Any, holds: Any) -> dict:
-    """What the scenario of a property check returns: the call's answer and the property."""
-    return {ANSWER: answer, PROPERTY: holds}
+def property_result(answer: Any, observed: Any) -> dict:
+    """What the scenario of a property check returns: the call's answer and what the property is judged from.
+
+    `observed` is data the student's code produced (never a verdict): the grading process judges it,
+    through the check's `holds` where it needs computing.
+    """
+    return {ANSWER: answer, PROPERTY: observed}
 
 
 def raised(call) -> str:
@@ -118,15 +125,28 @@ class Check:
     judge: Callable[..., CaseVerdict] | None = None
     # Said to the student when a case runs out of time.
     timeout_hint: str = ""
-    # A property check: its scenario returns property_result(answer, holds).
+    # A property check: its scenario returns property_result(answer, observed).
     property_check: bool = False
+    # holds(args, observed) -> the property's values, computed in the grading process from a case's
+    # arguments and the observations (the reference's and the submission's alike); a module-level
+    # function of a public module. None: the observations are compared as they are.
+    holds: Callable[[Any, Any], Any] | None = None
     # A timing check: how its laps are timed and judged (`lmgrade.speed`).
     timing: Timing | None = None
     # The checks of the components this check's scenario runs the student's code of
     # (a block runs the student's LayerNorm): where one of them fails in the same
-    # grading, this check names it and loses at most its own share of its points.
+    # grading and this check fails too, its cases run again with the failed
+    # components replaced by the grader's stand-ins (`stand_in`), and it is paid
+    # where that run passes.
     composes: tuple[str, ...] = ()
-    own_share: float = 0.25
+    # What this check grades, as "file stem.Name": the classes and functions whose answers it
+    # judges (a method's whole class). Where it fails, a check that composes it runs again with
+    # these names replaced by the grader's stand-ins (`lmgrade.stand_in`). A composed check is
+    # given stand-ins only where it names its own, none of them among the stand-ins' (so a
+    # stand-in never answers for what the check grades). Empty: no stand-in for this component
+    # (a torch module, or a method whose class holds state the contract leaves free), and a
+    # check that composes it earns what its own cases earn.
+    grades: tuple[str, ...] = ()
     # Defaults that assignment.toml may override.
     points: float = 1.0
     visibility: str = "visible"
@@ -146,34 +166,40 @@ class Check:
         return f"{self.scenario.__module__}:{self.scenario.__qualname__}"
 
     def verdict(self, case: Case, expected: Any, got: Any, *, reveal: bool, dead: str | None = "") -> CaseVerdict:
-        """Judge one case's answer.
-
-        For a property check, `dead` says whether the check's answers show work
-        (`liveness.dead` over every case): None where they do, the reason where
-        they do not, "" where it was not asked (then the answer must be right).
-        """
+        """Judge one case's answer (`dead` is no longer read: answers that merely show work earn nothing)."""
         if self.judge is not None:
             return self.judge(self, case, expected, got, reveal=reveal)
         tolerance = self.tolerance_of(case)
         if self.property_check:
-            return self._property_verdict(expected, got, tolerance, reveal, dead)
+            return self._property_verdict(case, expected, got, tolerance, reveal)
         diff = compare(expected, got, tolerance, reveal=reveal)
         return CaseVerdict(diff is None, diff or "")
 
-    def _property_verdict(
-        self, expected: Any, got: Any, tolerance: Tolerance, reveal: bool, dead: str | None
-    ) -> CaseVerdict:
-        """The property as seen; paid where it holds beside an answer that shows work."""
-        holds = compare(expected[PROPERTY], got[PROPERTY], tolerance, reveal=reveal)
-        if holds is not None:
+    def judged_property(self, case: Case, observed: Any) -> Any:
+        """The property's values from a case's observations, computed here (`holds`)."""
+        return observed if self.holds is None else self.holds(case.args, observed)
+
+    def _property_verdict(self, case: Case, expected: Any, got: Any, tolerance: Tolerance, reveal: bool) -> CaseVerdict:
+        """The property as the grading process judges it from the observations; paid beside a right answer only."""
+        if not isinstance(got, dict) or set(got) != {ANSWER, PROPERTY}:
+            return CaseVerdict(False, "the answer is not shaped like the contract's")
+        want = self.judged_property(case, expected[PROPERTY])
+        try:
+            seen = self.judged_property(case, got[PROPERTY])
+        except Exception:  # observations of another shape than the reference's: the property cannot hold
             return CaseVerdict(
-                False, f"the property does not hold: {holds}{exception_hint(expected[PROPERTY], got[PROPERTY])}"
+                False, "the property cannot be judged: what the call left is not shaped like the contract's"
             )
+        holds = compare(want, seen, tolerance, reveal=reveal)
+        if holds is not None:
+            return CaseVerdict(False, f"the property does not hold: {holds}{exception_hint(want, seen)}")
         answer = compare(expected[ANSWER], got[ANSWER], tolerance, reveal=reveal)
-        if answer is None or dead is None:
+        if answer is None:
             return CaseVerdict(True, "the property holds")
-        why = f"the answers show no work ({dead})" if dead else "the call's own answer is wrong"
-        return CaseVerdict(False, f"the property holds, but {why}, so the property earns nothing here: {answer}")
+        return CaseVerdict(
+            False,
+            f"the property holds, but the call's own answer is wrong, so the property earns nothing here: {answer}",
+        )
 
 
 ASSERT_HINT = (

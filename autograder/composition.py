@@ -1,11 +1,13 @@
-"""Composed checks: one bug, one place.
+"""Composed checks: one bug, one place, by observation.
 
 A check that runs several of the student's components (a TransformerBlock
 runs the student's LayerNorm and attention) fails whenever one of them is
 wrong. Where a component's own check failed in the same grading, the
-composed check says so first ("LayerNorm differs, see layer_norm: fix that
-first") and loses at most its own share of its points (`Check.own_share`):
-the component's mistake is paid for on the component's check.
+composed check's cases run again with the failed components replaced by the
+grader's stand-ins (`lmgrade.stand_in`); the check earns its points where that run
+passes, and only then says which component to fix. Where it fails, or no
+stand-in can be built, the check earns what its own cases earn, and its
+message is about its own answers: no cap, no share.
 """
 
 from __future__ import annotations
@@ -54,21 +56,37 @@ def waves(checks: list[Check]) -> list[list[Check]]:
     return [w for w in out if w]
 
 
-def first_failed(check: Check, by_name: dict[str, Check], failed: set[str]) -> Check | None:
-    """The first component of `check`, in assignment order, whose own check failed."""
-    return next((c for c in components(check, by_name) if c.name in failed), None)
+def failed_components(check: Check, by_name: dict[str, Check], failed: set[str]) -> list[Check]:
+    """The components of `check` whose own checks failed, in assignment order."""
+    return [c for c in components(check, by_name) if c.name in failed]
 
 
-def note(check: Check, component: Check) -> str:
-    """The composed check's first line when `component` failed."""
-    share = check.points * check.own_share
+def stand_in_names(check: Check, failed: list[Check]) -> tuple[str, ...] | None:
+    """The names a stand-in run of `check` replaces, or None where it cannot have one.
+
+    None where a failed component has no stand-in, where the check is a property of the code it
+    runs (a stand-in would answer for the very code whose property is asked), where the check
+    does not say what it grades, and where a stand-in would replace a name the check grades.
+    """
+    if not failed or check.property_check or check.timing is not None or not check.grades:
+        return None
+    if any(not c.grades for c in failed):
+        return None
+    names = tuple(dict.fromkeys(n for c in failed for n in c.grades))
+    if set(names) & set(check.grades):
+        return None
+    return names
+
+
+def note(check: Check, failed: list[Check]) -> str:
+    """The first line of a composed check that its stand-in run paid."""
+    named = _and([subject(c) for c in failed])
+    seen = _and([c.name for c in failed])
     return (
-        f"{subject(component)} differs, see {component.name}: fix that first. This check runs your "
-        f"{subject(component)}, so it loses at most its own share here ({share:g} of {check.points:g} "
-        f"points); the rest is counted on {component.name}."
+        f"Passes once {named} is fixed: {named} differs (see {seen}), and with the grader's {named} in "
+        f"place of yours every case of this check passes, so it earns its points here."
     )
 
 
-def capped(check: Check, score: float) -> float:
-    """A composed check's score where a component failed: at most its own share lost."""
-    return max(score, check.points * (1.0 - check.own_share))
+def _and(words: list[str]) -> str:
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import atomic, composition, forbidden, liveness, timing_grading
+from . import atomic, composition, forbidden, stand_in, timing_grading
 from .assignment import Assignment
 from .checks import ANSWER, Case, Check, Mistake
 from .expected import ExpectedValues
@@ -91,6 +91,7 @@ class Grader:
         )
         self._lock = threading.Lock()
         self._reference_copy: Path | None = None
+        self._stand_in_tables: dict[tuple, list | None] = {}
         self.imports = ImportProbe(assignment, variant, self.pool)
 
     def _plugin_paths(self) -> list[Path]:
@@ -236,9 +237,8 @@ class Grader:
                 run = run_within(following)
         # An untouched stub (NotImplementedError on every case) needs no reference run, nor its training.
         expected = [None] * len(cases) if untouched else self.cases_and_expected(check)[1]
-        dead = _property_liveness(check, expected, run.outcomes)
         judged = [
-            (case, self.imports.with_hints(outcome_verdict(check, case, exp, outcome, reveal, dead), imports.defined))
+            (case, self.imports.with_hints(outcome_verdict(check, case, exp, outcome, reveal), imports.defined))
             for case, exp, outcome in zip(cases, expected, run.outcomes)
         ]
         passed = sum(v.passed for _, v in judged)
@@ -277,6 +277,50 @@ class Grader:
         return timing_grading.grade_timing(
             self.pool, check, number, submission, reference, lambda: self.oracle.modules, cases, rng, wrong
         )
+
+    def with_stand_ins(self, verdict: Verdict, failed: list[Check], submission: Path) -> Verdict:
+        """A failed check whose components `failed` too, paid where its stand-in run passes (`stand_in`).
+
+        Its cases run again with the failed components replaced by replayers of what the reference's
+        components did on the same cases. Where every case passes, the check earns its points and says
+        which component to fix; otherwise it keeps the verdict of its own answers, and nothing of the
+        stand-in run (values, prints, exceptions) reaches the student.
+        """
+        check = verdict.check
+        names = composition.stand_in_names(check, failed)
+        tables = self.stand_in_tables(check, names) if names else None
+        if tables is None:
+            return verdict
+        cases, expected = self.cases_and_expected(check)
+        run = self.pool.run(
+            scenario=stand_in.REPLAY,
+            submission=submission,
+            files=list(check.files),
+            cases=[
+                {"scenario": check.scenario_ref, "names": list(names), "table": table, "args": case.args}
+                for case, table in zip(cases, tables)
+            ],
+            limits=self.limits_of(check),
+            device=check.device,
+        )
+        reveal = check.visibility == "visible"
+        if all(outcome_verdict(check, c, e, o, reveal).passed for c, e, o in zip(cases, expected, run.outcomes)):
+            verdict.score = check.points
+            verdict.output = composition.note(check, failed) + "\n" + verdict.output
+        return verdict
+
+    def stand_in_tables(self, check: Check, names: tuple[str, ...]) -> list | None:
+        """The calls the reference makes of `names` on each case of `check`, recorded once per grader;
+        None where they cannot be (no reference here, or too many calls)."""
+        key = (check.name, names)
+        with self._lock:
+            if key in self._stand_in_tables:
+                return self._stand_in_tables[key]
+        cases, _ = self.cases_and_expected(check)
+        tables = self.oracle.stand_in_calls(check, cases, names)
+        with self._lock:
+            self._stand_in_tables[key] = tables
+        return tables
 
     def run_case(self, check: Check, number: int, submission: Path) -> CaseRun:
         """Case `number` (from 1) of `check` run on the submission, under the check's own limits, and the known
@@ -364,14 +408,16 @@ class Grader:
             if on_check_start:
                 on_check_start(check)
             with report_lock:
-                first = composition.first_failed(check, by_name, failed) if check.composes else None
-            verdict = self.grade_check(check, number, submission, uses, imports, first and first.name)
+                components = composition.failed_components(check, by_name, failed) if check.composes else []
+            wrong = ", ".join(c.name for c in components) or None
+            verdict = self.grade_check(check, number, submission, uses, imports, wrong)
             if timed and any(a is not None for a in verdict.answers or ()):
                 # The timing checks, last, will recompute the reference's laps here: its import (torch)
                 # overlaps the runs still to come instead of following them.
                 self.oracle.prepare()
+            if components and not verdict.passed and verdict.answers:
+                verdict = self.with_stand_ins(verdict, components, submission)
             with report_lock:
-                verdict = _composed(verdict, by_name, failed)
                 if not verdict.passed:
                     failed.add(check.name)
                 verdicts[number] = verdict
@@ -403,27 +449,3 @@ class Grader:
             if item[1].timing is not None:
                 one(item)
         return [verdicts[n] for n, _ in numbered]
-
-
-def _property_liveness(check: Check, expected: list, outcomes: list[CaseOutcome]) -> str | None:
-    """Whether a property check's answers show work: None, or why not ("" for other checks)."""
-    if not check.property_check or check.judge is not None:
-        return ""
-    if not any(o.kind == "ok" for o in outcomes):
-        return "no answer"
-    answers = [o.value.get(ANSWER) if o.kind == "ok" and isinstance(o.value, dict) else None for o in outcomes]
-    return liveness.dead([e[ANSWER] for e in expected], answers)
-
-
-def _composed(verdict: Verdict, by_name: dict[str, Check], failed: set[str]) -> Verdict:
-    """A failed composed check whose component failed first: named, and only its own share lost."""
-    if verdict.passed or not verdict.check.composes or not verdict.answers:  # not run: the reason is enough
-        return verdict
-    component = composition.first_failed(verdict.check, by_name, failed)
-    if component is None:
-        return verdict
-    # Points only for work done: answers that are constant, raised or out of shape earn no share.
-    if not liveness.dead(verdict.expected, verdict.answers):
-        verdict.score = composition.capped(verdict.check, verdict.score)
-    verdict.output = composition.note(verdict.check, component) + "\n" + verdict.output
-    return verdict

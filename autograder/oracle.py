@@ -24,7 +24,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from . import wire
+from . import stand_in, wire
 from .assignment import AssignmentSpec
 from .checks import Case, Check, Mistake
 from .errors import HarnessFault
@@ -64,6 +64,10 @@ class Oracle(Protocol):
 
     def expected(self, check: Check, cases: list[Case]) -> list[Any]:
         """The expected value of every case."""
+
+    def stand_in_calls(self, check: Check, cases: list[Case], names: tuple[str, ...]) -> list | None:
+        """Each case's recorded calls of the stand-in `names` (`stand_in.record`), or None where there are none."""
+        ...
 
     def mistaken(self, check: Check, case: Case, mistake: Mistake) -> Any:
         """What a submission making `mistake` returns on `case` (raises where making it raises)."""
@@ -160,6 +164,20 @@ class LiveReference:
             mistake.patch(copies)
         return copies
 
+    def stand_in_calls(self, check: Check, cases: list[Case], names: tuple[str, ...]) -> list | None:
+        """What the reference's `names` were called with and did, case by case, when `check` ran on
+        fresh copies of the reference (`stand_in`); None where a case calls them too often to record."""
+        tables = []
+        for case in cases:
+            fresh = load_files(self.reference_folder, self.spec.files)
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    tables.append(stand_in.record(check.scenario, fresh, names, wire.decode(wire.encode(case.args))))
+            except stand_in.TooManyCalls:
+                return None
+        return tables
+
     def mistaken(self, check: Check, case: Case, mistake: Mistake) -> Any:
         """What a submission making `mistake` returns on `case`."""
         # A mistake may overflow or warn on purpose (softmax without its shift): quietly.
@@ -205,6 +223,10 @@ class RecordedReference:
 
     def prepare(self) -> None:
         """Nothing to import: the answers are recorded."""
+
+    def stand_in_calls(self, check: Check, cases: list[Case], names: tuple[str, ...]) -> None:
+        """No stand-ins without the reference: a composed check earns what its own cases earn."""
+        return None
 
     def expected(self, check: Check, cases: list[Case]) -> list[Any]:
         recorded = self._matching(check, cases)

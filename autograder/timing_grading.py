@@ -210,9 +210,9 @@ def judge_case(
         if diff is not None and wrong:
             return CaseVerdict(
                 False,
-                f"the timed call's answers differ from the reference's on the same inputs, "
-                f"as {wrong} found: a time is judged only on right answers, fix {wrong} "
-                "first",
+                f"the timed call's answers differ from the reference's on the same inputs, and it runs "
+                f"your code that failed {wrong} (see {wrong}): a time is judged only on right answers, "
+                "so this check earns nothing until they are right",
             )
         if diff is not None:
             return CaseVerdict(

@@ -522,6 +522,7 @@ def embeddings_checks() -> list[Check]:
             files=BPE,
             mistakes=M.TRAIN_BPE,
             limits=quick,
+            grades=("bpe.train_bpe",),
         ),
         Check(
             "encode_word",
@@ -531,6 +532,7 @@ def embeddings_checks() -> list[Check]:
             files=BPE,
             mistakes=M.ENCODE_WORD,
             limits=quick,
+            grades=("bpe.encode_word",),
         ),
         Check(
             "encode",
@@ -540,6 +542,7 @@ def embeddings_checks() -> list[Check]:
             files=BPE,
             mistakes=M.ENCODE,
             limits=quick,
+            grades=("bpe.encode",),
         ),
         Check(
             "decode",
@@ -549,6 +552,7 @@ def embeddings_checks() -> list[Check]:
             files=BPE,
             mistakes=M.DECODE,
             limits=quick,
+            grades=("bpe.decode",),
         ),
         Check(
             "sigmoid",
@@ -559,6 +563,7 @@ def embeddings_checks() -> list[Check]:
             tolerance=EXACT,
             mistakes=M.SIGMOID,
             limits=quick,
+            grades=("word2vec.sigmoid",),
         ),
         Check(
             "skipgram_pairs",
@@ -568,6 +573,7 @@ def embeddings_checks() -> list[Check]:
             files=W2V,
             mistakes=M.PAIRS,
             limits=quick,
+            grades=("word2vec.skipgram_pairs",),
         ),
         Check(
             "noise_distribution",
@@ -578,6 +584,7 @@ def embeddings_checks() -> list[Check]:
             tolerance=EXACT,
             mistakes=M.NOISE,
             limits=quick,
+            grades=("word2vec.noise_distribution",),
         ),
         Check(
             "sgns_loss",
@@ -588,6 +595,7 @@ def embeddings_checks() -> list[Check]:
             tolerance=EXACT,
             mistakes=M.LOSS,
             limits=quick,
+            grades=("word2vec.sgns_loss",),
         ),
         Check(
             "sgns_grads",
@@ -599,6 +607,7 @@ def embeddings_checks() -> list[Check]:
             judge=judge_gradients,
             mistakes=M.GRADS,
             limits=quick,
+            grades=("word2vec.sgns_grads",),
         ),
         Check(
             "skipgram_init",
@@ -608,6 +617,7 @@ def embeddings_checks() -> list[Check]:
             files=W2V,
             mistakes=M.INIT,
             limits=quick,
+            grades=("word2vec.SkipGram",),
         ),
         Check(
             "step",
@@ -619,6 +629,7 @@ def embeddings_checks() -> list[Check]:
             mistakes=M.STEP,
             composes=("sgns_loss", "sgns_grads"),
             limits=quick,
+            grades=("word2vec.SkipGram",),
         ),
         Check(
             "train",
@@ -630,6 +641,7 @@ def embeddings_checks() -> list[Check]:
             mistakes=M.TRAIN,
             composes=("skipgram_pairs", "noise_distribution", "step"),
             limits=quick,
+            grades=("word2vec.SkipGram",),
         ),
         Check(
             "most_similar",
@@ -639,6 +651,7 @@ def embeddings_checks() -> list[Check]:
             files=W2V,
             mistakes=M.SIMILAR,
             limits=quick,
+            grades=("word2vec.SkipGram",),
         ),
         Check(
             "ffnn_forward",
@@ -658,6 +671,7 @@ def embeddings_checks() -> list[Check]:
             files=FFNN,
             mistakes=M.EXAMPLES,
             limits=quick,
+            grades=("ffnn_lm.make_examples",),
         ),
         Check(
             "train_ffnn",
@@ -668,6 +682,7 @@ def embeddings_checks() -> list[Check]:
             tolerance=TRAINED,
             mistakes=M.TRAIN_FFNN,
             limits=quick,
+            grades=("ffnn_lm.train_ffnn",),
         ),
         Check(
             "perplexity",
@@ -678,6 +693,7 @@ def embeddings_checks() -> list[Check]:
             tolerance=FLOAT64,
             mistakes=M.PERPLEXITY,
             limits=quick,
+            grades=("ffnn_lm.perplexity",),
         ),
         Check(
             "no_mutation",

@@ -443,6 +443,7 @@ def lstm_checks() -> list[Check]:
             sigmoid_cases,
             tolerance=VALUES,
             limits=quick,
+            grades=("recurrent.sigmoid",),
         )
     ]
     for kind, name in NAMES.items():
@@ -455,6 +456,7 @@ def lstm_checks() -> list[Check]:
                 tolerance=VALUES,
                 mistakes=FORWARD_MISTAKES[kind],
                 limits=quick,
+                grades=(f"recurrent.{name}",),
             ),
             Check(
                 f"{kind}_backward",
@@ -465,6 +467,7 @@ def lstm_checks() -> list[Check]:
                 judge=judge_gradients,
                 mistakes=BACKWARD_MISTAKES[kind],
                 limits=quick,
+                grades=(f"recurrent.{name}",),
             ),
         ]
     return checks + [
@@ -477,6 +480,7 @@ def lstm_checks() -> list[Check]:
             mistakes=(M.CELL_GRAD_NOT_CARRIED,),
             composes=CELL,
             limits=quick,
+            grades=("recurrent.LSTM", "recurrent.GRU"),
         ),
         Check(
             "stacked",
@@ -487,6 +491,7 @@ def lstm_checks() -> list[Check]:
             judge=judge_gradients,
             composes=CELL,
             limits=quick,
+            grades=("recurrent.StackedRNN",),
         ),
         Check(
             "birnn",
@@ -498,6 +503,7 @@ def lstm_checks() -> list[Check]:
             mistakes=(M.BI_NOT_REVERSED,),
             composes=CELL,
             limits=quick,
+            grades=("recurrent.BiRNN",),
         ),
         Check(
             "depth_direction",
@@ -510,6 +516,7 @@ def lstm_checks() -> list[Check]:
             mistakes=(M.BI_NOT_REVERSED,),
             composes=("stacked", "birnn"),
             limits=quick,
+            grades=("recurrent.StackedRNN", "recurrent.BiRNN"),
         ),
         Check(
             "clip_grad_norm",
@@ -519,6 +526,7 @@ def lstm_checks() -> list[Check]:
             tolerance=VALUES,
             mistakes=(M.CLIP_PER_ARRAY, M.CLIP_MUTATES),
             limits=quick,
+            grades=("recurrent.clip_grad_norm",),
         ),
         Check(
             "lstmlm",
@@ -530,6 +538,7 @@ def lstm_checks() -> list[Check]:
             mistakes=(M.LOSS_MEAN, M.GRAD_E_NOT_ACCUMULATED),
             composes=("stacked",),
             limits=quick,
+            grades=("recurrent.LSTMLM",),
         ),
         Check(
             "named_grads",
@@ -538,6 +547,7 @@ def lstm_checks() -> list[Check]:
             named_grads_cases,
             tolerance=VALUES,
             limits=quick,
+            grades=("recurrent.LSTMLM",),
         ),
         Check(
             "step",
@@ -548,6 +558,7 @@ def lstm_checks() -> list[Check]:
             mistakes=(M.CLIP_AFTER_STEP, M.STEP_RETURNS_CLIPPED_NORM),
             composes=("clip_grad_norm",),
             limits=quick,
+            grades=("recurrent.LSTMLM",),
         ),
         # Epochs of SGD compound rounding differences a little: a looser tolerance than one step's.
         Check(
@@ -559,6 +570,7 @@ def lstm_checks() -> list[Check]:
             mistakes=(M.NO_SHUFFLE,),
             composes=("lstmlm", "named_grads", "step"),
             limits=slow,
+            grades=("recurrent.train",),
         ),
         Check(
             "no_mutation",
@@ -588,5 +600,6 @@ def lstm_checks() -> list[Check]:
             visibility="after_due_date",
             composes=CELL,
             limits=quick,
+            grades=("recurrent.LSTM", "recurrent.GRU"),
         ),
     ]

@@ -287,7 +287,15 @@ def ngram_checks() -> list[Check]:
     # prob from the counts, logprob from prob, perplexity from logprob): `composes` says so.
     quick = Limits(cpu_s=4, wall_s=8)
     return [
-        Check("pad", "pad adds n - 1 BOS and one EOS", scenarios.pad, pad_cases, mistakes=M.PADDING, limits=quick),
+        Check(
+            "pad",
+            "pad adds n - 1 BOS and one EOS",
+            scenarios.pad,
+            pad_cases,
+            mistakes=M.PADDING,
+            limits=quick,
+            grades=("ngram.pad",),
+        ),
         Check(
             "count_ngrams",
             "count_ngrams counts every n-gram of the padded corpus",
@@ -296,6 +304,7 @@ def ngram_checks() -> list[Check]:
             mistakes=M.PADDING,
             composes=("pad",),
             limits=quick,
+            grades=("ngram.count_ngrams",),
         ),
         Check(
             "fit",
@@ -305,6 +314,7 @@ def ngram_checks() -> list[Check]:
             mistakes=(M.BOS_IN_VOCAB, M.NO_UNK_IN_VOCAB, M.EOS_PER_ORDER, M.NO_EOS),
             composes=("count_ngrams",),
             limits=quick,
+            grades=("ngram.NGramLM",),
         ),
         Check(
             "prob_mle",
@@ -315,6 +325,7 @@ def ngram_checks() -> list[Check]:
             mistakes=MLE_MISTAKES,
             composes=("fit",),
             limits=quick,
+            grades=("ngram.NGramLM",),
         ),
         Check(
             "prob_add_k",
@@ -325,6 +336,7 @@ def ngram_checks() -> list[Check]:
             mistakes=ADD_K_MISTAKES,
             composes=("fit",),
             limits=quick,
+            grades=("ngram.NGramLM",),
         ),
         Check(
             "logprob",
@@ -335,6 +347,7 @@ def ngram_checks() -> list[Check]:
             mistakes=LOGPROB_MISTAKES,
             composes=("prob_mle", "prob_add_k"),
             limits=quick,
+            grades=("ngram.NGramLM",),
         ),
         Check(
             "perplexity",
@@ -345,6 +358,7 @@ def ngram_checks() -> list[Check]:
             mistakes=PPL_MISTAKES,
             composes=("logprob",),
             limits=quick,
+            grades=("ngram.NGramLM",),
         ),
         Check(
             "sample",
@@ -359,6 +373,7 @@ def ngram_checks() -> list[Check]:
                 "make prob fast (count once, in fit): sample asks it about every word of the "
                 f"vocabulary at every step, {DRAWS} times per case."
             ),
+            grades=("ngram.NGramLM",),
         ),
         Check(
             "no_mutation",
@@ -388,5 +403,6 @@ def ngram_checks() -> list[Check]:
             visibility="after_due_date",
             composes=("logprob",),
             limits=quick,
+            grades=("ngram.NGramLM",),
         ),
     ]

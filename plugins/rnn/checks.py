@@ -341,6 +341,7 @@ def rnn_checks() -> list[Check]:
             judge=judge_gradients,
             mistakes=(M.TRANSPOSED_LINEAR,),
             limits=quick,
+            grades=("modules.Linear",),
         ),
         Check(
             "activations",
@@ -351,6 +352,7 @@ def rnn_checks() -> list[Check]:
             tolerance=GRADS,
             judge=judge_gradients,
             limits=quick,
+            grades=("modules.Sigmoid", "modules.Tanh"),
         ),
         Check(
             "softmax",
@@ -362,6 +364,7 @@ def rnn_checks() -> list[Check]:
             judge=judge_gradients,
             mistakes=(M.SOFTMAX_AXIS, M.SOFTMAX_NO_SHIFT),
             limits=quick,
+            grades=("modules.Softmax",),
         ),
         Check(
             "cross_entropy",
@@ -373,6 +376,7 @@ def rnn_checks() -> list[Check]:
             judge=judge_gradients,
             mistakes=(M.CE_MEAN, M.CE_EPS_IN_LOG),
             limits=quick,
+            grades=("modules.CrossEntropy",),
         ),
         Check(
             "elman_forward",
@@ -382,6 +386,7 @@ def rnn_checks() -> list[Check]:
             tolerance=VALUES,
             mistakes=(M.H0_IGNORED, M.ELMAN_SOFTMAX_AXIS),
             limits=quick,
+            grades=("elman.ElmanRNN",),
         ),
         Check(
             "elman_loss",
@@ -392,6 +397,7 @@ def rnn_checks() -> list[Check]:
             mistakes=(M.H0_IGNORED, M.LOSS_MEAN, M.ELMAN_SOFTMAX_AXIS),
             composes=("elman_forward",),
             limits=quick,
+            grades=("elman.ElmanRNN",),
         ),
         Check(
             "elman_backward",
@@ -403,6 +409,7 @@ def rnn_checks() -> list[Check]:
             mistakes=BACKWARD_MISTAKES,
             composes=("elman_loss",),
             limits=quick,
+            grades=("elman.ElmanRNN",),
         ),
         Check(
             "rnnlm",
@@ -414,6 +421,7 @@ def rnn_checks() -> list[Check]:
             mistakes=(M.BPTT_NO_CARRY, M.GRADS_OVERWRITTEN, M.DERIVATIVE_AT_PREACTIVATION, M.LOSS_MEAN),
             composes=("elman_forward", "elman_loss", "elman_backward"),
             limits=quick,
+            grades=("elman.RNNLM",),
         ),
         Check(
             "sgd_step",
@@ -422,6 +430,7 @@ def rnn_checks() -> list[Check]:
             sgd_cases,
             tolerance=GRADS,
             limits=quick,
+            grades=("elman.RNNLM",),
         ),
         Check(
             "sample",
@@ -431,6 +440,7 @@ def rnn_checks() -> list[Check]:
             judge=judge_sample,
             composes=("rnnlm",),
             limits=slow,
+            grades=("elman.RNNLM",),
         ),
         # On a model whose loss, backward and sgd_step are the grader's: train's own bookkeeping only.
         Check(
@@ -440,6 +450,7 @@ def rnn_checks() -> list[Check]:
             train_cases,
             tolerance=VALUES,
             limits=quick,
+            grades=("elman.train",),
         ),
         Check(
             "repeatable_backward",
@@ -482,5 +493,6 @@ def rnn_checks() -> list[Check]:
             visibility="after_due_date",
             composes=("elman_loss",),
             limits=quick,
+            grades=("elman.ElmanRNN",),
         ),
     ]

@@ -570,6 +570,7 @@ def transformer_checks() -> list[Check]:
             mistakes=(M.BATCH_TARGET_UNSHIFTED,),
             uses=("train.get_batch",),
             limits=quick,
+            grades=("train.get_batch",),
         ),
         # A few AdamW steps compound rounding differences: a looser float64 tolerance than one pass.
         Check(
@@ -582,6 +583,7 @@ def transformer_checks() -> list[Check]:
             uses=("train.train", *LM),
             composes=("model", "cross_entropy", "get_batch"),
             limits=slow,
+            grades=("train.train",),
         ),
         Check(
             "evaluate_perplexity",
@@ -593,6 +595,7 @@ def transformer_checks() -> list[Check]:
             uses=("train.evaluate_perplexity", *LM),
             composes=("model", "cross_entropy"),
             limits=quick,
+            grades=("train.evaluate_perplexity",),
         ),
         Check(
             "generate",
@@ -604,6 +607,7 @@ def transformer_checks() -> list[Check]:
             uses=("train.generate", *LM),
             composes=("model",),
             limits=slow,
+            grades=("train.generate",),
         ),
         Check(
             "causality",

@@ -1,0 +1,153 @@
+"""Composed checks paid by observation: a stand-in run with the grader's component, never a cap or a share."""
+
+from __future__ import annotations
+
+import types
+
+import numpy as np
+import pytest
+
+from helpers import by_name
+from lmgrade import catalog, composition, stand_in
+from lmgrade.checks import Check
+from lmgrade.flawed import write_flawed
+
+
+def _component_module():
+    """A tiny reference: a function, a stateful class that draws from a generator, a call that changes its argument."""
+    module = types.ModuleType("toy")
+
+    def scale(x, k):
+        return np.asarray(x, float) * k
+
+    class Counter:
+        def __init__(self, size, rng):
+            self.w = rng.normal(size=size)
+            self.calls = 0
+
+        def forward(self, x):
+            self.calls += 1
+            return self.w * x
+
+    def normalise(values):
+        values /= values.sum()
+
+    module.scale, module.Counter, module.normalise = scale, Counter, normalise
+    return module
+
+
+def _scenario(modules, args):
+    toy = modules["toy"]
+    rng = np.random.default_rng(args["seed"])
+    counter = toy.Counter(3, rng)
+    v = np.array([1.0, 2.0, 3.0])
+    toy.normalise(v)
+    return {"y": counter.forward(toy.scale(args["x"], 2.0)), "calls": counter.calls, "v": v, "next": rng.random()}
+
+
+NAMES = ("toy.scale", "toy.Counter", "toy.normalise")
+
+
+def _student_module(**broken):
+    """The student's copy: each name broken on request; the scenario must pass only with stand-ins for them."""
+    module = _component_module()
+    for name in broken:
+        setattr(module, name, broken[name])
+    return module
+
+
+def test_a_replayed_run_gives_the_references_answers_and_changes():
+    args = {"x": [1.0, -2.0, 0.5], "seed": 3}
+    expected = _scenario({"toy": _component_module()}, args)
+    table = stand_in.record(_scenario, {"toy": _component_module()}, NAMES, args)
+    assert [c["name"] for c in table] == ["Counter.__init__", "normalise", "scale", "Counter.forward"]
+
+    def wrong(*a, **k):
+        raise AssertionError("the student's broken code ran")
+
+    def also_wrong(*a, **k):
+        raise AssertionError("the student's broken code ran")
+
+    broken_class = type("Counter", (), {"__init__": wrong, "forward": wrong})
+    student = {"toy": _student_module(scale=wrong, normalise=also_wrong, Counter=broken_class)}
+    got = stand_in.replay(
+        student, {"scenario": f"{__name__}:_scenario", "names": list(NAMES), "table": table, "args": args}
+    )
+    np.testing.assert_array_equal(got["y"], expected["y"])
+    np.testing.assert_array_equal(got["v"], expected["v"])  # the argument changed in place, as the reference did
+    assert got["calls"] == 1 and got["next"] == expected["next"]  # the generator advanced as the reference's
+
+
+def test_a_call_the_reference_never_made_is_not_answered():
+    args = {"x": [1.0, -2.0, 0.5], "seed": 3}
+    table = stand_in.record(_scenario, {"toy": _component_module()}, ("toy.scale",), args)
+    student = _component_module()
+    # The rest of the student's code hands the component other inputs: the stand-in cannot answer.
+    replay_args = {
+        "scenario": f"{__name__}:_scenario",
+        "names": ["toy.scale"],
+        "table": table,
+        "args": {**args, "x": [9.0, 9.0, 9.0]},
+    }
+    with pytest.raises(stand_in.NoRecordedCall):
+        stand_in.replay({"toy": student}, replay_args)
+
+
+def test_matching_follows_the_tolerance_and_types():
+    assert stand_in.matches(np.array([1.0, 2.0]), np.array([1.0, 2.0 + 1e-12]))
+    assert not stand_in.matches(np.array([1.0, 2.0]), np.array([1.0, 2.001]))
+    assert not stand_in.matches(np.array([1.0, np.nan]), np.array([1.0, np.nan]))  # NaN is never a match
+    assert not stand_in.matches(["a", "b"], ("a", "b"))
+    assert stand_in.matches(stand_in.snapshot({"a": 1, "b": 2}), stand_in.snapshot({"b": 2, "a": 1}))
+
+
+def test_a_stand_in_never_answers_for_what_the_composed_check_grades():
+    def check(name, grades=(), **kw):
+        return Check(name, name, scenario=lambda m, a: a, make_cases=lambda ctx: [], grades=grades, **kw)
+
+    pad, fit = check("pad", ("ngram.pad",)), check("fit", ("ngram.NGramLM",))
+    assert composition.stand_in_names(check("c", ("ngram.count_ngrams",)), [pad]) == ("ngram.pad",)
+    assert composition.stand_in_names(check("prob", ("ngram.NGramLM",)), [fit]) is None  # the same class
+    assert composition.stand_in_names(check("undeclared"), [pad]) is None  # says nothing of what it grades
+    assert composition.stand_in_names(check("p", ("x.y",), property_check=True), [pad]) is None
+    assert composition.stand_in_names(check("c", ("ngram.count_ngrams",)), [pad, check("free")]) is None
+
+
+def _bug(ngram, tmp_path, *bug_names, extra=()):
+    assignment, _ = ngram
+    spec = assignment.spec
+    bugs = [catalog.bugs("ngram")[b] for b in bug_names]
+    folder = write_flawed(spec.reference_folder(), spec.files, tmp_path / "sub", bugs)
+    for old, new in extra:
+        path = folder / "ngram.py"
+        source = path.read_text()
+        assert source.count(old) == 1
+        path.write_text(source.replace(old, new))
+    return folder
+
+
+def test_a_component_bug_is_paid_for_in_its_own_check_only(ngram, ngram_grader, tmp_path):
+    folder = _bug(ngram, tmp_path, "no_bos_padding")
+    verdicts = by_name(ngram_grader.grade(folder, only={"pad", "count_ngrams", "fit", "prob_mle"}))
+    assert not verdicts["pad"].passed
+    for name in ("count_ngrams", "prob_mle"):
+        assert verdicts[name].score == verdicts[name].max_score, verdicts[name].output
+        assert verdicts[name].output.startswith("Passes once pad is fixed"), verdicts[name].output
+
+
+def test_a_composed_check_with_a_failed_component_and_fake_answers_earns_nothing(ngram, ngram_grader, tmp_path):
+    """pad is wrong and count_ngrams answers noise: the stand-in run fails, so no blame and no share."""
+    folder = _bug(
+        ngram,
+        tmp_path,
+        "no_bos_padding",
+        extra=[
+            (
+                "def count_ngrams(",
+                "def count_ngrams(corpus, n):\n    return {('x',) * (n - 1): {'y': len(corpus)}}\n\n\ndef _unused(",
+            )
+        ],
+    )
+    verdicts = by_name(ngram_grader.grade(folder, only={"pad", "count_ngrams"}))
+    assert verdicts["count_ngrams"].score == 0
+    assert "pad is fixed" not in verdicts["count_ngrams"].output and "see pad" not in verdicts["count_ngrams"].output
