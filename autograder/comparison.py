@@ -8,6 +8,11 @@ as arrays. With ``reveal=False`` (hidden checks) only the size of the miss is
 said: how many values are wrong and by how much, never the expected value,
 what came back, nor where (no index, no position in a list, no key made from
 the inputs).
+
+`compare` never raises on what came back: whatever plain data a child sent
+(records, strings where numbers belong, numbers past float's range, complex
+numbers, nesting of any depth) is a difference it describes. Only an expected
+value of a type it does not know is the grader's own error.
 """
 
 from __future__ import annotations
@@ -48,15 +53,21 @@ def number(value: Any, tol: Tolerance | None = None, *, beside: Any = None) -> s
     """
     if isinstance(value, (bool, np.bool_)):
         return str(bool(value))
+    if isinstance(value, (complex, np.complexfloating)):
+        return str(complex(value))
     if isinstance(value, (int, np.integer)):
-        return str(int(value))
-    x = float(value)
+        value = int(value)
+        if value.bit_length() > 200:  # Python refuses to write out very long ints; nobody reads them
+            size = math.ceil(value.bit_length() * math.log10(2))
+            return f"{'a negative' if value < 0 else 'an'} integer of {size} digits"
+        return str(value)
+    x = _as_float(value)
     if not math.isfinite(x) or tol is None:
         return repr(x)  # the shortest text that reads back as x
     n = digits(tol)
     text = f"{x:.{n}g}"
-    if beside is not None and _is_number(beside) and float(beside) != x:
-        while n < 17 and text == f"{float(beside):.{n}g}":
+    if beside is not None and _is_number(beside) and _as_float(beside) != x:
+        while n < 17 and text == f"{_as_float(beside):.{n}g}":
             n += 1
             text = f"{x:.{n}g}"
     return text if any(c in text for c in ".en") else text + ".0"  # a float reads as one
@@ -64,13 +75,20 @@ def number(value: Any, tol: Tolerance | None = None, *, beside: Any = None) -> s
 
 def plain(value: Any, tol: Tolerance | None = None, *, limit: int = 160) -> str:
     """Any value as text: numbers as `number` writes them, arrays as arrays, containers as Python writes them."""
-    text = _plain(value, tol)
+    text = _plain(value, tol, limit, 0)
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def _plain(value: Any, tol: Tolerance | None) -> str:
+# How far `plain` looks into a container: enough to fill its line, never the whole of a huge answer.
+_PLAIN_DEPTH = 8
+_SORTED_SET_ITEMS = 1000
+
+
+def _plain(value: Any, tol: Tolerance | None, limit: int, depth: int) -> str:
+    if depth > _PLAIN_DEPTH:
+        return "..."
     if isinstance(value, Tensor):
-        return _plain(value.values, tol)
+        return _plain(value.values, tol, limit, depth)
     if isinstance(value, np.ndarray):
         if value.dtype.kind not in "biuf":
             return np.array2string(value, threshold=20, edgeitems=3)
@@ -80,15 +98,37 @@ def _plain(value: Any, tol: Tolerance | None) -> str:
             return np.array2string(value, separator=", ")
     if _is_number(value) or isinstance(value, (bool, np.bool_)):
         return number(value, tol)
-    if isinstance(value, list):
-        return "[" + ", ".join(_plain(v, tol) for v in value) + "]"
-    if isinstance(value, tuple):
-        return "(" + ", ".join(_plain(v, tol) for v in value) + ("," if len(value) == 1 else "") + ")"
-    if isinstance(value, dict):
-        return "{" + ", ".join(f"{_plain(k, tol)}: {_plain(v, tol)}" for k, v in value.items()) + "}"
+    if isinstance(value, str):
+        return repr(value[:limit])
     if isinstance(value, (set, frozenset)):
-        return "{" + ", ".join(sorted(_plain(v, tol) for v in value)) + "}" if value else "set()"
-    return repr(value)
+        if len(value) > _SORTED_SET_ITEMS:  # shown sorted, and sorting a huge one takes long: its size says enough
+            return f"a set of {len(value)} items"
+        return (
+            "{" + ", ".join(_first(sorted(_plain(v, tol, limit, depth + 1) for v in value), limit)) + "}"
+            if value
+            else "set()"
+        )
+    if isinstance(value, dict):
+        pairs = (f"{_plain(k, tol, limit, depth + 1)}: {_plain(v, tol, limit, depth + 1)}" for k, v in value.items())
+        return "{" + ", ".join(_first(pairs, limit)) + "}"
+    if isinstance(value, (list, tuple)):
+        inner = ", ".join(_first((_plain(v, tol, limit, depth + 1) for v in value), limit))
+        if isinstance(value, list):
+            return f"[{inner}]"
+        return f"({inner}{',' if len(value) == 1 else ''})"
+    return repr(value)[:limit]
+
+
+def _first(texts, limit: int) -> list[str]:
+    """The first texts that fill `limit` characters, then "..." if more were left."""
+    kept, used = [], 0
+    for text in texts:
+        if used > limit:
+            kept.append("...")
+            break
+        kept.append(text)
+        used += len(text) + 2
+    return kept
 
 
 def _short(value: Any, limit: int = 160, tol: Tolerance | None = None) -> str:
@@ -120,6 +160,14 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_))
 
 
+def _as_float(value: Any) -> float:
+    """A number as a float; an integer past float's range as an infinity of its sign."""
+    try:
+        return float(value)
+    except OverflowError:
+        return math.inf if value > 0 else -math.inf
+
+
 def _close(expected: float, got: float, tol: Tolerance) -> bool:
     if math.isnan(expected) or math.isnan(got):
         return math.isnan(expected) and math.isnan(got)
@@ -140,9 +188,9 @@ def compare(expected: Any, got: Any, tol: Tolerance, *, reveal: bool = True, pat
     if _is_number(expected):
         if not _is_number(got):
             return f"expected a number{where}, got {_type_name(got)}" + (f" {_short(got, tol=tol)}" if reveal else "")
-        if _close(float(expected), float(got), tol):
+        if _close(_as_float(expected), _as_float(got), tol):
             return None
-        err = abs(float(got) - float(expected))
+        err = abs(_as_float(got) - _as_float(expected))
         if not reveal:
             return f"wrong value{where}: off by {_error(err)} (tolerance {tol})"
         return (
@@ -212,25 +260,36 @@ def _error(err: float) -> str:
 
 def _compare_arrays(expected: Any, got: Any, tol: Tolerance, reveal: bool, where: str) -> str | None:
     if not isinstance(got, np.ndarray):
-        return f"expected an array{where}, got {_type_name(got)} {_short(got)}"
+        return f"expected an array{where}, got {_type_name(got)}" + (f" {_short(got)}" if reveal else "")
     expected = np.asarray(expected)
     if got.shape != expected.shape:
         if not reveal:
             return f"wrong shape{where}: got {got.shape}"
         return f"wrong shape{where}: expected {expected.shape}, got {got.shape}"
+    numeric = "biufc"
+    if expected.dtype.kind in numeric and (got.dtype.kind not in numeric or got.dtype.fields is not None):
+        return f"wrong dtype{where}: expected numbers ({expected.dtype}), got {_dtype_words(got.dtype)}"
     if expected.dtype.kind in "biu" and got.dtype.kind not in "biu":
         return f"wrong dtype{where}: expected integers ({expected.dtype}), got {got.dtype}"
-    if expected.dtype.kind not in "biufc" or got.dtype.kind not in "biufc":
-        if np.array_equal(expected, got):
+    if (expected.dtype.kind == "c") != (got.dtype.kind == "c"):
+        return f"wrong dtype{where}: expected {expected.dtype}, got {got.dtype}"
+    if expected.dtype.kind not in numeric:
+        if expected.dtype == got.dtype and np.array_equal(expected, got):
             return None
-        return f"wrong values{where}"
-    e = expected.astype(np.float64)
-    g = got.astype(np.float64)
-    ok = np.isclose(g, e, rtol=tol.rtol, atol=tol.atol, equal_nan=True)
-    if ok.all():
-        return None
-    err = np.where(np.isnan(e) | np.isnan(g), np.inf, np.abs(g - e))
-    err = np.where(ok, 0.0, err)
+        return (
+            f"wrong values{where}" if expected.dtype.kind == got.dtype.kind else f"wrong dtype{where}: got {got.dtype}"
+        )
+    wide = np.complex128 if expected.dtype.kind == "c" else np.float64
+    e = expected.astype(wide)
+    g = got.astype(wide)
+    # Infinities and values near float's limits: the differences below may be inf or nan, which
+    # `ok` already judges (equal infinities are close, nan only beside nan); no warning is due.
+    with np.errstate(all="ignore"):
+        ok = np.isclose(g, e, rtol=tol.rtol, atol=tol.atol, equal_nan=True)
+        if ok.all():
+            return None
+        err = np.where(ok, 0.0, np.abs(g - e))
+    err = np.where(~ok & np.isnan(err), np.inf, err)
     index = np.unravel_index(int(np.argmax(err)), e.shape) if e.ndim else ()
     bad = int((~ok).sum())
     head = f"{bad} of {e.size} values wrong{where}"
@@ -241,3 +300,9 @@ def _compare_arrays(expected: Any, got: Any, tol: Tolerance, reveal: bool, where
         f"{head}; the largest error is at index {idx}: expected {number(e[index], tol, beside=g[index])}, "
         f"got {number(g[index], tol, beside=e[index])} (max error {_error(float(err.max()))}, tolerance {tol})"
     )
+
+
+def _dtype_words(dtype: np.dtype) -> str:
+    if dtype.fields is not None:
+        return "records with named fields"
+    return f"values of dtype {str(dtype)[:40]}"

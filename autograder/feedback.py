@@ -4,12 +4,21 @@ The numbers are judged elsewhere (`checks.Check.verdict`); this module says
 what happened in the sandbox (an exception, a crash, a timeout), sums the
 cases up within Gradescope's output budget, and reports what the code
 printed. For a check that is not visible, nothing in the feedback may reveal
-its inputs: no case labels, no expected values, and none of the student's
-own output (which could print the inputs).
+its inputs: no case labels, no expected values, and no text the student's
+code produced (what it printed, an exception's message, names it made at
+run time), which could spell the inputs out; the exception's type and the
+line of the student's file that raised it are said.
+
+A traceback shows the student's own frames only, their files named as in the
+submission: the grader's frames (the check's scenario, the sandbox) are said
+in words, the grader's and the libraries' paths never.
 """
 
 from __future__ import annotations
 
+import builtins
+import re
+from dataclasses import dataclass
 from typing import Any
 
 from .checks import Case, CaseVerdict, Check, Mistake
@@ -28,24 +37,55 @@ def outcome_verdict(
 ) -> CaseVerdict:
     """Turn what happened in the sandbox into a verdict on one case (`dead`: see `Check.verdict`)."""
     if outcome.kind == "ok":
-        return check.verdict(case, expected, outcome.value, reveal=reveal, dead=dead)
+        return _judged(check, case, expected, outcome.value, reveal, dead)
     if outcome.kind in ("error", "import_error"):
-        err = outcome.error or {}
-        if outcome.kind == "import_error":
-            return CaseVerdict(
-                False,
-                f"could not import the submission: {err.get('type')}: {err.get('message')}\n" + traceback_tail(err),
-            )
+        if outcome.error is None:  # what the child sent could not be read (`wire.decode` says why)
+            return CaseVerdict(False, outcome.message if reveal else UNREADABLE)
+        err = outcome.error
         if err.get("type") == "NotImplementedError":
             return CaseVerdict(False, NOT_IMPLEMENTED)
         if err.get("type") == "MemoryError":
             return CaseVerdict(False, f"ran out of memory (limit {check.limits.memory_mb} MiB)")
-        return CaseVerdict(False, f"raised {err.get('type')}: {err.get('message')}\n" + traceback_tail(err))
+        if err.get("type") == "WireError":  # the child could not send the answer (`wire.encode` says why)
+            return CaseVerdict(False, f"{NOT_PLAIN}: {err.get('message')}" if reveal else NOT_PLAIN)
+        said = raised(check, err, reveal)
+        return CaseVerdict(
+            False, f"could not import the submission: {said}" if outcome.kind == "import_error" else said
+        )
     if outcome.kind == "forbidden":
-        return CaseVerdict(False, forbidden_message(outcome.value))
+        return CaseVerdict(False, forbidden_message(outcome.value) if reveal else FORBIDDEN_HIDDEN)
+    # A dead child's message ends with what it printed last: not for a check whose inputs are hidden.
+    message = outcome.message if reveal else outcome.message.split(LAST_OUTPUT)[0]
     if outcome.kind == "timeout" and check.timeout_hint:
-        return CaseVerdict(False, f"{outcome.message}\n{check.timeout_hint}")
-    return CaseVerdict(False, outcome.message)
+        return CaseVerdict(False, f"{message}\n{check.timeout_hint}")
+    return CaseVerdict(False, message)
+
+
+UNREADABLE = "the answer the code sent could not be read: it is not plain data the grader accepts"
+NOT_PLAIN = "the answer is not plain data the grader accepts"
+FORBIDDEN_HIDDEN = (
+    "used an API this assignment forbids (the visible checks name it): the point is to write it yourself "
+    "(see the handout's list of forbidden APIs)"
+)
+# How the sandbox ends a dead child's message with its last output (`sandbox.pool`).
+LAST_OUTPUT = "\nlast output:\n"
+
+
+def _judged(check: Check, case: Case, expected: Any, got: Any, reveal: bool, dead: str | None) -> CaseVerdict:
+    """The check's verdict on an answer; a failed case where the answer is not what the check's scenario
+    returns (a child may send any plain data in its place) and the judge cannot read it."""
+    try:
+        return check.verdict(case, expected, got, reveal=reveal, dead=dead)
+    except Exception as exc:
+        try:  # the judge reads the reference's own answer: then the fault is in the one it was given
+            check.verdict(case, expected, expected, reveal=reveal, dead=dead)
+        except Exception:
+            raise exc from None  # the judge itself fails: the grader's error, not the submission's
+        return CaseVerdict(
+            False,
+            f"the answer could not be judged ({type(exc).__name__} while reading it): "
+            "it is not shaped as the contract's answer",
+        )
 
 
 def forbidden_message(apis: list[str], where: str = "") -> str:
@@ -57,18 +97,82 @@ def forbidden_message(apis: list[str], where: str = "") -> str:
     )
 
 
-def traceback_tail(err: dict, lines: int = 6) -> str:
-    """The end of the traceback, without the import machinery's own frames."""
-    kept, skip = [], False
-    for line in (err.get("traceback") or "").rstrip().splitlines():
-        if line.lstrip().startswith('File "<frozen '):
-            skip = True
+# Python's own exceptions: the only type names a hidden check says (a class made at run time may be
+# named with the inputs).
+BUILTIN_EXCEPTIONS = frozenset(
+    name for name, value in vars(builtins).items() if isinstance(value, type) and issubclass(value, BaseException)
+)
+# A frame of the traceback the child sends (`traceback.format`), and the path of a submitted file in
+# the sandbox: the fork server copies the submission into <its temporary folder>/lmgrade-run-*/submission.
+_FRAME = re.compile(r'  File "(?P<path>[^"]*)", line (?P<line>\d{1,9}), in (?P<name>.*)')
+_SUBMITTED = re.compile(r"/lmgrade-run-[^/]+/submission/(?P<file>.+)")
+_OUTSIDE = "  (code outside your files)"
+
+
+@dataclass
+class Frame:
+    """One frame of a traceback: the submitted file (None: the grader's or a library's), line, function, source."""
+
+    file: str | None
+    line: int
+    name: str
+    source: list[str]
+
+
+def frames(traceback: str) -> list[Frame]:
+    """The frames of the last exception of a formatted traceback, outermost first."""
+    lines = traceback.splitlines()
+    starts = [i for i, line in enumerate(lines) if line.startswith("Traceback (most recent call last)")]
+    found: list[Frame] = []
+    current = None
+    for line in lines[starts[-1] if starts else 0 :]:
+        match = _FRAME.fullmatch(line)
+        if match:
+            submitted = _SUBMITTED.search(match["path"])
+            current = Frame(submitted and submitted["file"], int(match["line"]), match["name"], [])
+            found.append(current)
+        elif current is not None and line.startswith("    ") and len(current.source) < 3:
+            current.source.append(line)  # the frame's line of source, and its carets
+        else:
+            current = None
+    return found
+
+
+def raised(check: Check, err: dict, reveal: bool) -> str:
+    """An exception of the student's code as the student reads it.
+
+    Visible: its type and message, then the traceback of the student's own
+    frames (`student_traceback`). Hidden: its type where Python defines it, and
+    the file and line of the student's that raised it, nothing the code wrote.
+    """
+    kind = str(err.get("type"))
+    seen = frames(err.get("traceback") or "")
+    if reveal:
+        return f"raised {kind}: {err.get('message')}\n" + student_traceback(check, seen)
+    named = kind if kind in BUILTIN_EXCEPTIONS else "an exception of a class that is not Python's own"
+    own = [f for f in seen if f.file is not None]
+    if not own:
+        return f"raised {named}, outside your files (called by the grader's check {check.name})"
+    last = own[-1]
+    file = last.file if last.file in check.files else "one of your helper files"
+    return f"raised {named} at {file}, line {last.line} (called by the grader's check {check.name})"
+
+
+def student_traceback(check: Check, seen: list[Frame]) -> str:
+    """The student's frames of a traceback, the grader's call and any code outside their files in words."""
+    lines = [f"  called by the grader's check {check.name}"]
+    own = False
+    for frame in seen:
+        if frame.file is None:
+            if own and lines[-1] != _OUTSIDE:
+                lines.append(_OUTSIDE)
             continue
-        if skip and line.startswith("    ") and not line.lstrip().startswith("File "):
-            continue
-        skip = False
-        kept.append(line)
-    return "\n".join(kept[-lines:])
+        own = True
+        lines.append(f'  File "{frame.file}", line {frame.line}, in {frame.name}')
+        lines += frame.source
+    if not own:
+        lines.append("  (raised outside your files)")
+    return "\n".join(lines)
 
 
 def _indent(text: str, prefix: str = "    ") -> str:

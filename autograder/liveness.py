@@ -16,6 +16,9 @@ import numpy as np
 
 from .wire import Tensor
 
+_NUMBER = repr("number")
+_PLAIN_NUMBER_TYPES = {int, float}
+
 
 def shape_of(value: Any) -> Any:
     """The structure of a value without its numbers (nor the length of its lists)."""
@@ -30,9 +33,12 @@ def shape_of(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         # The kinds of its items, not their count: a list of the wrong length (pairs of a wrong
         # window, merges stopped early) is wrong but shows work; an empty one shows none.
-        return (type(value).__name__, tuple(sorted({repr(shape_of(v)) for v in value})))
+        # A list of plain numbers is said without a call each: an answer may hold millions.
+        kinds = {_NUMBER} if value and _plain_numbers(value) else {repr(shape_of(v)) for v in value}
+        return (type(value).__name__, tuple(sorted(kinds)))
     if isinstance(value, dict):
-        return ("dict", tuple(sorted((repr(k), shape_of(v)) for k, v in value.items())))
+        # Sorted by text: two keys may print alike (nan and nan), and their shapes need not be comparable.
+        return ("dict", tuple(sorted(((repr(k), shape_of(v)) for k, v in value.items()), key=repr)))
     return type(value).__name__
 
 
@@ -45,14 +51,27 @@ def _numbers(value: Any) -> np.ndarray:
     if isinstance(value, (bool, np.bool_)):
         return np.zeros(0)
     if isinstance(value, (int, float, np.integer, np.floating)):
-        return np.array([float(value)])
+        try:
+            return np.array([float(value)])
+        except OverflowError:  # an int past float's range
+            return np.array([np.inf if value > 0 else -np.inf])
     if isinstance(value, (list, tuple)):
-        parts = [_numbers(v) for v in value]
+        items = value
     elif isinstance(value, dict):
-        parts = [_numbers(value[k]) for k in sorted(value, key=repr)]
+        items = [value[k] for k in sorted(value, key=repr)]
     else:
         return np.zeros(0)
+    if _plain_numbers(items):  # one array, not one per number: an answer may hold millions
+        try:
+            return np.array(items, dtype=np.float64).ravel()
+        except OverflowError:  # an int past float's range: number by number below
+            pass
+    parts = [_numbers(v) for v in items]
     return np.concatenate(parts) if parts else np.zeros(0)
+
+
+def _plain_numbers(items) -> bool:
+    return set(map(type, items)) <= _PLAIN_NUMBER_TYPES
 
 
 def _constant(numbers: np.ndarray) -> bool:
