@@ -24,7 +24,7 @@ from typing import Any
 
 from . import atomic, composition, forbidden, stand_in, timing_grading
 from .assignment import Assignment
-from .checks import ANSWER, Case, Check, Mistake
+from .checks import Case, Check, Mistake
 from .expected import ExpectedValues
 from .expected_store import ExpectedStore
 from .feedback import describe_output, forbidden_message, outcome_verdict, summarize
@@ -86,7 +86,11 @@ class Grader:
             protected=[*oracle.protected_paths(), spec.root, *self.protected, *self._plugin_paths()],
             jobs=self.jobs,
             landlock=landlock,
-            forbidden_apis={"apis": list(spec.forbidden), "also": {k: list(v) for k, v in spec.forbidden_also.items()}},
+            forbidden_apis={
+                "apis": list(spec.forbidden),
+                "also": {k: list(v) for k, v in spec.forbidden_also.items()},
+                "operators": {k: list(v) for k, v in spec.forbidden_operators.items()},
+            },
             prestarted=prestarted,
         )
         self._lock = threading.Lock()

@@ -60,8 +60,9 @@ def grading_table(checks: list[Check]) -> str:
     return "\n".join(rows) + (
         "\n\nA check fails a case that gives a wrong answer, raises, or runs past its limits. Printing (any "
         "amount), temporary files and files written beside your code never cost a point. A property check "
-        "(arguments left unchanged, the contract's ValueErrors, causality) reports what it sees and pays only "
-        "beside answers that show work, so that code returning constants or raising earns nothing. A check "
-        "that runs another of your components (a block runs your LayerNorm) names that component's check "
-        "when it failed, and loses at most its own share of its points."
+        "(arguments left unchanged, the contract's ValueErrors) reports what it sees and pays where the "
+        "property holds beside the call's right answer, so that code returning constants or raising earns "
+        "nothing. Points within a check are in proportion to the cases passed. A check that runs another of "
+        "your components whose own check failed runs again with the grader's version of that component in "
+        "place of yours: it earns its points where that run passes, and says which component to fix."
     )

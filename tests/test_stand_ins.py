@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from helpers import by_name
-from lmgrade import catalog, composition, stand_in
+from lmgrade import catalog, composition, recorded_calls, stand_in
 from lmgrade.checks import Check
 from lmgrade.flawed import write_flawed
 
@@ -94,11 +94,11 @@ def test_a_call_the_reference_never_made_is_not_answered():
 
 
 def test_matching_follows_the_tolerance_and_types():
-    assert stand_in.matches(np.array([1.0, 2.0]), np.array([1.0, 2.0 + 1e-12]))
-    assert not stand_in.matches(np.array([1.0, 2.0]), np.array([1.0, 2.001]))
-    assert not stand_in.matches(np.array([1.0, np.nan]), np.array([1.0, np.nan]))  # NaN is never a match
-    assert not stand_in.matches(["a", "b"], ("a", "b"))
-    assert stand_in.matches(stand_in.snapshot({"a": 1, "b": 2}), stand_in.snapshot({"b": 2, "a": 1}))
+    assert recorded_calls.matches(np.array([1.0, 2.0]), np.array([1.0, 2.0 + 1e-12]))
+    assert not recorded_calls.matches(np.array([1.0, 2.0]), np.array([1.0, 2.001]))
+    assert not recorded_calls.matches(np.array([1.0, np.nan]), np.array([1.0, np.nan]))  # NaN is never a match
+    assert not recorded_calls.matches(["a", "b"], ("a", "b"))
+    assert recorded_calls.matches(recorded_calls.snapshot({"a": 1, "b": 2}), recorded_calls.snapshot({"b": 2, "a": 1}))
 
 
 def test_a_stand_in_never_answers_for_what_the_composed_check_grades():

@@ -502,6 +502,7 @@ def transformer_checks() -> list[Check]:
             mistakes=LAYER_NORM_MISTAKES,
             uses=("layers.LayerNorm",),
             limits=quick,
+            grades=("layers.LayerNorm",),
         ),
         Check(
             "attention",
@@ -513,6 +514,7 @@ def transformer_checks() -> list[Check]:
             mistakes=ATTENTION_MISTAKES,
             uses=("layers.CausalSelfAttention",),
             limits=quick,
+            grades=("layers.CausalSelfAttention",),
         ),
         Check(
             "feed_forward",
@@ -524,6 +526,7 @@ def transformer_checks() -> list[Check]:
             mistakes=(M.GELU_TANH,),
             uses=("layers.FeedForward",),
             limits=quick,
+            grades=("layers.FeedForward",),
         ),
         Check(
             "block",
@@ -536,6 +539,7 @@ def transformer_checks() -> list[Check]:
             uses=("layers.TransformerBlock",),
             composes=("layer_norm", "attention", "feed_forward"),
             limits=quick,
+            grades=("layers.TransformerBlock",),
         ),
         Check(
             "model",
@@ -548,6 +552,7 @@ def transformer_checks() -> list[Check]:
             uses=LM,
             composes=("block",),
             limits=quick,
+            grades=("model.TransformerLM",),
         ),
         Check(
             "cross_entropy",
@@ -559,6 +564,7 @@ def transformer_checks() -> list[Check]:
             mistakes=(M.CE_SUMMED, M.CE_UNSTABLE),
             uses=CE,
             limits=quick,
+            grades=("model.cross_entropy",),
         ),
         Check(
             "get_batch",
@@ -630,6 +636,7 @@ def transformer_checks() -> list[Check]:
             files=L,
             tolerance=FLOAT64,
             property_check=True,
+            holds=scenarios.attention_rows_holds,
             uses=("layers.CausalSelfAttention",),
             limits=quick,
         ),
@@ -641,6 +648,7 @@ def transformer_checks() -> list[Check]:
             files=L,
             tolerance=FLOAT64,
             property_check=True,
+            holds=scenarios.layer_norm_stats_holds,
             uses=("layers.LayerNorm",),
             limits=quick,
         ),
@@ -652,6 +660,7 @@ def transformer_checks() -> list[Check]:
             files=Mo,
             tolerance=FLOAT64,
             property_check=True,
+            holds=scenarios.ce_stable_holds,
             uses=CE,
             limits=quick,
         ),
@@ -679,6 +688,7 @@ def transformer_checks() -> list[Check]:
             uses=LM,
             composes=("block",),
             limits=quick,
+            grades=("model.TransformerLM",),
         ),
         Check(
             "training",

@@ -1,0 +1,189 @@
+"""Stand-ins for torch modules (`lmgrade.stand_in`): gradients flow through them as through the reference's.
+
+Recording, in the grading process: the reference's module class records each construction (its
+arguments and torch's generator state before, the parameters, buffers and plain attributes it
+built, the generator state after) and each forward (its inputs and parameter values, its output).
+Where the output takes part in a backward pass, a hook records the gradient that reached it and the
+vector-Jacobian product of that gradient with respect to every floating-point input and parameter,
+computed on a fresh graph of the same forward.
+
+Replaying, in the child: a module class of the same name builds the recorded parameters (so the
+student's model registers, moves, converts and loads them as it would its own) and draws nothing but
+leaves torch's generator as the reference left it; its forward is an autograd function that answers
+the recorded output and, in the backward pass, the recorded products. A call or a gradient the
+reference never saw raises `NoRecordedCall`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+from typing import Any
+
+from .recorded_calls import NoRecordedCall, matches, materialize, pick, snapshot
+
+_PLAIN = (int, float, str, bool)
+
+
+def _torch():
+    return sys.modules.get("torch")
+
+
+def is_module_class(obj: Any) -> bool:
+    """Whether `obj` is a torch module class (torch already imported: a numpy assignment never asks)."""
+    torch = _torch()
+    return torch is not None and isinstance(obj, type) and issubclass(obj, torch.nn.Module)
+
+
+def _layout(module) -> dict:
+    """What a construction left: parameters and buffers by dotted name, plain attributes, the mode."""
+    return {
+        "params": [[n, snapshot(p)] for n, p in module.named_parameters()],
+        "buffers": [[n, snapshot(b)] for n, b in module.named_buffers()],
+        "attrs": {k: v for k, v in vars(module).items() if not k.startswith("_") and type(v) in _PLAIN},
+    }
+
+
+def _floating(value) -> bool:
+    torch = _torch()
+    return isinstance(value, torch.Tensor) and value.is_floating_point()
+
+
+class _Paused:
+    """Recording off while a vector-Jacobian product re-runs a forward."""
+
+    depth = 0
+
+    @classmethod
+    @contextlib.contextmanager
+    def now(cls):
+        cls.depth += 1
+        try:
+            yield
+        finally:
+            cls.depth -= 1
+
+
+def _vjp(module, forward, inputs: list, params: dict, g) -> list:
+    """d(forward . g) with respect to every floating-point input and every parameter, on a fresh graph."""
+    torch = _torch()
+    xs = [x.detach().clone().requires_grad_(True) if _floating(x) else x for x in inputs]
+    ps = {n: p.detach().clone().requires_grad_(True) for n, p in params.items()}
+    with _Paused.now(), torch.enable_grad():
+        y = torch.func.functional_call(module, ps, tuple(xs))
+        wrt = [x for x in xs if _floating(x)] + list(ps.values())
+        grads = torch.autograd.grad(y, wrt, g, allow_unused=True)
+    return [None if gr is None else snapshot(gr) for gr in grads]
+
+
+def install_recorders(cls: type, attr: str, calls: list) -> None:
+    """Record `cls`'s constructions and forwards into `calls` (a fresh copy of the reference's class)."""
+    torch = _torch()
+    init, forward = cls.__init__, cls.forward
+
+    def recording_init(self, *args, **kwargs):
+        entry = {"name": f"{attr}.__init__", "before": snapshot((list(args), kwargs))}
+        rng_before = snapshot(torch.get_rng_state())
+        init(self, *args, **kwargs)
+        if type(self) is cls:  # a subclass's construction is its own
+            entry.update(layout=_layout(self), rng_before=rng_before, rng_after=snapshot(torch.get_rng_state()))
+            calls.append(entry)
+
+    def recording_forward(self, *inputs):
+        if _Paused.depth:
+            return forward(self, *inputs)
+        params = dict(self.named_parameters())
+        entry = {"name": f"{attr}.forward", "before": snapshot((list(inputs), list(params.values()))), "vjps": []}
+        y = forward(self, *inputs)
+        entry["result"] = snapshot(y)
+        calls.append(entry)
+        if isinstance(y, torch.Tensor) and y.requires_grad:
+            kept_inputs = [x.detach().clone() if isinstance(x, torch.Tensor) else x for x in inputs]
+            kept_params = {n: p.detach().clone() for n, p in params.items()}
+
+            def hook(g):
+                grads = _vjp(self, forward, kept_inputs, kept_params, g)
+                entry["vjps"].append({"g": snapshot(g), "grads": grads})
+
+            y.register_hook(hook)
+        return y
+
+    cls.__init__, cls.forward = recording_init, recording_forward
+
+
+def _register(module, dotted: str, value, kind: str) -> None:
+    """A parameter or buffer at a dotted name, with plain container modules on the way."""
+    torch = _torch()
+    *path, leaf = dotted.split(".")
+    for part in path:
+        if part not in module._modules:
+            module.add_module(part, torch.nn.Module())
+        module = module._modules[part]
+    if kind == "param":
+        module.register_parameter(leaf, torch.nn.Parameter(value))
+    else:
+        module.register_buffer(leaf, value)
+
+
+def _same_state(entry: dict, rng) -> bool:
+    return matches(entry["rng_before"], snapshot(rng))
+
+
+def _replay_function():
+    torch = _torch()
+
+    class Replay(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, entry, *tensors):
+            ctx.entry = entry
+            ctx.like = [t if isinstance(t, torch.Tensor) else None for t in tensors]
+            y = materialize(entry["result"])
+            first = next((t for t in tensors if isinstance(t, torch.Tensor)), None)
+            return y.to(first.device) if first is not None else y
+
+        @staticmethod
+        def backward(ctx, g):
+            live = snapshot(g)
+            vjp = next((v for v in ctx.entry["vjps"] if matches(v["g"], live)), None)
+            if vjp is None:
+                raise NoRecordedCall("a gradient reached the grader's module that the reference's never received")
+            grads = iter(vjp["grads"])
+            out = [None]  # the entry
+            for t in ctx.like:
+                if t is not None and t.is_floating_point():
+                    gr = next(grads)
+                    out.append(None if gr is None else materialize(gr).to(t.device))
+                else:
+                    out.append(None)
+            return tuple(out)
+
+    return Replay
+
+
+def stand_in_class(attr: str) -> type:
+    """A torch module class named `attr` whose constructions and forwards answer from the recorded calls."""
+    torch = _torch()
+    replay = _replay_function()
+
+    def __init__(self, *args, **kwargs):
+        torch.nn.Module.__init__(self)
+        # Matched on its arguments; torch's generator is left as the reference's construction left it
+        # only where it stood where the reference's did (a scenario that seeds it before building).
+        rng = torch.get_rng_state()
+        entry = pick(f"{attr}.__init__", snapshot((list(args), kwargs)), prefer=lambda c: _same_state(c, rng))
+        layout = entry["layout"]
+        for name, snap in layout["params"]:
+            _register(self, name, materialize(snap), "param")
+        for name, snap in layout["buffers"]:
+            _register(self, name, materialize(snap), "buffer")
+        for key, value in layout["attrs"].items():
+            setattr(self, key, value)
+        if _same_state(entry, rng):
+            torch.set_rng_state(materialize(entry["rng_after"]))
+
+    def forward(self, *inputs):
+        params = [p for _, p in self.named_parameters()]
+        entry = pick(f"{attr}.forward", snapshot((list(inputs), params)))
+        return replay.apply(entry, *inputs, *params)
+
+    return type(attr, (torch.nn.Module,), {"__init__": __init__, "forward": forward})
