@@ -448,6 +448,16 @@ def test_attention_gradients_equal_the_loops(bilinear):
     assert torch.equal(ours[1][~MASK], torch.zeros_like(ours[1][~MASK]))  # junk rows get no gradient
 
 
+def test_attention_gradients_stay_finite_with_float32_junk_near_its_largest_value():
+    h_dec, H_enc, W = attention_inputs(torch.float64)
+    H_enc = torch.where(MASK[:, :, None], H_enc, 3e38 * torch.sign(H_enc)).float().requires_grad_(True)
+    h_dec, W = h_dec.float().requires_grad_(True), W.float().requires_grad_(True)
+    context, alpha = s2s.attention(h_dec, H_enc, MASK, W)
+    grads = torch.autograd.grad(probe(context) * 10 + probe(alpha), (h_dec, H_enc, W))
+    assert all(torch.isfinite(g).all() for g in grads)
+    assert torch.equal(grads[1][~MASK], torch.zeros_like(grads[1][~MASK]))
+
+
 def test_attention_gradcheck():
     g = torch.Generator().manual_seed(2)
     h_dec = torch.randn(3, 3, generator=g, dtype=torch.float64, requires_grad=True)

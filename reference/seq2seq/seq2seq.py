@@ -97,15 +97,18 @@ def attention(h_dec: torch.Tensor, H_enc: torch.Tensor, mask: torch.Tensor,
     if not mask.any(dim=-1).all():
         raise ValueError("every row of mask needs at least one True position to attend to")
 
-    # Zero the padded rows first: whatever they hold (huge values, even inf)
-    # then enters neither a score nor the context nor a gradient.
-    H_enc = H_enc.masked_fill(~mask[:, :, None], 0.0)  # (B, S, H)
+    padded = ~mask  # (B, S)
+    # Zero the padded rows first: whatever they hold then enters neither a
+    # score nor the context nor a gradient. (Left in, a weight of 0 would
+    # still meet them in the backward pass, where 0 * inf is nan: a float32
+    # row of 1e38 dotted with the context's gradient overflows.)
+    H_enc = H_enc.masked_fill(padded[:, :, None], 0.0)  # (B, S, H)
     query = h_dec if W is None else h_dec @ W  # (B, H): query[b, l] = sum_k h_dec[b, k] W[k, l]
     scores = (H_enc @ query[:, :, None])[:, :, 0]  # (B, S): score[b, j] = query[b] . H_enc[b, j]
     # -inf gives the padded positions a weight of exactly exp(-inf) = 0. Every
     # row keeps a real position, so no row is all -inf, and softmax subtracts
     # the row's maximum before exponentiating: no overflow for scores of 1e4.
-    scores = scores.masked_fill(~mask, float("-inf"))
+    scores = scores.masked_fill(padded, float("-inf"))
     alpha = torch.softmax(scores, dim=-1)  # (B, S), over the source positions
     context = (alpha[:, None, :] @ H_enc)[:, 0, :]  # (B, H): sum_j alpha[b, j] H_enc[b, j]
     return context, alpha
