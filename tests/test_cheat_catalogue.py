@@ -1,0 +1,125 @@
+"""Cheats earn nothing: every submission of the cheat catalogue (tests/cheats), which computes nothing real,
+scores exactly 0, and none of its attacks on the sandbox succeeds.
+
+A cheat's attack says "CHEAT-FOUND: ..." where the feedback shows it when it gets what the sandbox should
+deny (a file, another process's memory, state left by an earlier run); a daemon it leaves is looked for by
+its name after the grading.
+"""
+
+from __future__ import annotations
+
+import ast
+import ctypes
+import os
+import signal
+from pathlib import Path
+
+import pytest
+from cheats.catalogue import (
+    CHEATS,
+    DAEMON_NAME,
+    HERE,
+    LEFT_FILES,
+    assignments,
+    cheats_of,
+    files_of,
+    ipc_keys,
+    source,
+    write_cheat,
+)
+
+from lmgrade import catalog
+
+FOUND = "CHEAT-FOUND"
+IPC_RMID = 0
+
+
+def _remove_ipc(keys) -> None:
+    """Remove the System V objects of these keys, where a cheat left them."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    for key in keys:
+        shmid = libc.shmget(key, 0, 0)
+        if shmid >= 0:
+            libc.shmctl(shmid, IPC_RMID, None)
+        queue = libc.msgget(key, 0)
+        if queue >= 0:
+            libc.msgctl(queue, IPC_RMID, None)
+
+
+def _remove_left_files() -> None:
+    for folder in ("/tmp", "/dev/shm", "/var/tmp", "/run", os.path.expanduser("~")):
+        try:
+            names = os.listdir(folder)
+        except OSError:
+            continue
+        for name in names:
+            if name.startswith(LEFT_FILES):
+                Path(folder, name).unlink(missing_ok=True)
+
+
+@pytest.fixture(scope="module")
+def clean_machine():
+    """Nothing a cheat may leave outside its sandbox (System V objects, files) before the cheats, nor after."""
+
+    def clean():
+        _remove_ipc([key for name in assignments() for key in ipc_keys(name)])
+        _remove_left_files()
+
+    clean()
+    yield
+    clean()
+
+
+def _stray_daemons() -> list[int]:
+    """Processes named as the daemon attack names its own, killed: each is one the sandbox let live."""
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/comm") as f:
+                if f.read().strip() == DAEMON_NAME:
+                    found.append(int(pid))
+        except OSError:
+            pass
+    for pid in found:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+    return found
+
+
+def test_the_catalogue_builds_the_contracts_files_for_every_assignment(tmp_path):
+    """Each template holds the contract's files, every cheat's files parse, and the README lists every cheat."""
+    assert set(assignments()) <= set(catalog.assignment_folders())
+    for name in assignments():
+        assert set(files_of(name)) == set(catalog.load(name)[0].spec.files), name
+        for cheat in cheats_of(name):
+            for filename in files_of(name):
+                ast.parse(source(name, cheat, filename), filename=f"{name}/{cheat.name}/{filename}")
+    readme = (HERE / "README.md").read_text()
+    assert all(f"`{cheat.name}`" in readme for cheat in CHEATS)
+    folder = write_cheat("ngram", "noise", tmp_path / "noise")
+    assert sorted(p.name for p in folder.iterdir()) == ["ngram.py"]
+
+
+def _paid(verdicts) -> list[str]:
+    """Each check that paid something, why (the first lines of its feedback)."""
+    return [
+        f"{v.check.name} {v.score:g}/{v.max_score:g}: " + " | ".join(v.output.strip().splitlines()[:4])
+        for v in verdicts
+        if v.score > 0
+    ]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("assignment", "cheat"),
+    [pytest.param(name, c.name, id=f"{name}-{c.name}") for name in assignments() for c in cheats_of(name)],
+)
+def test_a_cheat_scores_nothing(graders, clean_machine, tmp_path, assignment, cheat):
+    verdicts = graders(assignment).grade(write_cheat(assignment, cheat, tmp_path / cheat))
+    daemons = _stray_daemons()
+    score = sum(v.score for v in verdicts)
+    found = sorted({line.strip() for v in verdicts for line in v.output.splitlines() if FOUND in line})
+    problems = _paid(verdicts) + found + [f"a daemon outlived its run: pid {pid}" for pid in daemons]
+    assert score == 0 and not problems, f"{assignment}/{cheat} scored {score:g}:\n" + "\n".join(problems)
