@@ -112,7 +112,7 @@ def _nested(depth: int) -> str:
         (_frame({"$array": 0}, _archive([_npy(np.zeros(2), shape=(10**9,))])), "does not match its bytes"),
         (_frame({"$array": 0}, _archive([_npy(np.zeros(2), shape=(-1, 0))])), "does not match its bytes"),
         (_frame({"$tensor": {"$array": 0}, "dtype": "x" * 100, "device": "cpu"}, _archive([_npy(np.zeros(2))])), ""),
-        (_frame("x" * (wire.MAX_DOCUMENT_BYTES + 1)), "more than the grader accepts"),
+        (_frame("x" * 5 * 2**20), "more than the grader accepts"),  # past the 4 MiB a document may be
     ],
     ids=[
         "structured",
@@ -403,3 +403,19 @@ def test_a_visible_traceback_shows_the_students_frames_and_the_graders_call_in_w
     assert 'File "ngram.py", line' in output
     for path in ("/tmp", "lmgrade", "site-packages", "plugins", "autograder", "child.py", "scenarios.py"):
         assert path not in output, output
+
+
+@pytest.mark.parametrize("name", ["rnn", "lstm"])
+def test_a_hidden_gradient_check_says_only_that_backward_disagrees(name):
+    """How the backward disagrees with finite differences is text the child sends: a hidden case leaves it out."""
+    from lmgrade import catalog
+    from lmgrade.checks import Case
+
+    check = next(c for c in catalog.load(name)[0].checks if c.name == "bptt_hidden")
+    key = "backward against finite differences of loss"
+    expected = {"loss": 1.0, "grads['W']": np.zeros(2), key: "agree"}
+    got = {"loss": 2.0, "grads['W']": np.ones(2), key: "disagree at LEAK['the', 'hidden', 'corpus']"}
+    hidden = check.judge(check, Case("hidden", {}), expected, got, reveal=False)
+    visible = check.judge(check, Case("shown", {}), expected, got, reveal=True)
+    assert not hidden.passed and "disagree" in hidden.message and "LEAK" not in hidden.message, hidden.message
+    assert "LEAK" in visible.message
