@@ -6,6 +6,7 @@ can fix a typo without reading this code.
 
 from __future__ import annotations
 
+import re
 import sys
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
@@ -82,6 +83,9 @@ class AssignmentSpec:
     # any last name), and other paths that reach each of them.
     forbidden: tuple[str, ...] = ()
     forbidden_also: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    # The operators of torch's dispatcher behind each forbidden API ("aten::native_layer_norm";
+    # a * or ? matches within the name): blocked in the sandbox, whatever Python path reaches them.
+    forbidden_operators: dict[str, tuple[str, ...]] = field(default_factory=dict)
     # What a check that needs CUDA becomes without it, unless the check says.
     when_absent: str = "not_counted"
     # The package a student bundle carries (the plugin's public scenarios and judges), if any.
@@ -263,7 +267,7 @@ def load_assignment(path: Path) -> AssignmentSpec:
     gpu = top.sub("gpu")
     gpu.only({"when_absent"})
 
-    forbidden, forbidden_also = _forbidden(top.sub("forbidden"))
+    forbidden, forbidden_also, forbidden_operators = _forbidden(top.sub("forbidden"))
 
     return AssignmentSpec(
         name=name,
@@ -278,6 +282,7 @@ def load_assignment(path: Path) -> AssignmentSpec:
         checks=checks,
         forbidden=forbidden,
         forbidden_also=forbidden_also,
+        forbidden_operators=forbidden_operators,
         when_absent=_choice(gpu, "when_absent", WHEN_ABSENT) or "not_counted",
     )
 
@@ -320,21 +325,34 @@ def _dotted(value) -> bool:
     return isinstance(value, str) and all(part.isidentifier() for part in value.removesuffix("*").split("."))
 
 
-def _forbidden(table: _Reader) -> tuple[tuple[str, ...], dict[str, tuple[str, ...]]]:
-    table.only({"apis", "also"})
+def _operator(value) -> bool:
+    """Whether `value` names dispatcher operators: "namespace::name", * and ? allowed in the name."""
+    return isinstance(value, str) and re.fullmatch(r"[A-Za-z_]\w*::[A-Za-z_*?][\w*?]*", value) is not None
+
+
+def _forbidden(
+    table: _Reader,
+) -> tuple[tuple[str, ...], dict[str, tuple[str, ...]], dict[str, tuple[str, ...]]]:
+    table.only({"apis", "also", "operators"})
     apis = table.get("apis", list, [])
     if not all(_dotted(a) for a in apis):
         raise table.error("apis", "expected a list of dotted names such as 'torch.nn.LayerNorm'")
-    also_table = table.sub("also")
-    also = {}
-    for api in also_table.table:
+    also = _per_api(table.sub("also"), apis, lambda p: _dotted(p) and not p.endswith("*"), "dotted names")
+    operators = _per_api(table.sub("operators"), apis, _operator, "operator names such as 'aten::native_layer_norm'")
+    return tuple(apis), also, operators
+
+
+def _per_api(table: _Reader, apis: list[str], valid, expected: str) -> dict[str, tuple[str, ...]]:
+    """{forbidden api: the list of names the table gives it}, each name checked by `valid`."""
+    out = {}
+    for api in table.table:
         if api not in apis:
-            raise also_table.error(api, f"{api!r} is not one of the forbidden apis")
-        paths = also_table.get(api, list)
-        if not all(_dotted(p) and not p.endswith("*") for p in paths):
-            raise also_table.error(api, "expected a list of dotted names")
-        also[api] = tuple(paths)
-    return tuple(apis), also
+            raise table.error(api, f"{api!r} is not one of the forbidden apis")
+        names = table.get(api, list)
+        if not all(valid(n) for n in names):
+            raise table.error(api, f"expected a list of {expected}")
+        out[api] = tuple(names)
+    return out
 
 
 @dataclass

@@ -9,6 +9,10 @@ the library's modules expose it (``torch.layer_norm`` is the same function as
 the call and raises. The child then tells the grading process which
 forbidden APIs a case called, also when the submission caught the exception.
 
+The operators behind each forbidden API are blocked at torch's dispatcher
+too (`operators.py`), so that no other Python path reaches the same work;
+those blocks report through the same record, naming the API and the operator.
+
 Installed in the fork server, which never runs student code or the
 reference, so each child starts with the guards in place and an empty record.
 """
@@ -20,6 +24,8 @@ import importlib
 import sys
 from collections.abc import Iterable, Mapping
 from typing import Any
+
+from . import operators as _operators
 
 # What each child's cases called, in order; reset before every case.
 calls: list[str] = []
@@ -83,10 +89,20 @@ def _guard(api: str, original: Any) -> Any:
     return guarded
 
 
-def install(apis: Iterable[str], also: Mapping[str, Iterable[str]] = {}) -> list[str]:
-    """Replace every forbidden object wherever its package's loaded modules hold it.
+def _stop_operator(api: str, through: str) -> None:
+    """What a blocked operator runs: record the API, as its guard would, and raise."""
+    calls.append(f"{api} (reached through {through})")
+    raise ForbiddenAPIError(f"{api} is forbidden in this assignment (reached through {through}): write your own")
 
-    Returns the dotted paths that were replaced, for the record of defences.
+
+def install(
+    apis: Iterable[str], also: Mapping[str, Iterable[str]] = {}, operators: Mapping[str, Iterable[str]] = {}
+) -> list[str]:
+    """Replace every forbidden object wherever its package's loaded modules hold it, and block its operators.
+
+    `operators` gives, for a forbidden API, the patterns of the dispatcher's
+    operators behind it ("aten::native_layer_norm", "aten::_scaled_dot_product_*").
+    Returns the dotted paths replaced and the operators blocked, for the record of defences.
     """
     targets: dict[int, tuple[str, Any]] = {}
     roots = set()
@@ -113,4 +129,4 @@ def install(apis: Iterable[str], also: Mapping[str, Iterable[str]] = {}) -> list
                     replaced.append(f"{name}.{attr}")
                 except (AttributeError, TypeError):
                     pass
-    return sorted(replaced)
+    return sorted(replaced) + _operators.block(operators, _stop_operator)

@@ -134,7 +134,9 @@ class Server:
                 raise RuntimeError(f"preloading imported {loaded[0]}, which student code must not see")
         _cap_threads()
         forbidden = init.get("forbidden_apis") or {}
-        self.guarded = guards.install(forbidden.get("apis", ()), forbidden.get("also", {}))
+        self.guarded = guards.install(
+            forbidden.get("apis", ()), forbidden.get("also", {}), forbidden.get("operators", {})
+        )
         self.user = privileges.sandbox_user(init["slot"])
         if self.user is not None:
             # Left by an earlier holder of this slot that died: we own the uid now.
