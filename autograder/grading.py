@@ -22,14 +22,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import atomic, composition, forbidden, stand_in, timing_grading
+from . import atomic, catalog, composition, forbidden, stand_in, timing_grading
 from .assignment import Assignment
+from .assignment_plugin import package_folder
 from .checks import Case, Check, Mistake
 from .expected import ExpectedValues
 from .expected_store import ExpectedStore
 from .feedback import describe_output, forbidden_message, outcome_verdict, summarize
 from .import_probe import ImportProbe, Imports
 from .oracle import Oracle
+from .plugin_manager import get_manager
 from .results import Verdict, not_run
 from .sandbox.limits import Limits
 from .sandbox.pool import CaseOutcome, Prestarted, SandboxPool
@@ -92,6 +94,7 @@ class Grader:
                 "operators": {k: list(v) for k, v in spec.forbidden_operators.items()},
             },
             prestarted=prestarted,
+            readable=self._public_paths(),
         )
         self._lock = threading.Lock()
         self._reference_copy: Path | None = None
@@ -99,8 +102,29 @@ class Grader:
         self.imports = ImportProbe(assignment, variant, self.pool)
 
     def _plugin_paths(self) -> list[Path]:
-        """The folders of the modules the checks come from: hidden from the sandbox."""
-        return sorted({path.parent for path in self.assignment.check_module_files().values()})
+        """Hidden from the sandbox: the folders of the modules the checks come from, and of every installed
+        assignment its plugin's package (checks, known mistakes, bugs) and its folder (assignment.toml)."""
+        folders = {path.parent for path in self.assignment.check_module_files().values()}
+        try:
+            pm = get_manager()
+            folders.update(catalog.assignment_folders(pm).values())
+            for plugin in pm.get_plugins():
+                package = getattr(plugin, "package", None)  # an AssignmentPlugin; else a module of hooks
+                if isinstance(package, str):
+                    folders.add(package_folder(package))
+                elif getattr(plugin, "__file__", None):
+                    folders.add(Path(plugin.__file__).parent)
+        except Exception:  # a broken third-party plugin: the checks' own folders are hidden all the same
+            pass
+        return sorted(folders)
+
+    def _public_paths(self) -> list[Path]:
+        """Readable by the sandbox although inside the plugin's package: the assignment's public scenarios."""
+        public = self.assignment.spec.public_package
+        try:
+            return [package_folder(public)] if public else []
+        except ModuleNotFoundError:
+            return []
 
     def close(self) -> None:
         self.pool.close()

@@ -1,6 +1,8 @@
 """The sandboxed child: locks itself down, imports the submission, runs cases.
 
-Runs in a process freshly forked from the fork server. It never returns: it
+Runs in a process freshly forked by its run's supervisor (`server.py`), which
+the fork server forked for this run alone: nothing of another run, another
+submission's answers among them, was ever in its memory. It never returns: it
 ends with ``os._exit``. What it tells the parent goes through one pipe as
 frames (`protocol.py`): HELLO with the defences in force, written before any
 student code runs; CASE_START and CASE_RESULT for every case; DONE.
@@ -8,7 +10,8 @@ student code runs; CASE_START and CASE_RESULT for every case; DONE.
 Its folder (``workdir``) is the only place it may write: the copy of the
 submission (its current folder), a temporary folder and a home, which the
 usual environment variables point to, so `tempfile`, caches and writes next
-to the code all work. The fork server removes the folder after the run.
+to the code all work. The supervisor removes the folder after the run; the
+child's own IPC namespace goes with its last process.
 """
 
 from __future__ import annotations
@@ -97,35 +100,41 @@ def private_environment(workdir: Path) -> dict[str, str]:
 
 def _lock_down(
     workdir: Path,
-    read_paths: list[str],
+    reading: int | None,
     lim: Limits,
     user: int | None,
     keep_read_search: bool,
     use_landlock: bool,
     server_pid: int,
     device: str,
+    ipc_namespace: bool,
 ) -> dict:
     cuda = device == "cuda"
     defences: dict[str, Any] = {
         "rlimits": apply_rlimits(lim, os.getuid() if user is None else user, cuda=cuda),
         "device": device,
     }
-    defences["network_namespace"] = privileges.isolate_network()
+    namespaces = privileges.isolate_namespaces()
+    if ipc_namespace and not namespaces["ipc"]:
+        # Where a run gets one, its supervisor leaves the SysV IPC objects to the kernel: without one
+        # they would outlive the run, so student code does not run at all.
+        raise RuntimeError("the run's own IPC namespace could not be made (unshare CLONE_NEWIPC)")
+    defences["network_namespace"] = namespaces["network"]
+    defences["ipc_namespace"] = namespaces["ipc"]
     # As an ordinary user that came with a user namespace: ids show as 65534 in it.
-    defences["user_namespace"] = defences["network_namespace"] and os.geteuid() != 0 and user is None
+    defences["user_namespace"] = (namespaces["network"] or namespaces["ipc"]) and os.geteuid() != 0 and user is None
     if user is not None:
         privileges.drop_privileges(user, keep_read_search)
     # After the last change of credentials, which would clear it.
     privileges.die_with_parent(server_pid)
     defences["uid"] = os.getuid()
     defences["read_search_capability"] = user is not None and keep_read_search
-    if use_landlock:
+    if use_landlock and reading is not None:
         try:
             # CUDA's device files need writes and ioctls, like /dev/null needs writes.
             devices_rw = [Path(p) for p in devices.cuda_device_files()] if cuda else []
-            defences["landlock"] = landlock.restrict(
-                read=[Path(p) for p in read_paths], write=[workdir, Path("/dev/null"), *devices_rw]
-            )
+            defences["landlock"] = landlock.restrict(reading, write=[workdir, Path("/dev/null"), *devices_rw])
+            os.close(reading)
         except OSError as exc:
             defences["landlock"] = None
             defences["landlock_error"] = str(exc)
@@ -141,7 +150,7 @@ def run(
     start: int,
     files: list[str],
     workdir: Path,
-    read_paths: list[str],
+    reading: int | None,
     lim: Limits,
     user: int | None,
     keep_read_search: bool,
@@ -151,6 +160,7 @@ def run(
     output_fd: int,
     device: str = "cpu",
     tick_fds: tuple[int, int] | None = None,
+    ipc_namespace: bool = False,
 ) -> None:
     server_pid = os.getppid()
     try:
@@ -168,7 +178,13 @@ def run(
             os.dup2(tick_fds[0], stopwatch.TICK_FD)
             os.dup2(tick_fds[1], stopwatch.NONCE_FD)
             stopwatch.enabled = True
-        os.closerange((stopwatch.NONCE_FD if tick_fds else RESULT_FD) + 1, 1 << 16)
+        # Every descriptor but ours, and the reading ruleset (`landlock.reading_ruleset`) until it is applied.
+        first_free = (stopwatch.NONCE_FD if tick_fds else RESULT_FD) + 1
+        if reading is None:
+            os.closerange(first_free, 1 << 16)
+        else:
+            os.closerange(first_free, reading)
+            os.closerange(reading + 1, 1 << 16)
         submission = workdir / "submission"
         os.chdir(submission)
         kept = {k: os.environ[k] for k in SAFE_ENV_KEYS if k in os.environ}
@@ -180,7 +196,9 @@ def run(
         )
         # The fork server chose its temporary folder long ago; ours is private.
         tempfile.tempdir = None
-        defences = _lock_down(workdir, read_paths, lim, user, keep_read_search, use_landlock, server_pid, device)
+        defences = _lock_down(
+            workdir, reading, lim, user, keep_read_search, use_landlock, server_pid, device, ipc_namespace
+        )
         if device == "cuda":
             defences["gpu_memory"] = devices.bound_gpu_memory(lim)
         defences["forbidden_apis_guarded"] = len(guarded)

@@ -1,12 +1,15 @@
 """Linux Landlock through ctypes: the sandboxed child's filesystem and network.
 
 Landlock lets an unprivileged process give up access rights for itself and
-every process it starts, irrevocably. The child allows reading what Python
-needs (its installation, the libraries, its own copy of the submission) and
-writing its temporary folder only; everything else, the reference and the
-results path included, is refused by the kernel. From ABI 4 it also refuses
-TCP bind and connect, and from ABI 6 signals to processes outside the
-sandbox (the grader, the fork server) and abstract unix sockets.
+every process it starts, irrevocably. The child allows reading what its run
+needs (`reads`: the interpreter, the libraries the assignment needs, its own
+copy of the submission, its assignment's public scenarios) and writing its
+own folder only; everything else, the reference, every assignment's checks
+and the results path included, is refused by the kernel. From ABI 4 it also
+refuses TCP bind and connect, and from ABI 6 signals to processes outside the
+sandbox (the grader, the fork server) and abstract unix sockets. Landlock
+also refuses a sandboxed process ptrace and process_vm_readv on any process
+outside its sandbox.
 """
 
 from __future__ import annotations
@@ -22,6 +25,8 @@ _SYS_CREATE_RULESET, _SYS_ADD_RULE, _SYS_RESTRICT_SELF = 444, 445, 446
 _CREATE_RULESET_VERSION = 1
 _RULE_PATH_BENEATH, _RULE_NET_PORT = 1, 2
 _PR_SET_NO_NEW_PRIVS = 38
+# Where a reading ruleset's descriptor goes: above the pipes a run opens and the numbers a child gives them.
+FIRST_RULESET_FD = 100
 
 EXECUTE, WRITE_FILE, READ_FILE, READ_DIR = 1 << 0, 1 << 1, 1 << 2, 1 << 3
 REMOVE_DIR, REMOVE_FILE, MAKE_CHAR, MAKE_DIR = 1 << 4, 1 << 5, 1 << 6, 1 << 7
@@ -78,39 +83,73 @@ def _handled_fs(abi: int) -> int:
     return access
 
 
-def restrict(read: Iterable[Path], write: Iterable[Path], abi: int | None = None) -> dict:
-    """Restrict this process (and its future children) for good.
-
-    `read` paths allow reading and executing beneath them, `write` paths also
-    allow creating, changing and removing. Paths that do not exist are
-    skipped. Returns what was enforced, for the report.
-    """
-    abi = abi_version() if abi is None else abi
-    if abi < 1:
-        raise LandlockError(0, "Landlock is not available on this kernel")
-    libc = _libc()
-    libc.syscall.restype = ctypes.c_long
-    handled = _handled_fs(abi)
+def _create(libc, handled_fs: int, abi: int, net: bool) -> int:
     attr = _RulesetAttr(
-        handled_access_fs=handled,
-        handled_access_net=(NET_BIND_TCP | NET_CONNECT_TCP) if abi >= 4 else 0,
-        scoped=(SCOPE_ABSTRACT_UNIX_SOCKET | SCOPE_SIGNAL) if abi >= 6 else 0,
+        handled_access_fs=handled_fs,
+        handled_access_net=(NET_BIND_TCP | NET_CONNECT_TCP) if net and abi >= 4 else 0,
+        scoped=(SCOPE_ABSTRACT_UNIX_SOCKET | SCOPE_SIGNAL) if net and abi >= 6 else 0,
     )
     size = ctypes.sizeof(_RulesetAttr) if abi >= 6 else (16 if abi >= 4 else 8)
     fd = libc.syscall(_SYS_CREATE_RULESET, ctypes.byref(attr), ctypes.c_size_t(size), ctypes.c_uint32(0))
     if fd < 0:
         err = ctypes.get_errno()
         raise LandlockError(err, f"landlock_create_ruleset: {os.strerror(err)}")
+    return fd
+
+
+def reading_ruleset(read: Iterable[Path], abi: int | None = None) -> int:
+    """The first of a child's two layers, made once by the fork server and applied by each child (`restrict`).
+
+    It handles reading (and from ABI 4 TCP, from ABI 6 signals and abstract
+    unix sockets) and grants reading beneath each of `read`: the allow-list
+    (`reads`) is hundreds of rules, a cost paid once here instead of in every
+    child. Returns the ruleset's descriptor, numbered from `FIRST_RULESET_FD`
+    up, away from the few a child renumbers. Paths that do not exist are
+    skipped.
+    """
+    import fcntl  # here: the harness imports this module where there is none (to say that it cannot sandbox)
+
+    abi = abi_version() if abi is None else abi
+    if abi < 1:
+        raise LandlockError(0, "Landlock is not available on this kernel")
+    libc = _libc()
+    libc.syscall.restype = ctypes.c_long
+    fd = _create(libc, READ, abi, net=True)
     try:
-        for paths, access in ((read, READ & handled), (write, handled)):
-            for path in paths:
-                _allow(libc, fd, Path(path), access)
+        for path in read:
+            _allow(libc, fd, Path(path), READ)
+        moved = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, FIRST_RULESET_FD)
+    finally:
+        os.close(fd)
+    return moved
+
+
+def restrict(reading: int, write: Iterable[Path], abi: int | None = None) -> dict:
+    """Restrict this process (and its future children) for good.
+
+    Two layers, each refusing what the other allows of what it handles:
+    `reading` (`reading_ruleset`) decides what may be read, and a second
+    layer made here handles every other access right and grants them beneath
+    each of `write`. Paths that do not exist are skipped. Returns what was
+    enforced, for the report.
+    """
+    abi = abi_version() if abi is None else abi
+    if abi < 1:
+        raise LandlockError(0, "Landlock is not available on this kernel")
+    libc = _libc()
+    libc.syscall.restype = ctypes.c_long
+    handled = _handled_fs(abi) & ~READ
+    fd = _create(libc, handled, abi, net=False)
+    try:
+        for path in write:
+            _allow(libc, fd, Path(path), handled)
         if libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
             err = ctypes.get_errno()
             raise LandlockError(err, f"prctl(PR_SET_NO_NEW_PRIVS): {os.strerror(err)}")
-        if libc.syscall(_SYS_RESTRICT_SELF, ctypes.c_int(fd), ctypes.c_uint32(0)) != 0:
-            err = ctypes.get_errno()
-            raise LandlockError(err, f"landlock_restrict_self: {os.strerror(err)}")
+        for layer in (reading, fd):
+            if libc.syscall(_SYS_RESTRICT_SELF, ctypes.c_int(layer), ctypes.c_uint32(0)) != 0:
+                err = ctypes.get_errno()
+                raise LandlockError(err, f"landlock_restrict_self: {os.strerror(err)}")
     finally:
         os.close(fd)
     return {"abi": abi, "network": abi >= 4, "signals": abi >= 6}

@@ -5,6 +5,12 @@
 limit), the case it was on fails with the reason and a fresh child takes up
 the next case, so one bad case costs that case only; the check's wall-time
 limit is a budget shared by all its children, so a hang costs at most that.
+
+A fork server serves every submission its grading process grades, at once or
+one after the other, and still no child sees another submission: the server
+forks a supervisor per run before it reads the request, and only that
+supervisor (whose child the run's child is) ever holds the run's submission,
+answers and output (`server.py`).
 """
 
 from __future__ import annotations
@@ -22,7 +28,7 @@ from typing import Any
 
 from .. import wire
 from ..errors import HarnessFault
-from . import devices, lease
+from . import devices, lease, reads
 from .limits import Limits
 from .protocol import (
     CASE_RESULT,
@@ -143,10 +149,12 @@ class _Server:
         finally:
             self.slot.release()  # the server holds it now, until it exits
 
-    def configure(self, init: dict) -> None:
+    def configure(self, init: dict) -> int:
+        """Tell the server what it serves; returns how many processes it started to get ready."""
         ready, _ = self.request({**init, "slot": self.slot.slot})
         if not ready.get("ready"):
             raise HarnessError(f"sandbox server failed to start: {ready.get('error')}")
+        return int(ready.get("processes", 0))
 
     def request(self, header: dict, blob: bytes = b"") -> tuple[dict, bytes]:
         try:
@@ -232,7 +240,10 @@ class SandboxPool:
         landlock: bool = True,
         forbidden_apis: dict | None = None,
         prestarted: Prestarted | None = None,
+        readable: list[Path] = (),
     ):
+        """`protected`: never readable by a child, wherever it lies; `readable`: readable although inside a
+        protected folder (the assignment's public scenarios). What else a child reads is in `reads`."""
         if not hasattr(os, "fork"):
             raise HarnessError("the sandbox needs fork(): run lmgrade on Linux or macOS (on Windows, in WSL)")
         self.init = {
@@ -241,16 +252,22 @@ class SandboxPool:
             "forbidden_modules": list(forbidden_modules),
             "forbidden_apis": forbidden_apis or {},
             "protected": [str(p) for p in protected],
+            "readable": [str(p) for p in readable],
             "landlock": landlock,
         }
+        self._read_paths: list[str] | None = None
         self.jobs = max(1, jobs)
         self._idle: queue.SimpleQueue[_Server] = queue.SimpleQueue()
         self._all: list[_Server] = []
         self._starting: list[queue.SimpleQueue] = []  # servers `start` began: each gets one, or why it failed
         self._lock = threading.Lock()
+        self._reads_lock = threading.Lock()
         self._free = threading.BoundedSemaphore(self.jobs)
         self.started_s: list[float] = []  # one per fork server started: the interpreters this pool began
         self.children = 0  # one per child forked: a run, and one more after each child that died part-way
+        # Every process started for this pool's runs: its fork servers, then per child its supervisor,
+        # the child and their helpers (the student's own processes aside).
+        self.processes = 0
         self._prestarted = prestarted
 
     def start(self) -> None:
@@ -275,7 +292,7 @@ class SandboxPool:
             server = self._prestarted.take() if self._prestarted is not None else None
         try:
             server = server or _Server(_server_env())
-            server.configure(self.init)
+            helpers = server.configure({**self.init, "read_paths": self.read_paths()})
         except BaseException:
             if server is not None:
                 server.close()
@@ -283,7 +300,23 @@ class SandboxPool:
         with self._lock:
             self._all.append(server)
             self.started_s.append(time.perf_counter() - t0)
+            self.processes += 1 + helpers
         return server
+
+    def read_paths(self) -> list[str]:
+        """What every child of this pool may read (`reads`): worked out once, by the first server to start."""
+        with self._reads_lock:
+            if self._read_paths is None:
+                self._read_paths = [
+                    str(p)
+                    for p in reads.readable_paths(
+                        preload=self.init["preload"],
+                        protected=[Path(p) for p in self.init["protected"]],
+                        public=[Path(p) for p in self.init["readable"]],
+                        harness=__name__.split(".")[0],
+                    )
+                ]
+            return self._read_paths
 
     def _acquire(self) -> _Server:
         try:
@@ -366,6 +399,8 @@ class SandboxPool:
                 blob,
             )
             reply = RunReply(**header)
+            with self._lock:
+                self.processes += reply.processes
             if reply.status == "harness":
                 raise HarnessError(reply.detail)
             if reply.status == "rejected":

@@ -1,7 +1,7 @@
 """Who a sandboxed child is: its user, its capabilities, its namespaces.
 
 The child calls these after fork and before it imports any student code; the
-fork server calls `kill_user_processes` after each run. Resource limits are
+supervisor of each run calls `kill_user_processes` after it. Resource limits are
 in `limits.py`, filesystem and network confinement in `landlock.py`.
 """
 
@@ -12,7 +12,7 @@ import os
 import signal
 import stat
 
-_CLONE_NEWUSER, _CLONE_NEWNET = 0x10000000, 0x40000000
+_CLONE_NEWUSER, _CLONE_NEWNET, _CLONE_NEWIPC = 0x10000000, 0x40000000, 0x08000000
 _PR_SET_PDEATHSIG = 1
 FIRST_SANDBOX_UID = 61000
 
@@ -26,18 +26,40 @@ def die_with_parent(parent: int) -> None:
         os._exit(70)
 
 
-def isolate_network() -> bool:
-    """Move into a fresh network namespace with no interfaces but a down loopback.
+def isolate_namespaces() -> dict[str, bool]:
+    """Move into a fresh network namespace (no interfaces but a down loopback) and a fresh IPC namespace.
 
     Works as root, or as an ordinary user where unprivileged user namespaces
-    are allowed. Returns whether it worked; Landlock still refuses TCP where
-    it does not.
+    are allowed. Returns which worked: without a network namespace Landlock
+    still refuses TCP; without an IPC namespace the run's supervisor removes
+    the SysV IPC objects the run leaves (`ipc`). Nothing a run makes in its
+    own IPC namespace outlives the run: the kernel frees the namespace with
+    its last process.
     """
     unshare = getattr(ctypes.CDLL(None, use_errno=True), "unshare", None)
     if unshare is None:  # not Linux
+        return {"network": False, "ipc": False}
+    user = 0 if os.geteuid() == 0 else _CLONE_NEWUSER
+    if unshare(ctypes.c_int(user | _CLONE_NEWNET | _CLONE_NEWIPC)) == 0:
+        return {"network": True, "ipc": True}
+    network = unshare(ctypes.c_int(user | _CLONE_NEWNET)) == 0
+    # Once in a user namespace of our own, we hold the capability a new IPC namespace asks for.
+    ipc = unshare(ctypes.c_int((0 if network else user) | _CLONE_NEWIPC)) == 0
+    return {"network": network, "ipc": ipc}
+
+
+def ipc_namespaces_work() -> bool:
+    """Whether a child here gets its own IPC namespace: tried once, in a process of its own."""
+    if not hasattr(os, "fork"):
         return False
-    flags = _CLONE_NEWNET if os.geteuid() == 0 else _CLONE_NEWUSER | _CLONE_NEWNET
-    return unshare(ctypes.c_int(flags)) == 0
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os._exit(0 if isolate_namespaces()["ipc"] else 1)
+        finally:
+            os._exit(1)
+    _, status = os.waitpid(pid, 0)
+    return os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
 
 
 def world_readable(path: str) -> bool:

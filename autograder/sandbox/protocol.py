@@ -1,22 +1,27 @@
-"""What the three processes of the sandbox say to each other.
+"""What the processes of the sandbox say to each other.
 
-    grading process (pool.py) --messages--> fork server (server.py) --fork--> child (child.py)
-                              <--messages--                          <--frames--
+    grading process (pool.py) --messages--> fork server (server.py) --fork--> supervisor --fork--> child
+                              <--messages---------------------------------------        <--frames--
 
 - *Messages*, between the grading process and its fork server, over the
   server's stdin and stdout: a JSON header and a binary payload, each
-  length-prefixed. The first message is the server's set-up (``init``); then
-  one run request per check, answered by one reply (see `RunReply`).
-- *Frames*, from a child to its fork server, over one pipe: kind, case index
+  length-prefixed. The first message is the server's set-up (``init``),
+  which the fork server reads and answers itself. Then one run request per
+  check, answered by one reply (see `RunReply`): these only the run's
+  supervisor reads and writes, a process the fork server forks for that run
+  alone before the request's first byte is read, so that nothing of a run
+  ever enters the fork server that every later child is forked from.
+- *Frames*, from a child to its supervisor, over one pipe: kind, case index
   and payload. HELLO (the defences in force, sent before any student code
-  runs), then CASE_START and CASE_RESULT for each case, then DONE. The server
-  passes the child's frames through unread; the grading process decodes them.
+  runs), then CASE_START and CASE_RESULT for each case, then DONE. The
+  supervisor passes the child's frames through unread; the grading process
+  decodes them.
 
-- *Ticks*, for a timed run only, between a child and its fork server over
-  a pipe each way: the child asks to start a lap (READY), the server notes
+- *Ticks*, for a timed run only, between a child and its supervisor over
+  a pipe each way: the child asks to start a lap (READY), the supervisor notes
   the time on its own clock and answers with a fresh random nonce, from
   which the child draws the lap's inputs; the child ends the lap (END) with
-  a fingerprint of the outputs, and the server notes the time again. The
+  a fingerprint of the outputs, and the supervisor notes the time again. The
   child cannot start work before its inputs exist, nor end a lap without
   numbers only the finished work gives (see `lmgrade.speed`).
 
@@ -30,7 +35,7 @@ import os
 import struct
 from dataclasses import asdict, dataclass, field
 
-# --- frames: child -> grading process (through the fork server) ---
+# --- frames: child -> grading process (through its supervisor) ---
 
 HELLO, CASE_START, CASE_RESULT, DONE = 1, 2, 3, 4
 FRAME = struct.Struct(">BiQ")
@@ -53,7 +58,7 @@ def unpack_frames(buffer: bytes) -> tuple[list[tuple[int, int, bytes]], bytes]:
     return frames, buffer
 
 
-# --- ticks: a timed child <-> its fork server ---
+# --- ticks: a timed child <-> its supervisor ---
 
 TICK_READY, TICK_END = 1, 2
 TICK = struct.Struct(">BiI")  # kind, case index, number of float64s that follow
@@ -108,7 +113,7 @@ def write_message(fd: int, header: dict, blob: bytes = b"") -> None:
 
 @dataclass
 class RunReply:
-    """The fork server's answer to one run request (the frames travel as the payload).
+    """The answer to one run request, from the run's supervisor (the frames travel as the payload).
 
     status: "exited" or "killed" (the child ran), "rejected" (the submission
     could not be prepared: `detail` says why), "harness" (the server failed).
@@ -126,6 +131,7 @@ class RunReply:
     output_bytes: int = 0  # ... and how many it printed in all
     case_seconds: list = field(default_factory=list)  # [case index, seconds from its start to its result]
     laps: list = field(default_factory=list)  # timed runs: [case, nonce, seconds, fingerprint] per finished lap
+    processes: int = 0  # processes the run started besides the student's own: its supervisor, child, helpers
 
     def as_dict(self) -> dict:
         return asdict(self)

@@ -1,11 +1,21 @@
-"""The fork server: imports the heavy libraries once, forks one child per run.
+"""The fork server: imports the heavy libraries once; one supervisor per run forks that run's child.
 
 Started by `lmgrade.sandbox.pool` with a scrubbed environment. It imports
 numpy (torch where the assignment needs it) and the plugins' scenario modules,
-never student code and never the reference, then serves run requests one at
-a time: copy the submission into a fresh folder, fork, let the child lock
-itself down, collect its frames, enforce the wall-time and output limits from
-this side, reap it and everything it started.
+never student code and never the reference. Then, for each run the grading
+process asks for, it forks a *supervisor* before reading a byte of the
+request, and waits for it to end. The supervisor reads the request, copies the
+submission into a fresh folder, forks the child, lets it lock itself down,
+collects its frames and output, enforces the wall-time and output limits from
+this side, reaps it and everything it started, removes what it left (files,
+SysV IPC objects), answers the grading process, and exits.
+
+So the fork server never holds anything of a run: no request, no submission,
+no answer, no output. Every child is forked from a supervisor that holds its
+own run's data alone, a copy of a process that never held another
+submission's: a child that reads its own memory, or its parent's, finds the
+libraries and its own run. Two submissions graded one after the other, or at
+once, by one grading process share nothing but the fork server's imports.
 
 It holds its sandbox slot's lease (see `lease.py`) for as long as it lives,
 and exits when the grading process goes: its input closes. What it says to
@@ -15,7 +25,9 @@ the grading process is in `protocol.py`.
 from __future__ import annotations
 
 import ctypes
+import gc
 import importlib
+import importlib.util
 import os
 
 # Loaded once here, before any fork, for the children's rlimits (limits.apply_rlimits).
@@ -29,13 +41,16 @@ import time
 from pathlib import Path
 
 from .. import submission, wire
-from . import child, devices, guards, landlock, privileges
+from . import child, devices, guards, ipc, landlock, privileges
 from .limits import Limits
 from .protocol import CASE_RESULT, CASE_START, FRAME, RunReply, read_message, write_message
 from .stopwatch import Timekeeper
 
 MAX_RESULT_BYTES = 256 * 2**20
 _PR_SET_CHILD_SUBREAPER = 36
+# How a run's supervisor ends: it answered; the grading process closed our input before a request
+# (the end of the grading) or during the run (nobody waits for the answer).
+REPLIED, INPUT_CLOSED, GRADER_GONE = 0, 3, 4
 
 
 def _chown_tree(path: Path, uid: int, gid: int) -> None:
@@ -134,13 +149,18 @@ class Server:
                 raise RuntimeError(f"preloading imported {loaded[0]}, which student code must not see")
         _cap_threads()
         forbidden = init.get("forbidden_apis") or {}
-        self.guarded = guards.install(
-            forbidden.get("apis", ()), forbidden.get("also", {}), forbidden.get("operators", {})
-        )
+        self.guarded = guards.install(forbidden.get("apis", ()), forbidden.get("also", {}))
+        self.forked = 0  # processes started: here, the helpers below; in a run's supervisor, its own
         self.user = privileges.sandbox_user(init["slot"])
         if self.user is not None:
             # Left by an earlier holder of this slot that died: we own the uid now.
             privileges.kill_user_processes(self.user)
+            ipc.remove_left_by(self.user)
+            self.forked += 1
+        # Whether every child gets an IPC namespace of its own; where not, each run's supervisor removes
+        # the SysV IPC objects the run made.
+        self.ipc_namespaces = privileges.ipc_namespaces_work()
+        self.forked += 1
         self.use_landlock = init["landlock"] and landlock.abi_version() >= 1
         # An interpreter under root's home is unreadable to that user: keep
         # the read-search capability alone and let Landlock confine reads.
@@ -151,30 +171,23 @@ class Server:
             and self.use_landlock
             and not all(privileges.world_readable(p) for p in (os.path.dirname(os.__file__), sys.executable))
         )
-        roots = {
-            sys.prefix,
-            sys.base_prefix,
-            sys.exec_prefix,
-            "/usr",
-            "/lib",
-            "/lib64",
-            "/bin",
-            "/etc",
-            "/dev/urandom",
-            "/dev/random",
-            "/dev/zero",
-        }
-        # Installed packages stay readable, for imports the student's code
-        # makes; other sys.path entries (a source checkout, with its .git and
-        # reference; PYTHONPATH folders) do not: what the child needs from
-        # them is already imported.
-        roots.update(
-            p
-            for p in sys.path
-            if os.path.basename(p.rstrip(os.sep)) in ("site-packages", "dist-packages") and os.path.isdir(p)
-        )
-        self.read_paths = [str(p) for p in landlock.readable_except(roots, init["protected"])]
+        # Each run's folder is made in this one, which holds no other while the run goes on (one run at a
+        # time, and what a dead supervisor left is removed before the next): the child reads beneath it.
         self.tmp_root = Path(init.get("tmp_root") or tempfile.gettempdir())
+        self.runs_root = Path(tempfile.mkdtemp(prefix="lmgrade-runs-", dir=self.tmp_root))
+        self.runs_root.chmod(0o711)
+        # The allow-list (`reads`), computed once by the grading process, and the runs' folders.
+        self.read_paths = [*init["read_paths"], str(self.runs_root), os.devnull]
+        # Made once here, applied by every child of a CPU run.
+        self.reading = landlock.reading_ruleset([Path(p) for p in self.read_paths]) if self.use_landlock else None
+        # Where a child looks for a module it imports first: every folder on the path listed here, where it
+        # can be. A child may list only what it may read, and site-packages is not.
+        importlib.util.find_spec("_lmgrade_lists_the_import_path")
+
+    def clear_runs_root(self) -> None:
+        """Remove what a run whose supervisor died left in the runs' folder: the next child could read it."""
+        for entry in os.listdir(self.runs_root):
+            shutil.rmtree(self.runs_root / entry, ignore_errors=True)
 
     def scenario(self, ref: str):
         module, _, qualname = ref.partition(":")
@@ -187,7 +200,7 @@ class Server:
         lim = Limits(**req["limits"])
         cases = wire.decode(blob)
         scenario = self.scenario(req["scenario"])
-        workdir = Path(tempfile.mkdtemp(prefix="lmgrade-run-", dir=self.tmp_root))
+        workdir = Path(tempfile.mkdtemp(prefix="lmgrade-run-", dir=self.runs_root))
         try:
             try:
                 submission.copy_files(Path(req["submission"]), workdir / "submission")
@@ -212,9 +225,16 @@ class Server:
         if laps:
             tick_r, tick_w = os.pipe()
             nonce_r, nonce_w = os.pipe()
-        read_paths = self.read_paths + (devices.cuda_read_paths() if device == "cuda" else [])
+        reading = self.reading
+        if device == "cuda" and self.use_landlock:
+            # The driver's files and devices besides: a ruleset of this run's own, made here.
+            cuda_paths = [*self.read_paths, *devices.cuda_read_paths(), *devices.cuda_device_files()]
+            reading = landlock.reading_ruleset([Path(p) for p in cuda_paths])
+        # Without namespaces and as this very uid, only the objects made while the run went on are its own.
+        ipc_before = ipc.snapshot() if not self.ipc_namespaces and self.user is None else None
         started = time.monotonic()
         pid = os.fork()
+        self.forked += 1
         if pid == 0:
             for fd in (res_r, out_r, tick_r, nonce_w):
                 if fd is not None:
@@ -225,7 +245,7 @@ class Server:
                 start=req["start"],
                 files=req["files"],
                 workdir=workdir,
-                read_paths=read_paths,
+                reading=reading,
                 lim=lim,
                 user=self.user,
                 keep_read_search=self.keep_read_search,
@@ -235,6 +255,7 @@ class Server:
                 output_fd=out_w,
                 device=device,
                 tick_fds=(tick_w, nonce_r) if laps else None,
+                ipc_namespace=self.ipc_namespaces,
             )
             os._exit(70)  # not reached
         for fd in (res_w, out_w, tick_w, nonce_r):
@@ -316,7 +337,13 @@ class Server:
             _, status, rusage = os.wait4(pid, 0)
         if self.user is not None:
             privileges.kill_user_processes(self.user)
+            self.forked += 1
         _kill_descendants()
+        if self.user is not None:
+            # The slot's own uid: whatever it holds in SysV IPC is left by this run (or an earlier one).
+            ipc.remove_left_by(self.user)
+        elif not self.ipc_namespaces:
+            ipc.remove_left_by(os.getuid(), before=ipc_before)
         for fd in open_fds | {res_r, out_r} | ({tick_r, nonce_w} if laps else set()):
             try:
                 os.close(fd)
@@ -364,6 +391,33 @@ class _FrameClock:
                 self.seconds.append([index, now - self.started.pop(index)])
 
 
+def _supervise(server: Server, grader_fd: int, proto_out: int, fork_server: int) -> int:
+    """One run, in a process forked for it: read the request, run it, answer. Returns how it ended."""
+    # Killed with the fork server; orphans of the child (daemons it started) become ours, so we reap them.
+    privileges.die_with_parent(fork_server)
+    _set_subreaper()
+    server.forked = 1  # this process
+    # A reader of our own: whatever it reads stays in this process, which ends with the run.
+    message = read_message(open(grader_fd, "rb", closefd=False))
+    if message is None:
+        return INPUT_CLOSED
+    try:
+        reply, blob = server.run(*message)
+    except GraderGone:
+        return GRADER_GONE
+    except Exception as exc:
+        reply, blob = RunReply("harness", detail=f"{type(exc).__name__}: {exc}"), b""
+    reply.processes = server.forked
+    write_message(proto_out, reply.as_dict(), blob)
+    return REPLIED
+
+
+def _set_subreaper() -> None:
+    prctl = getattr(ctypes.CDLL(None, use_errno=True), "prctl", None)
+    if prctl is not None:  # Linux only; elsewhere the process group is all we can kill
+        prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+
+
 def main() -> None:
     # The protocol keeps its own descriptors; stray prints go to stderr.
     grader_fd = os.dup(0)
@@ -373,10 +427,8 @@ def main() -> None:
     os.dup2(devnull, 0)
     os.dup2(2, 1)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    # Orphans of a child (daemons it started) become ours, so we reap them.
-    prctl = getattr(ctypes.CDLL(None, use_errno=True), "prctl", None)
-    if prctl is not None:  # Linux only; elsewhere the process group is all we can kill
-        prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+    # What outlives a supervisor comes to us, and is reaped here.
+    _set_subreaper()
     # Modules to import before the grading says what it grades (`prestart`): the libraries the
     # assignment preloads, torch among them, imported while the grading process loads its checks.
     for module in sys.argv[1:]:
@@ -392,15 +444,60 @@ def main() -> None:
     except BaseException as exc:
         write_message(proto_out, {"ready": False, "error": f"{type(exc).__name__}: {exc}"})
         return
-    write_message(proto_out, {"ready": True})
-    while (message := read_message(proto_in)) is not None:
+    # What is here now is what every supervisor and child starts from: kept out of the collector's way,
+    # so that their collections do not copy its pages.
+    gc.collect()
+    gc.freeze()
+    write_message(proto_out, {"ready": True, "processes": server.forked})
+    try:
+        _fork_per_run(server, grader_fd, proto_out)
+    finally:
+        shutil.rmtree(server.runs_root, ignore_errors=True)
+
+
+def _fork_per_run(server: Server, grader_fd: int, proto_out: int) -> None:
+    me = os.getpid()
+    while True:
+        # A request (or the end of our input) is waiting: the supervisor reads it, never this process.
+        select.select([grader_fd], [], [])
+        pid = os.fork()
+        if pid == 0:
+            code = 70
+            try:
+                code = _supervise(server, grader_fd, proto_out, me)
+            finally:
+                sys.stdout.flush()
+                sys.stderr.flush()
+                os._exit(code)
+        _, status = os.waitpid(pid, 0)
+        _reap_orphans()
+        server.clear_runs_root()
+        code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else None
+        if code == REPLIED:
+            continue
+        if code not in (INPUT_CLOSED, GRADER_GONE):
+            # It died before answering: say so; where the request stream stands is unknown, so stop here.
+            how = f"exit status {code}" if code is not None else signal_description(os.WTERMSIG(status))
+            write_message(proto_out, RunReply("harness", detail=f"the run's supervisor ended ({how})").as_dict())
+        return
+
+
+def signal_description(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
+
+
+def _reap_orphans() -> None:
+    """Reap what ended after its supervisor did (it came to us as the subreaper)."""
+    while True:
         try:
-            reply, blob = server.run(*message)
-        except GraderGone:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
             return
-        except Exception as exc:
-            reply, blob = RunReply("harness", detail=f"{type(exc).__name__}: {exc}"), b""
-        write_message(proto_out, reply.as_dict(), blob)
+        if pid == 0:
+            return
 
 
 def serve() -> None:
