@@ -195,6 +195,12 @@ def probe(out):
     return (out * w).sum() + (out**2).sum() * 0.1
 
 
+def grads_or_zeros(scalar, leaves):
+    """d scalar / d leaf for each leaf, zeros for a leaf the scalar does not depend on."""
+    grads = torch.autograd.grad(scalar, leaves, allow_unused=True)
+    return [torch.zeros_like(x) if g is None else g for g, x in zip(grads, leaves)]
+
+
 def close(a, b, dtype):
     torch.testing.assert_close(a.detach().cpu().double(), b.detach().cpu().double(), **TOL[dtype])
 
@@ -503,6 +509,37 @@ def test_decoder_step_against_the_independent_step(kind):
         else:
             close(alpha[b, real], torch.stack(want_alpha), torch.float64)
             assert torch.equal(alpha[b, ~MASK[b]], torch.zeros(6 - len(real), dtype=torch.float64))
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_decoder_step_gradients_of_every_parameter_and_input(kind):
+    model = make_model(kind)
+    h_prev, H_enc, _ = attention_inputs(torch.float64)
+    c = torch.randn(3, H, generator=torch.Generator().manual_seed(9), dtype=torch.float64)
+    inputs = [x.requires_grad_(True) for x in (h_prev, H_enc, c)]
+    named = dict(model.named_parameters())
+    leaves = inputs + list(named.values())
+    y_prev = torch.tensor([4, 0, 8])
+    logits, h, alpha = model.decoder.step(y_prev, h_prev, H_enc, MASK, c)
+    ours = grads_or_zeros(probe(logits) + probe(h) + (0 if alpha is None else probe(alpha)), leaves)
+    rows = []
+    for b in range(3):
+        real = [j for j in range(6) if MASK[b, j]]
+        want_logits, want_h, want_alpha = decoder_step_one(
+            named, kind, y_prev[b], h_prev[b], [H_enc[b, j] for j in real], c[b]
+        )
+        full = [torch.zeros((), dtype=torch.float64)] * 6
+        for j, a in zip(real, want_alpha or []):
+            full[j] = a
+        rows.append((want_logits, want_h, torch.stack(full)))
+    want_logits, want_h, want_alpha = (torch.stack(parts) for parts in zip(*rows))
+    scalar = probe(want_logits) + probe(want_h) + (0 if alpha is None else probe(want_alpha))
+    theirs = grads_or_zeros(scalar, leaves)
+    names = ["h_prev", "H_enc", "c", *named]
+    for name, a, b in zip(names, ours, theirs):
+        torch.testing.assert_close(a, b, rtol=1e-9, atol=1e-11, msg=name)
+    # What each kind reads: "none" uses c and never H_enc; attention uses H_enc and never c.
+    assert (ours[2].abs().sum() > 0) == (kind == "none") and (ours[1].abs().sum() > 0) == (kind != "none")
 
 
 @pytest.mark.parametrize("device", DEVICES)
