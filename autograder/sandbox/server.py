@@ -149,7 +149,9 @@ class Server:
                 raise RuntimeError(f"preloading imported {loaded[0]}, which student code must not see")
         _cap_threads()
         forbidden = init.get("forbidden_apis") or {}
-        self.guarded = guards.install(forbidden.get("apis", ()), forbidden.get("also", {}))
+        self.guarded = guards.install(
+            forbidden.get("apis", ()), forbidden.get("also", {}), forbidden.get("operators", {})
+        )
         self.forked = 0  # processes started: here, the helpers below; in a run's supervisor, its own
         self.user = privileges.sandbox_user(init["slot"])
         if self.user is not None:
