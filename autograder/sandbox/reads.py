@@ -103,10 +103,22 @@ def library_paths(modules: Iterable[str], leave_out: Iterable[str] = ()) -> list
     return list(_libraries(frozenset(m.partition(".")[0] for m in modules) - skipped, skipped))
 
 
+def _module_folder(top: str) -> Path | None:
+    """Where the imported top-level module `top` lies, if it was installed into a site folder."""
+    module = sys.modules.get(top)
+    places = list(getattr(module, "__path__", None) or [getattr(module, "__file__", None) or ""])
+    if not places[0]:
+        return None
+    path = Path(os.path.realpath(places[0]))
+    return path if any(folder in path.parents for folder in site_folders()) else None
+
+
 @functools.lru_cache(maxsize=8)
 def _libraries(tops: frozenset[str], skipped: frozenset[str]) -> tuple[Path, ...]:
     # Read once per process and set of libraries: torch's RECORD alone has some ten thousand lines.
     queue = [dist for top in sorted(tops) if (dist := _distribution_of(top)) is not None]
+    # The modules' own folders besides, for a library installed without a RECORD (some conda packages).
+    folders = [folder for top in sorted(tops) if (folder := _module_folder(top)) is not None]
     seen: dict[str, metadata.Distribution] = {}
     while queue:
         dist = queue.pop()
@@ -125,10 +137,13 @@ def _libraries(tops: frozenset[str], skipped: frozenset[str]) -> tuple[Path, ...
             except metadata.PackageNotFoundError:
                 continue  # not installed: not needed on this platform
     return tuple(
-        path
-        for name in sorted(seen)
-        for path in _installed_entries(seen[name])
-        if path.name.split(".")[0] not in skipped
+        [
+            path
+            for name in sorted(seen)
+            for path in _installed_entries(seen[name])
+            if path.name.split(".")[0] not in skipped
+        ]
+        + folders
     )
 
 

@@ -24,6 +24,7 @@ the grading process is in `protocol.py`.
 
 from __future__ import annotations
 
+import array
 import ctypes
 import gc
 import importlib
@@ -460,8 +461,11 @@ def main() -> None:
 def _fork_per_run(server: Server, grader_fd: int, proto_out: int) -> None:
     me = os.getpid()
     while True:
-        # A request (or the end of our input) is waiting: the supervisor reads it, never this process.
+        # A request (or the end of our input) is waiting: the supervisor reads it, never this process, which
+        # asks only how many bytes wait (none: the input is closed, and the grading is over).
         select.select([grader_fd], [], [])
+        if not _waiting_bytes(grader_fd):
+            return
         pid = os.fork()
         if pid == 0:
             code = 70
@@ -482,6 +486,19 @@ def _fork_per_run(server: Server, grader_fd: int, proto_out: int) -> None:
             how = f"exit status {code}" if code is not None else signal_description(os.WTERMSIG(status))
             write_message(proto_out, RunReply("harness", detail=f"the run's supervisor ended ({how})").as_dict())
         return
+
+
+def _waiting_bytes(fd: int) -> int:
+    """How many bytes wait in pipe `fd`, unread (1 where that cannot be asked: a supervisor reads and sees)."""
+    try:
+        import fcntl
+        import termios
+
+        count = array.array("i", [0])
+        fcntl.ioctl(fd, termios.FIONREAD, count, True)
+        return count[0]
+    except (ImportError, OSError):
+        return 1
 
 
 def signal_description(number: int) -> str:
