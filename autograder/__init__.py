@@ -17,6 +17,7 @@ import importlib
 # imported on first use: `import lmgrade` itself imports nothing (the Gradescope supervisor, which
 # needs none of it, starts in a few milliseconds).
 _LAZY = {
+    "ANSWER": "checks",
     "PROPERTY": "checks",
     "Case": "checks",
     "CaseContext": "checks",
@@ -38,7 +39,6 @@ _LAZY = {
     "finite_differences": "gradcheck",
     "warnings_of": "gradcheck",
     "which_half": "gradcheck",
-    "no_work": "liveness:dead",  # why answers show no work (None: they do), as property checks pay
     "markov_sequences": "sequences",
     "fit_problem": "stats",
     "seeding_problem": "stats",

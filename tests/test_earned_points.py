@@ -17,14 +17,14 @@ from lmgrade.sandbox.pool import CaseOutcome
 from lmgrade.seeds import PUBLIC_SECRET, check_rng
 
 
-def test_a_property_is_paid_only_beside_answers_that_show_work(ngram, ngram_grader, tmp_path):
+def test_a_property_is_paid_only_beside_a_right_answer(ngram, ngram_grader, tmp_path):
     """Arguments left alone, but every answer a constant: the property is seen, and earns nothing."""
     assignment, variant = ngram
     submission = write_degenerate(assignment, variant, tmp_path, "None")
-    verdicts = {v.check.name: v for v in ngram_grader.grade(submission)}
+    verdicts = {v.check.name: v for v in ngram_grader.grade(submission, only={"no_mutation", "bad_arguments"})}
     for name in ("no_mutation", "bad_arguments"):
         assert verdicts[name].score == 0
-    assert "the property holds, but the answers show no work" in verdicts["no_mutation"].output
+    assert "the property holds, but the call's own answer is wrong" in verdicts["no_mutation"].output
     assert "the property does not hold: wrong value: expected 'ValueError'" in verdicts["bad_arguments"].output
 
 
@@ -95,9 +95,9 @@ def test_each_check_tells_its_known_mistakes_apart(name, secret):
             )
 
 
-def test_a_property_that_holds_is_paid_beside_a_wrong_but_live_answer(graders, tmp_path):
+def test_a_property_that_holds_earns_nothing_beside_a_wrong_answer(graders, tmp_path):
     """A BPTT bug makes backward's answer wrong, yet backward twice gives the same answer: the property
-    holds on answers that show work, and is paid; its own check (elman_backward) pays for the bug."""
+    holds, but a wrong answer never earns it; the modules' cases, right and repeatable, still pay."""
     from lmgrade.flawed import write_flawed
 
     grader = graders("rnn")
@@ -106,4 +106,8 @@ def test_a_property_that_holds_is_paid_beside_a_wrong_but_live_answer(graders, t
     folder = write_flawed(spec.reference_folder(), spec.files, tmp_path / "bug", [bug])
     verdicts = {v.check.name: v for v in grader.grade(folder, only={"repeatable_backward", "elman_backward"})}
     assert verdicts["elman_backward"].score < verdicts["elman_backward"].max_score
-    assert verdicts["repeatable_backward"].passed, verdicts["repeatable_backward"].output
+    repeatable = verdicts["repeatable_backward"]
+    judged = {case.args["what"]: verdict for case, verdict in repeatable.cases}
+    assert 0 < repeatable.score < repeatable.max_score, repeatable.output
+    assert "the property holds, but the call's own answer is wrong" in judged.pop("ElmanRNN").message
+    assert all(verdict.passed for verdict in judged.values()), repeatable.output

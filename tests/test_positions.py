@@ -86,15 +86,19 @@ def test_rope_rotating_k_only_is_caught_by_the_property(graders, tmp_path):
     assert verdict.score == 0 and "not only on t - s" in verdict.output
 
 
-def test_rope_relative_is_paid_beside_a_wrong_but_live_attention(graders, tmp_path):
+def test_rope_relative_earns_nothing_beside_a_wrong_attention(graders, tmp_path):
     # Angles with d_model where the contract has d_head: the numbers are wrong (the rope check says so), but
-    # q and k still turn alike, by angles proportional to the position, so the property holds and is paid.
+    # q and k still turn alike, by angles proportional to the position, so the property holds; beside the
+    # attention's wrong output it earns nothing. With one head, d_head is d_model: right, and paid.
     folder = _reference_with(tmp_path, tuple((old, new) for _, old, new in ROPE_ANGLE_D_MODEL.edits))
     verdicts = {v.check.name: v for v in graders("transformer", ROPE).grade(folder, only={"rope", "rope_relative"})}
     assert verdicts["rope"].score < verdicts["rope"].max_score
     relative = verdicts["rope_relative"]
-    assert relative.score == relative.max_score > 0, relative.output
-    assert all("they depend on t - s only" in verdict.message for _, verdict in relative.cases)
+    assert relative.score < relative.max_score, relative.output
+    for case, verdict in relative.cases:
+        assert "they depend on t - s only" in verdict.message, relative.output
+        wrong = "the attention's own output is wrong" in verdict.message
+        assert verdict.passed == (case.args["n_heads"] == 1) != wrong, relative.output
 
 
 @pytest.mark.parametrize("pairs", [("positions=sinusoidal",), ROPE])

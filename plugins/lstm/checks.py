@@ -513,6 +513,7 @@ def lstm_checks() -> list[Check]:
             tolerance=VALUES,
             judge=judge_dependence,
             property_check=True,
+            holds=scenarios.depth_direction_holds,
             mistakes=(M.BI_NOT_REVERSED,),
             composes=("stacked", "birnn"),
             limits=quick,

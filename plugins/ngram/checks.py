@@ -390,6 +390,7 @@ def ngram_checks() -> list[Check]:
             scenarios.bad_argument,
             bad_argument_cases,
             property_check=True,
+            holds=scenarios.bad_argument_holds,
             composes=("perplexity", "sample"),
             limits=quick,
         ),

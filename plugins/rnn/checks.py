@@ -459,6 +459,7 @@ def rnn_checks() -> list[Check]:
             repeatable_cases,
             tolerance=GRADS,
             property_check=True,
+            holds=scenarios.repeatable_holds,
             composes=("linear", "activations", "softmax", "elman_backward"),
             limits=quick,
         ),

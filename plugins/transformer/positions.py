@@ -13,9 +13,9 @@ This module holds what the variant adds, beside the checks of checks.py:
   pos_enc and that it is a buffer outside state_dict. `rope`: the attention
   with rope=True, output and gradients, at T = 1, with odd and even numbers
   of heads, in float32 and float64. `rope_relative`: the score of query t
-  and key s depends on t - s only, measured by shifting a sequence, and paid
-  where it holds beside answers that show work (`liveness.dead`), as every
-  property check's.
+  and key s depends on t - s only, measured by shifting a sequence, judged
+  in the grading process from the attention weights the call returned, and
+  paid where it holds beside a right answer, as every property check's.
 - Their mistakes, made as edits of the reference (so this module holds
   the reference's lines: it stays in the grading process); the sandbox's
   side, scenarios and judge, is position_scenarios.py.

@@ -5,13 +5,14 @@ forward, the backward, and whether the backward agrees with central
 differences of the student's *own* forward. A check that composes another
 component (the cell inside a StackedRNN, clip_grad_norm inside step) says
 so through `Check.composes`: the harness names the component whose own
-check failed and caps what the composed check loses.
-`judge_dependence` says which rows changed, whether or not it pays.
+check failed.
+`judge_dependence` says which rows changed (read in the grading process from
+the outputs the scenario returns), whether or not it pays.
 """
 
 from __future__ import annotations
 
-from lmgrade import AGREE, PROPERTY, CaseVerdict, compare, which_half
+from lmgrade import AGREE, ANSWER, PROPERTY, CaseVerdict, compare, which_half
 
 CONSISTENCY = ("backward against finite differences of forward", "backward against finite differences of loss")
 BACKWARD_PREFIXES = ("dx", "grad", "layers[", "rnn.layers[", "fwd.grads", "bwd.grads", "backward")
@@ -66,19 +67,37 @@ RULES = {
 
 
 def judge_dependence(check, case, expected, got, *, reveal: bool) -> CaseVerdict:
-    """Pays where the output's dependence on x is the contract's; says what it saw either way."""
+    """Pays where the output's dependence on x is the contract's, read here from the outputs the call returned
+    (`Check.holds`), and the output itself is right; says what it saw either way."""
     net = case.args["net"]
-    want, seen = expected[PROPERTY], got.get(PROPERTY) if isinstance(got, dict) else None
-    if not isinstance(seen, dict) or seen.get("shape") != want["shape"]:
-        shape = seen.get("shape") if isinstance(seen, dict) else None
+    if not isinstance(got, dict) or set(got) != {ANSWER, PROPERTY}:
+        return CaseVerdict(False, "the answer is not shaped like the contract's")
+    want = check.judged_property(case, expected[PROPERTY])
+    try:
+        seen = check.judged_property(case, got[PROPERTY])
+    except Exception:  # not outputs of the contract's kind: no dependence can be read from them
+        seen = None
+    if seen is None or seen["shape"] != want["shape"]:
+        shape = tuple(seen["shape"]) if seen is not None else "another"
         return CaseVerdict(
             False,
             f"the output has shape {shape}, not {tuple(want['shape'])}, so which rows "
             "depend on which x could not be read",
         )
-    for s, (w, g) in enumerate(zip(want["changed"], seen["changed"])):
-        for half, (w_half, g_half) in enumerate(zip(w, g or [])):
-            for t, (w_t, g_t) in enumerate(zip(w_half, g_half)):
+    for s, (w, g) in enumerate(zip(want["changed"], seen["changed"], strict=True)):
+        if g is None:
+            return CaseVerdict(
+                False,
+                f"the output with x_{s + 1} changed has another shape, so which rows depend on it could not be read",
+            )
+        for half, (w_half, g_half) in enumerate(zip(w, g, strict=True)):
+            for t, (w_t, g_t) in enumerate(zip(w_half, g_half, strict=True)):
                 if w_t != g_t:
                     return CaseVerdict(False, f"{_pattern_words(net, t, s, half, g_t)}: {RULES[net]}.")
-    return CaseVerdict(True, f"every row depends on x as it must ({RULES[net]}).")
+    said = f"every row depends on x as it must ({RULES[net]})"
+    answer = compare(expected[ANSWER], got[ANSWER], check.tolerance_of(case), reveal=reveal)
+    if answer is not None:
+        return CaseVerdict(
+            False, f"{said}, but the output itself is wrong, so the property earns nothing here: {answer}"
+        )
+    return CaseVerdict(True, f"{said}.")

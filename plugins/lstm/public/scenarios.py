@@ -246,8 +246,12 @@ def birnn(modules, args):
     return answer
 
 
+OUTPUT, MOVED = "output", "output with x_s moved, for each s"
+
+
 def depth_direction(modules, args):
-    """Which rows of the output change when one x_s changes: the answer beside that pattern."""
+    """The output, and the output again with each x_s moved alone: which rows changed is read from them in the
+    grading process (`depth_direction_holds`)."""
     kind, x = args["cell"], args["x"]
     I, J = x.shape[1], args["J"]
     r = modules["recurrent"]
@@ -258,17 +262,34 @@ def depth_direction(modules, args):
         net = r.StackedRNN(kind, I, J, len(args["layers"]), rng=np.random.default_rng(0))
         _assign_layers(net.layers, args["layers"])
     base = _array(net.forward(x.copy()))
-    seen = []
+    outputs = []
     for s in range(len(x)):
         moved = x.copy()
         moved[s] += 0.5
-        out = _array(net.forward(moved))
-        if out.shape != base.shape or base.ndim != 2:
-            seen.append(None)
+        outputs.append(_array(net.forward(moved)))
+    return property_result(base, {OUTPUT: base, MOVED: outputs})
+
+
+def _observed_array(value) -> np.ndarray:
+    """An observation as the grading process decoded it, as float64 numbers (raises where it holds none)."""
+    inner = getattr(value, "values", None)  # a torch tensor arrives as lmgrade.wire.Tensor
+    return np.asarray(inner if isinstance(inner, np.ndarray) else value, dtype=np.float64)
+
+
+def depth_direction_holds(args, observed) -> dict:
+    """Which rows of the output changed when each x_s moved (per half of a BiRNN's rows): None for an x_s
+    whose output could not be compared (another shape, or missing)."""
+    base, outputs = _observed_array(observed[OUTPUT]), list(observed[MOVED])
+    J, bi = args["J"], args["net"] == "BiRNN"
+    changed = []
+    for s in range(len(args["x"])):
+        out = _observed_array(outputs[s]) if s < len(outputs) else None
+        if out is None or out.shape != base.shape or base.ndim != 2:
+            changed.append(None)
             continue
-        halves = (out[:, :J] != base[:, :J], out[:, J:] != base[:, J:]) if args["net"] == "BiRNN" else (out != base,)
-        seen.append([[bool(np.any(row)) for row in changed] for changed in halves])
-    return property_result(base, {"shape": list(base.shape), "changed": seen})
+        halves = (out[:, :J] != base[:, :J], out[:, J:] != base[:, J:]) if bi else (out != base,)
+        changed.append([[bool(np.any(row)) for row in half] for half in halves])
+    return {"shape": list(base.shape), "changed": changed}
 
 
 def clip(modules, args):

@@ -13,7 +13,7 @@ from collections import Counter
 
 import numpy as np
 
-from lmgrade import CaseVerdict, fit_problem, seeding_problem
+from lmgrade import CaseVerdict, compare, fit_problem, seeding_problem
 
 NO_CROP = (
     "generate does not crop its input to the last context_length tokens: the model is fed more "
@@ -59,22 +59,23 @@ def _moved(base: np.ndarray, other: np.ndarray) -> np.ndarray:
     return ~close.all(axis=(0, 2))
 
 
+def _logits(value, shape: tuple) -> bool:
+    return isinstance(value, np.ndarray) and value.shape == shape and value.dtype.kind == "f"
+
+
 def judge_causality(check, case, expected, got, *, reveal: bool) -> CaseVerdict:
-    """The property as seen: which position sees which later token; paid where the model is causal
-    and its logits depend on the tokens (so constant or raising code earns nothing)."""
+    """The property as seen here, from the logits the model returned: which position sees which later token;
+    paid where the model is causal, its logits depend on the tokens, and the logits themselves are right."""
     shape = np.asarray(expected["answer"]).shape
-    base, changed = got["answer"], got["property"]
-    if (
-        not isinstance(base, np.ndarray)
-        or base.shape != shape
-        or not isinstance(changed, list)
-        or any(not isinstance(c, np.ndarray) or c.shape != shape for c in changed)
-    ):
+    base, changed = (got.get("answer"), got.get("property")) if isinstance(got, dict) else (None, None)
+    if not _logits(base, shape) or not isinstance(changed, list) or any(not _logits(c, shape) for c in changed):
         return CaseVerdict(
             False,
             f"the model did not return logits of shape {shape} for every input, so "
             "causality cannot be seen and earns nothing here",
         )
+    if len(changed) != len(case.args["changes"]):
+        return CaseVerdict(False, "the answer is not shaped like the contract's")
     leaks, deaf = [], []
     for q, other in enumerate(changed, start=1):
         moved = _moved(base, other)
@@ -96,4 +97,10 @@ def judge_causality(check, case, expected, got, *, reveal: bool) -> CaseVerdict:
             f"output at t >= {deaf[0]}: the logits do not depend on the tokens as a "
             "language model's must, so the property earns nothing here",
         )
-    return CaseVerdict(True, "no position sees a later token, and each position's logits follow its own token")
+    said = "no position sees a later token, and each position's logits follow its own token"
+    answer = compare(expected["answer"], base, check.tolerance_of(case), reveal=reveal)
+    if answer is not None:
+        return CaseVerdict(
+            False, f"{said}, but the logits themselves are wrong, so the property earns nothing here: {answer}"
+        )
+    return CaseVerdict(True, said)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from lmgrade import Case, CaseVerdict, lazy_import, no_work, property_result
+from lmgrade import Case, CaseVerdict, compare, lazy_import, property_result
 
 # Imported where first used: at once in the sandbox, only for the reference's values in the grading process.
 torch = lazy_import("torch")
@@ -168,18 +168,37 @@ def _weights_problem(weights: np.ndarray, whole: bool) -> str | None:
     return None
 
 
+def _weights_seen(seen, expected: dict) -> tuple[np.ndarray, np.ndarray] | None:
+    """The weights the call left, "alone" and "after", where they are float arrays of the reference's shapes."""
+    if not isinstance(seen, dict) or set(seen) != set(expected):
+        return None
+    found = []
+    for key in ("alone", "after"):
+        value = seen[key]
+        value = getattr(value, "values", value)  # a torch tensor arrives as lmgrade.wire.Tensor
+        if not isinstance(value, np.ndarray) or value.shape != np.shape(expected[key]) or value.dtype.kind != "f":
+            return None
+        found.append(value.astype(np.float64))
+    return found[0], found[1]
+
+
 def judge_rope_relative(check, case: Case, expected: dict, got: dict, *, reveal: bool) -> CaseVerdict:
-    """The property as seen; paid where it holds beside an answer that shows work (lmgrade.no_work), as for
-    every property check: a wrong but live attention (angles off, another pairing) still has relative scores."""
-    seen = got["property"]
+    """The property as seen here, from the attention weights the call returned; paid where it holds and the
+    attention's own output is right (a wrong attention whose scores are still relative earns nothing)."""
+    if not isinstance(got, dict) or set(got) != {"answer", "property"}:
+        return CaseVerdict(False, "the answer is not shaped like the contract's")
     shift, dtype = case.args["shift"], case.args["dtype"]
-    if seen is None:
+    if got["property"] is None:
         return CaseVerdict(
             False,
             f"the attention's output is not a tensor of x's shape, so the property cannot "
-            f"be seen and earns nothing here: {got['answer']}",
+            f"be seen and earns nothing here: {got['answer']!r:.80}",
         )
-    problem = _weights_problem(seen["alone"], True) or _weights_problem(seen["after"], False)
+    weights = _weights_seen(got["property"], expected["property"])
+    if weights is None:
+        return CaseVerdict(False, "the property cannot be judged: what the call left is not shaped like the contract's")
+    alone, after = weights
+    problem = _weights_problem(alone, True) or _weights_problem(after, False)
     if problem:
         return CaseVerdict(
             False,
@@ -188,7 +207,7 @@ def judge_rope_relative(check, case: Case, expected: dict, got: dict, *, reveal:
             f"but {problem} (as when v is rotated too, or a query sees later keys), so the "
             f"effect of the shift cannot be read",
         )
-    change = float(np.max(np.abs(_score_differences(seen["after"]) - _score_differences(seen["alone"]))))
+    change = float(np.max(np.abs(_score_differences(after) - _score_differences(alone))))
     said = (
         f"moving the tokens {shift} positions later changed the differences between their scores "
         f"(log-ratios of attention weights, each query against its own keys) by at most {change:.1e}"
@@ -200,11 +219,11 @@ def judge_rope_relative(check, case: Case, expected: dict, got: dict, *, reveal:
             f"rotate q and k alike, by angles proportional to the position",
         )
     said += ": they depend on t - s only, as RoPE's should"
-    dead = no_work([expected["answer"]], [got["answer"]])
-    if dead:
+    answer = compare(expected["answer"], got["answer"], check.tolerance_of(case), reveal=reveal)
+    if answer is not None:
         return CaseVerdict(
             False,
-            f"the property holds, but the answers show no work ({dead}), so the property earns nothing here: {said}",
+            f"{said}, but the attention's own output is wrong, so the property earns nothing here: {answer}",
         )
     return CaseVerdict(True, said)
 

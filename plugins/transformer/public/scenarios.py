@@ -320,9 +320,28 @@ def causality(modules, args):
     return property_result(answer, changed)
 
 
+def _sent(value):
+    """What the child sends of a value the student's code returned: a tensor's numbers, else a short repr."""
+    return _array(value) if isinstance(value, torch.Tensor) else repr(value)[:80]
+
+
+def _observed(value):
+    """An observation as the grading process decoded it: numpy where it holds numbers."""
+    inner = getattr(value, "values", None)  # a torch tensor arrives as lmgrade.wire.Tensor
+    return inner if isinstance(inner, np.ndarray) else value
+
+
+def _numbers_like(value, shape: tuple) -> np.ndarray | None:
+    """An observation as float64 numbers where it is an array of `shape`, else None."""
+    value = _observed(value)
+    if not isinstance(value, np.ndarray) or value.shape != tuple(shape) or value.dtype.kind not in "fiu":
+        return None
+    return value.astype(np.float64)
+
+
 def attention_rows(modules, args):
-    """With v_proj giving the same vector c at every position and out_proj the identity,
-    the output is c exactly when every query's weights sum to 1."""
+    """With v_proj giving the same vector c at every position and out_proj the identity, the output: it is c
+    exactly where every query's weights sum to 1 (judged in the grading process, `attention_rows_holds`)."""
     attn = _attention(modules, args)
     x = _tensor(args["x"], args["dtype"])
     with torch.no_grad():
@@ -334,14 +353,20 @@ def attention_rows(modules, args):
         attn.out_proj.weight.copy_(torch.eye(d, dtype=c.dtype))
         attn.out_proj.bias.zero_()
         out = attn(x)
-    if not isinstance(out, torch.Tensor) or out.shape != x.shape:
-        return property_result(_array(answer) if isinstance(answer, torch.Tensor) else answer, False)
-    holds = bool(torch.allclose(out, c.expand_as(out), rtol=1e-9, atol=1e-9))
-    return property_result(_array(answer), {"every query's attention weights sum to 1": holds})
+    return property_result(_sent(answer), _sent(out))
+
+
+def attention_rows_holds(args, observed) -> dict:
+    """attention_rows' property, from the output with v = c everywhere: each query's sum of weights times c."""
+    out = _numbers_like(observed, np.shape(args["x"]))
+    c = np.asarray(args["c"], dtype=np.float64)
+    holds = out is not None and bool(np.allclose(out, np.broadcast_to(c, out.shape), rtol=1e-9, atol=1e-9))
+    return {"every query's attention weights sum to 1": holds}
 
 
 def layer_norm_stats(modules, args):
-    """With weight 1 and bias 0, every output vector has mean 0 and (population) variance 1."""
+    """With weight 1 and bias 0, the output: its every vector must have mean 0 and (population) variance 1
+    (judged in the grading process, `layer_norm_stats_holds`)."""
     ln = _layer_norm(modules, args)
     x = _tensor(args["x"], args["dtype"])
     with torch.no_grad():
@@ -349,37 +374,61 @@ def layer_norm_stats(modules, args):
         ln.weight.fill_(1.0)
         ln.bias.zero_()
         y = ln(x)
-    if not isinstance(y, torch.Tensor) or y.shape != x.shape:
-        return property_result(_array(answer) if isinstance(answer, torch.Tensor) else answer, False)
-    mean = y.mean(dim=-1)
-    var = ((y - mean[..., None]) ** 2).mean(dim=-1)
-    return property_result(
-        _array(answer),
-        {
-            "mean 0": bool(torch.allclose(mean, torch.zeros_like(mean), atol=1e-6)),
-            "variance 1": bool(torch.allclose(var, torch.ones_like(var), atol=1e-4)),
-        },
-    )
+    return property_result(_sent(answer), _sent(y))
+
+
+def layer_norm_stats_holds(args, observed) -> dict:
+    """layer_norm_stats' property, from the output with weight 1 and bias 0."""
+    y = _numbers_like(observed, np.shape(args["x"]))
+    if y is None:
+        return {"mean 0": False, "variance 1": False}
+    mean = y.mean(axis=-1)
+    var = ((y - mean[..., None]) ** 2).mean(axis=-1)
+    return {
+        "mean 0": bool(np.allclose(mean, 0.0, rtol=0, atol=1e-6)),
+        "variance 1": bool(np.allclose(var, 1.0, rtol=0, atol=1e-4)),
+    }
+
+
+HUGE, UNIFORM = "loss at logits of about 1e4", "loss at uniform logits"
+
+
+def _loss(value):
+    """A loss the child sends: a number where the call returned a one-element tensor, else a short repr."""
+    return float(value) if isinstance(value, torch.Tensor) and value.numel() == 1 else repr(value)[:80]
 
 
 def ce_stable(modules, args):
-    """Finite for logits of 1e4, and exactly ln V for uniform logits."""
+    """The loss, and the losses at logits of about 1e4 and at uniform logits: finite, and exactly ln V
+    (judged in the grading process, `ce_stable_holds`)."""
     ce = modules["model"].cross_entropy
-    answer = ce(_tensor(args["logits"], args["dtype"]), torch.tensor(args["targets"], dtype=torch.long))
-    answer = float(answer) if isinstance(answer, torch.Tensor) and answer.numel() == 1 else repr(answer)[:80]
-    huge = ce(_tensor(args["huge_logits"], args["dtype"]), torch.tensor(args["targets"], dtype=torch.long))
-    V = args["logits"].shape[-1]
-    uniform = ce(
-        torch.full(args["logits"].shape, args["level"], dtype=_dtype(args["dtype"])),
-        torch.tensor(args["targets"], dtype=torch.long),
-    )
-    finite = isinstance(huge, torch.Tensor) and huge.numel() == 1 and bool(torch.isfinite(huge))
-    at_ln_v = (
-        isinstance(uniform, torch.Tensor)
-        and uniform.numel() == 1
-        and math.isclose(float(uniform), math.log(V), rel_tol=1e-6)
-    )
-    return property_result(answer, {"finite at logits of 1e4": finite, "ln V for uniform logits": at_ln_v})
+    targets = lambda: torch.tensor(args["targets"], dtype=torch.long)  # noqa: E731 (a fresh one for each call)
+    answer = _loss(ce(_tensor(args["logits"], args["dtype"]), targets()))
+    huge = ce(_tensor(args["huge_logits"], args["dtype"]), targets())
+    uniform = ce(torch.full(args["logits"].shape, args["level"], dtype=_dtype(args["dtype"])), targets())
+    return property_result(answer, {HUGE: _loss(huge), UNIFORM: _loss(uniform)})
+
+
+def _real(value) -> float | None:
+    """A number the child sent, as a float; None for anything else (a repr, a bool, an int too large)."""
+    value = _observed(value)
+    if isinstance(value, np.ndarray) and value.shape == ():
+        value = value[()]
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
+        return None
+    if isinstance(value, (int, np.integer)) and abs(int(value)) >= 2**1023:
+        return None  # past float's range
+    return float(value)
+
+
+def ce_stable_holds(args, observed) -> dict:
+    """ce_stable's property, from the two losses the call returned."""
+    huge, uniform = _real(observed[HUGE]), _real(observed[UNIFORM])
+    V = np.shape(args["logits"])[-1]
+    return {
+        "finite at logits of 1e4": huge is not None and math.isfinite(huge),
+        "ln V for uniform logits": uniform is not None and math.isclose(uniform, math.log(V), rel_tol=1e-6),
+    }
 
 
 def bad_argument(modules, args):
