@@ -35,7 +35,6 @@ LAYERS = [
             "sequences",
             "comparison",
             "selection",
-            "liveness",
             "flawed",
             "loader",
             "hookspecs",

@@ -22,7 +22,7 @@ import numpy as np
 import pytest
 
 from helpers import ROOT
-from lmgrade import liveness, wire
+from lmgrade import wire
 from lmgrade.comparison import Tolerance, compare
 from lmgrade.grade import grade_submission
 
@@ -194,7 +194,7 @@ def test_the_encoder_refuses_what_the_decoder_would():
             wire.encode(value)
 
 
-# --- comparing and judging liveness: never an exception, whatever came back
+# --- comparing: never an exception, whatever came back
 
 HOSTILE = [
     10**400,
@@ -216,14 +216,13 @@ EXPECTED = [1.0, 3, "s", [1.0, 2.0], (1, "a"), {1, 2}, {"a": 1.0}, np.zeros(3), 
 
 
 @pytest.mark.parametrize("expected", EXPECTED, ids=lambda e: type(e).__name__)
-def test_compare_and_liveness_never_raise_on_what_came_back(expected):
+def test_compare_never_raises_on_what_came_back(expected):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         for got in HOSTILE:
             for reveal in (True, False):
                 said = compare(expected, got, Tolerance(), reveal=reveal)
                 assert isinstance(said, str) and len(said) < 1000, (got, said)
-            liveness.dead([expected, expected], [got, got])  # None or a reason, never an exception
 
 
 def test_equal_infinities_compare_equal_without_a_warning():
