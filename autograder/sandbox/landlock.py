@@ -187,12 +187,14 @@ def readable_except(roots: Iterable[Path], protected: Iterable[Path]) -> list[Pa
     siblings one by one instead of their parent, recursively down to it.
     """
     protected = {Path(os.path.realpath(p)) for p in protected}
+    # Every folder that holds something protected, looked up in a set: hundreds of paths are visited.
+    holding = {parent for p in protected for parent in p.parents}
     allowed: list[Path] = []
 
     def visit(path: Path) -> None:
         if path in protected:
             return
-        if not any(path in p.parents for p in protected):
+        if path not in holding:
             allowed.append(path)
             return
         try:
@@ -206,6 +208,6 @@ def readable_except(roots: Iterable[Path], protected: Iterable[Path]) -> list[Pa
 
     for root in {Path(os.path.realpath(r)) for r in roots}:
         # A root inside a protected folder stays hidden.
-        if root.exists() and not any(p == root or p in root.parents for p in protected):
+        if root.exists() and not (root in protected or any(parent in protected for parent in root.parents)):
             visit(root)
     return allowed

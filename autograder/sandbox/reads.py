@@ -50,8 +50,21 @@ def site_folders() -> set[Path]:
     return {Path(os.path.realpath(p)) for p in found if os.path.isdir(p)}
 
 
-# A RECORD line's first component and the rest of its path, up to the comma before the hash.
-_RECORD_ENTRY = re.compile(r"^([^/,\r\n]+)(?:/([^,\r\n]*))?,", re.M)
+# In a RECORD (each line after a newline), the first folder of each path, the files at the top, and the
+# compiled files of those. A newline to search for is several times faster than a multi-line ^.
+_RECORD_FOLDER = re.compile(r"\n([^/,\r\n]+)/")
+_RECORD_FILE = re.compile(r"\n([^/,\r\n]+),")
+_RECORD_PYCACHE = re.compile(r"\n(__pycache__/[^,\r\n]+),")
+
+
+@functools.lru_cache(maxsize=64)
+def _recorded(record: str, base: str) -> tuple[Path, ...]:
+    names = set(_RECORD_FOLDER.findall(record)) | set(_RECORD_FILE.findall(record))
+    # A module of one file has its compiled form in the folder's shared __pycache__: that file alone.
+    names.discard("__pycache__")
+    names.update(_RECORD_PYCACHE.findall(record))
+    names.discard("..")  # scripts and data outside the folder: not what an import reads
+    return tuple(Path(base) / name for name in sorted(names))
 
 
 def _installed_entries(dist: metadata.Distribution) -> list[Path]:
@@ -60,14 +73,7 @@ def _installed_entries(dist: metadata.Distribution) -> list[Path]:
         record = dist.read_text("RECORD") or ""
     except OSError:
         record = ""
-    names = set()
-    for top, rest in _RECORD_ENTRY.findall(record.replace("\\", "/")):
-        if top == "..":
-            continue  # scripts and data outside the folder: not what an import reads
-        # A module of one file has its compiled form in the folder's shared __pycache__: that file alone.
-        names.add(f"{top}/{rest}" if top == "__pycache__" else top)
-    base = Path(dist.locate_file(""))
-    return [base / name for name in sorted(names)]
+    return list(_recorded("\n" + record.replace("\\", "/"), str(dist.locate_file(""))))
 
 
 def _tops(dist: metadata.Distribution) -> set[str]:
