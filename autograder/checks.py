@@ -139,14 +139,17 @@ class Check:
     # components replaced by the grader's stand-ins (`stand_in`), and it is paid
     # where that run passes.
     composes: tuple[str, ...] = ()
-    # What this check grades, as "file stem.Name": the classes and functions whose answers it
-    # judges (a method's whole class). Where it fails, a check that composes it runs again with
-    # these names replaced by the grader's stand-ins (`lmgrade.stand_in`). A composed check is
-    # given stand-ins only where it names its own, none of them among the stand-ins' (so a
-    # stand-in never answers for what the check grades). Empty: no stand-in for this component
-    # (a torch module, or a method whose class holds state the contract leaves free), and a
-    # check that composes it earns what its own cases earn.
+    # What this check grades, as "file stem.Name" or "file stem.Class.method": the classes,
+    # functions and methods whose answers it judges (a method of a class whose state the
+    # contract leaves free is stood in for alone, its object untouched). Where it fails, a
+    # check that composes it runs again with these names replaced by the grader's stand-ins
+    # (`lmgrade.stand_in`). A composed check is given stand-ins only where it names its own,
+    # none of them meeting the stand-ins' (so a stand-in never answers for what the check
+    # grades). Empty: the check says nothing of what it grades, and gets no stand-in.
     grades: tuple[str, ...] = ()
+    # Whether a stand-in can answer for what this check grades: False where the contract leaves free
+    # the state it changes (fit's counts, kept however a student likes), so no replay could hand it on.
+    stands_in: bool = True
     # Defaults that assignment.toml may override.
     points: float = 1.0
     visibility: str = "visible"

@@ -70,12 +70,17 @@ def stand_in_names(check: Check, failed: list[Check]) -> tuple[str, ...] | None:
     """
     if not failed or check.property_check or check.timing is not None or not check.grades:
         return None
-    if any(not c.grades for c in failed):
+    if any(not c.grades or not c.stands_in for c in failed):
         return None
     names = tuple(dict.fromkeys(n for c in failed for n in c.grades))
-    if set(names) & set(check.grades):
+    if any(_overlap(n, own) for n in names for own in check.grades):
         return None
     return names
+
+
+def _overlap(a: str, b: str) -> bool:
+    """Whether two graded names meet: the same, or one a class and the other its method."""
+    return a == b or a.startswith(b + ".") or b.startswith(a + ".")
 
 
 def note(check: Check, failed: list[Check]) -> str:

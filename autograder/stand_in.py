@@ -66,26 +66,35 @@ class Recorder:
     def __init__(self):
         self.calls: list[dict] = _Bounded()
 
-    def wrap(self, name: str, function):
+    def wrap(self, name: str, function, *, skip_self: bool = False):
+        """`function` recording its calls as `name`; with `skip_self`, a method whose object's state is
+        left free by the contract: recorded, matched and given back without it."""
         recorder = self
 
         def recording(*args, **kwargs):
-            entry = {"name": name, "before": snapshot((list(args), kwargs))}
-            recorder.calls.append(entry)
-            try:
-                result = function(*args, **kwargs)
-            except Exception as exc:
-                entry["raises"] = [type(exc).__name__, str(exc)[:200]]
-                entry["after"] = snapshot((list(args), kwargs))
-                raise
-            entry["after"] = snapshot((list(args), kwargs))
-            entry["result"] = {"$self": True} if args and result is args[0] else snapshot(result)
-            return result
+            if skip_self:
+                return recorder.record_call(name, function, args[0], args[1:], kwargs)
+            return recorder.record_call(name, function, None, args, kwargs)
 
         recording.__name__ = getattr(function, "__name__", name)
         recording.__qualname__ = getattr(function, "__qualname__", name)
         recording.__wrapped__ = function
         return recording
+
+    def record_call(self, name: str, function, owner: Any, args: tuple, kwargs: dict) -> Any:
+        """One call of `function` (a method of `owner`, or a function where it is None), recorded."""
+        called = args if owner is None else (owner, *args)
+        entry = {"name": name, "before": snapshot((list(args), kwargs))}
+        self.calls.append(entry)
+        try:
+            result = function(*called, **kwargs)
+        except Exception as exc:
+            entry["raises"] = [type(exc).__name__, str(exc)[:200]]
+            entry["after"] = snapshot((list(args), kwargs))
+            raise
+        entry["after"] = snapshot((list(args), kwargs))
+        entry["result"] = {"$self": True} if called and result is called[0] else snapshot(result)
+        return result
 
 
 def _class_methods(cls: type) -> dict[str, Any]:
@@ -102,6 +111,11 @@ def install_recorders(modules: dict, names: tuple[str, ...], recorder: Recorder)
     """Wrap `names` ("file stem.Name") in fresh copies of the reference modules to record their calls."""
     for name in names:
         stem, _, attr = name.partition(".")
+        if "." in attr:  # a method of a class whose state the contract leaves free
+            cls_name, method = attr.split(".")
+            cls = getattr(modules[stem], cls_name)
+            setattr(cls, method, recorder.wrap(attr, getattr(cls, method), skip_self=True))
+            continue
         original = getattr(modules[stem], attr)
         if stand_in_torch.is_module_class(original):
             stand_in_torch.install_recorders(original, attr, recorder.calls)
@@ -129,7 +143,8 @@ def record(scenario, fresh_modules: dict, names: tuple[str, ...], args: Any) -> 
 # --- replaying, in the child ---
 
 
-def _answer(name: str, args: list, kwargs: dict) -> Any:
+def _answer(name: str, args: list, kwargs: dict, owner: Any = None) -> Any:
+    """The recorded answer to a call of `name` (a method of `owner`, given without it, or a function)."""
     call = pick(name, snapshot((list(args), kwargs)))
     after_args, after_kwargs = call["after"]
     for target, snap in zip(args, after_args):
@@ -142,7 +157,7 @@ def _answer(name: str, args: list, kwargs: dict) -> Any:
         raise RAISED.get(kind, RuntimeError)(message)
     result = call["result"]
     if isinstance(result, dict) and result.get("$self"):
-        return args[0]
+        return args[0] if owner is None else owner
     return materialize(result)
 
 
@@ -151,6 +166,15 @@ def _replayer(name: str):
         return _answer(name, list(args), kwargs)
 
     replayed.__name__ = name.rsplit(".", 1)[-1]
+    return replayed
+
+
+def _method_replayer(name: str):
+    def replayed(self, *args, **kwargs):
+        return _answer(name, list(args), kwargs, owner=self)
+
+    replayed.__name__ = name.rsplit(".", 1)[-1]
+    replayed.__lmgrade_stand_in__ = True
     return replayed
 
 
@@ -165,6 +189,12 @@ def install_replayers(modules: dict, names: tuple[str, ...], table: list[dict]) 
         stem, _, attr = name.partition(".")
         module = modules.get(stem)
         if module is None:
+            continue
+        if "." in attr:  # a method, replaced on the student's class (and so on its subclasses)
+            cls_name, method = attr.split(".")
+            cls = getattr(module, cls_name, None)
+            if isinstance(cls, type) and not getattr(vars(cls).get(method), "__lmgrade_stand_in__", False):
+                setattr(cls, method, _method_replayer(attr))
             continue
         current = getattr(module, attr, None)
         if getattr(current, "__lmgrade_stand_in__", False):

@@ -629,7 +629,8 @@ def embeddings_checks() -> list[Check]:
             mistakes=M.STEP,
             composes=("sgns_loss", "sgns_grads"),
             limits=quick,
-            grades=("word2vec.SkipGram",),
+            grades=("word2vec.SkipGram.step",),
+            stands_in=False,
         ),
         Check(
             "train",
@@ -641,7 +642,7 @@ def embeddings_checks() -> list[Check]:
             mistakes=M.TRAIN,
             composes=("skipgram_pairs", "noise_distribution", "step"),
             limits=quick,
-            grades=("word2vec.SkipGram",),
+            grades=("word2vec.SkipGram.train",),
         ),
         Check(
             "most_similar",
@@ -651,7 +652,7 @@ def embeddings_checks() -> list[Check]:
             files=W2V,
             mistakes=M.SIMILAR,
             limits=quick,
-            grades=("word2vec.SkipGram",),
+            grades=("word2vec.SkipGram.most_similar",),
         ),
         Check(
             "ffnn_forward",
@@ -703,6 +704,7 @@ def embeddings_checks() -> list[Check]:
             tolerance=EXACT,
             property_check=True,
             limits=quick,
+            composes=("train_bpe", "encode_word", "noise_distribution", "sgns_grads", "step", "make_examples"),
         ),
         Check(
             "bad_arguments",
@@ -712,5 +714,6 @@ def embeddings_checks() -> list[Check]:
             files=BPE + W2V,
             property_check=True,
             limits=quick,
+            composes=("skipgram_pairs", "train_bpe"),
         ),
     ]

@@ -581,6 +581,7 @@ def lstm_checks() -> list[Check]:
             tolerance=GRADS,
             property_check=True,
             limits=quick,
+            composes=("lstm_forward", "lstm_backward", "gru_forward", "gru_backward", "birnn", "lstmlm"),
         ),
         Check(
             "bad_arguments",
@@ -590,6 +591,7 @@ def lstm_checks() -> list[Check]:
             tolerance=VALUES,
             property_check=True,
             limits=quick,
+            composes=("sigmoid", "lstm_forward", "gru_forward", "stacked", "birnn", "clip_grad_norm"),
         ),
         Check(
             "bptt_hidden",

@@ -314,7 +314,8 @@ def ngram_checks() -> list[Check]:
             mistakes=(M.BOS_IN_VOCAB, M.NO_UNK_IN_VOCAB, M.EOS_PER_ORDER, M.NO_EOS),
             composes=("count_ngrams",),
             limits=quick,
-            grades=("ngram.NGramLM",),
+            grades=("ngram.NGramLM.fit",),
+            stands_in=False,
         ),
         Check(
             "prob_mle",
@@ -325,7 +326,7 @@ def ngram_checks() -> list[Check]:
             mistakes=MLE_MISTAKES,
             composes=("fit",),
             limits=quick,
-            grades=("ngram.NGramLM",),
+            grades=("ngram.NGramLM.prob",),
         ),
         Check(
             "prob_add_k",
@@ -336,7 +337,7 @@ def ngram_checks() -> list[Check]:
             mistakes=ADD_K_MISTAKES,
             composes=("fit",),
             limits=quick,
-            grades=("ngram.NGramLM",),
+            grades=("ngram.NGramLM.prob",),
         ),
         Check(
             "logprob",
@@ -347,7 +348,7 @@ def ngram_checks() -> list[Check]:
             mistakes=LOGPROB_MISTAKES,
             composes=("prob_mle", "prob_add_k"),
             limits=quick,
-            grades=("ngram.NGramLM",),
+            grades=("ngram.NGramLM.logprob",),
         ),
         Check(
             "perplexity",
@@ -358,7 +359,7 @@ def ngram_checks() -> list[Check]:
             mistakes=PPL_MISTAKES,
             composes=("logprob",),
             limits=quick,
-            grades=("ngram.NGramLM",),
+            grades=("ngram.NGramLM.perplexity",),
         ),
         Check(
             "sample",
@@ -373,7 +374,7 @@ def ngram_checks() -> list[Check]:
                 "make prob fast (count once, in fit): sample asks it about every word of the "
                 f"vocabulary at every step, {DRAWS} times per case."
             ),
-            grades=("ngram.NGramLM",),
+            grades=("ngram.NGramLM.sample",),
         ),
         Check(
             "no_mutation",
@@ -404,6 +405,6 @@ def ngram_checks() -> list[Check]:
             visibility="after_due_date",
             composes=("logprob",),
             limits=quick,
-            grades=("ngram.NGramLM",),
+            grades=("ngram.NGramLM.perplexity",),
         ),
     ]

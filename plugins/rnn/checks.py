@@ -386,7 +386,7 @@ def rnn_checks() -> list[Check]:
             tolerance=VALUES,
             mistakes=(M.H0_IGNORED, M.ELMAN_SOFTMAX_AXIS),
             limits=quick,
-            grades=("elman.ElmanRNN",),
+            grades=("elman.ElmanRNN.forward",),
         ),
         Check(
             "elman_loss",
@@ -397,7 +397,7 @@ def rnn_checks() -> list[Check]:
             mistakes=(M.H0_IGNORED, M.LOSS_MEAN, M.ELMAN_SOFTMAX_AXIS),
             composes=("elman_forward",),
             limits=quick,
-            grades=("elman.ElmanRNN",),
+            grades=("elman.ElmanRNN.loss",),
         ),
         Check(
             "elman_backward",
@@ -409,7 +409,7 @@ def rnn_checks() -> list[Check]:
             mistakes=BACKWARD_MISTAKES,
             composes=("elman_loss",),
             limits=quick,
-            grades=("elman.ElmanRNN",),
+            grades=("elman.ElmanRNN.backward",),
         ),
         Check(
             "rnnlm",
@@ -430,7 +430,8 @@ def rnn_checks() -> list[Check]:
             sgd_cases,
             tolerance=GRADS,
             limits=quick,
-            grades=("elman.RNNLM",),
+            grades=("elman.RNNLM.sgd_step",),
+            stands_in=False,
         ),
         Check(
             "sample",
@@ -440,7 +441,7 @@ def rnn_checks() -> list[Check]:
             judge=judge_sample,
             composes=("rnnlm",),
             limits=slow,
-            grades=("elman.RNNLM",),
+            grades=("elman.RNNLM.sample",),
         ),
         # On a model whose loss, backward and sgd_step are the grader's: train's own bookkeeping only.
         Check(
@@ -494,6 +495,6 @@ def rnn_checks() -> list[Check]:
             visibility="after_due_date",
             composes=("elman_loss",),
             limits=quick,
-            grades=("elman.ElmanRNN",),
+            grades=("elman.ElmanRNN.backward",),
         ),
     ]
