@@ -42,16 +42,17 @@ def outcome_verdict(
         if outcome.error is None:  # what the child sent could not be read (`wire.decode` says why)
             return CaseVerdict(False, outcome.message if reveal else UNREADABLE)
         err = outcome.error
+        if outcome.kind == "import_error":
+            if reveal and err.get("where"):  # the child wrote it from the student's frames, files as submitted
+                return CaseVerdict(False, "could not import the submission:\n" + _indent(err["where"], "  "))
+            return CaseVerdict(False, f"could not import the submission: {raised(check, err, reveal)}")
         if err.get("type") == "NotImplementedError":
             return CaseVerdict(False, NOT_IMPLEMENTED)
         if err.get("type") == "MemoryError":
             return CaseVerdict(False, f"ran out of memory (limit {check.limits.memory_mb} MiB)")
         if err.get("type") == "WireError":  # the child could not send the answer (`wire.encode` says why)
             return CaseVerdict(False, f"{NOT_PLAIN}: {err.get('message')}" if reveal else NOT_PLAIN)
-        said = raised(check, err, reveal)
-        return CaseVerdict(
-            False, f"could not import the submission: {said}" if outcome.kind == "import_error" else said
-        )
+        return CaseVerdict(False, raised(check, err, reveal))
     if outcome.kind == "forbidden":
         return CaseVerdict(False, forbidden_message(outcome.value) if reveal else FORBIDDEN_HIDDEN)
     # A dead child's message ends with what it printed last: not for a check whose inputs are hidden.
@@ -154,7 +155,8 @@ def raised(check: Check, err: dict, reveal: bool) -> str:
     if not own:
         return f"raised {named}, outside your files (called by the grader's check {check.name})"
     last = own[-1]
-    file = last.file if last.file in check.files else "one of your helper files"
+    # A name the assignment gives; any other may have been made at run time (compile's filename).
+    file = last.file if last.file in check.files else "one of your files"
     return f"raised {named} at {file}, line {last.line} (called by the grader's check {check.name})"
 
 

@@ -339,7 +339,9 @@ def test_an_answer_no_scenario_returns_is_judged_a_failure(ngram_grader, tmp_pat
 LEAKS = {
     "its exception's message": "raise ValueError('LEAK' + repr(test))",
     "its exception class's name": "raise type('LEAK' + '_'.join(test[0]), (Exception,), {})()",
-    "what it printed before it died": "print('LEAK', repr(test), flush=True)\n    _os._exit(3)",
+    "what it printed before it died": (
+        "print('.' * 100_000)\n    print('LEAK', repr(test), flush=True)\n    _os._exit(3)"
+    ),
     "the APIs a forged frame names": "_forge_forbidden(['LEAK' + repr(test)])",
     "the outcome a forged frame names": "_forge_outcome('LEAK' + repr(test))",
 }
@@ -418,3 +420,36 @@ def test_a_hidden_gradient_check_says_only_that_backward_disagrees(name):
     visible = check.judge(check, Case("shown", {}), expected, got, reveal=True)
     assert not hidden.passed and "disagree" in hidden.message and "LEAK" not in hidden.message, hidden.message
     assert "LEAK" in visible.message
+
+
+def test_an_import_failure_in_a_hidden_check_says_the_type_and_line_only(ngram):
+    """The submission may fail to import inside a check alone (it can read the check's inputs from memory)."""
+    from lmgrade.checks import Case
+    from lmgrade.feedback import outcome_verdict
+    from lmgrade.sandbox.pool import CaseOutcome
+
+    checks = {c.name: c for c in ngram[0].checks}
+    error = {
+        "type": "KeyError",
+        "message": "'LEAK the hidden corpus'",
+        "traceback": (
+            "Traceback (most recent call last):\n"
+            '  File "/usr/lib/python3/site-packages/lmgrade/loader.py", line 40, in load_files\n'
+            '  File "/tmp/lmgrade-x/lmgrade-run-ab12/submission/ngram.py", line 3, in <module>\n'
+            "    table = {}[secret()]\n"
+            "KeyError: 'LEAK the hidden corpus'\n"
+        ),
+        "file": "ngram.py",
+        "where": (
+            "  File \"ngram.py\", line 3, in <module>\n    table = {}[secret()]\nKeyError: 'LEAK the hidden corpus'"
+        ),
+    }
+    outcome = CaseOutcome("import_error", error=error)
+    hidden = outcome_verdict(checks["perplexity_hidden"], Case("x", {}), None, outcome, False).message
+    visible = outcome_verdict(checks["perplexity"], Case("x", {}), None, outcome, True).message
+    assert hidden == (
+        "could not import the submission: raised KeyError at ngram.py, line 3 "
+        "(called by the grader's check perplexity_hidden)"
+    ), hidden
+    assert 'File "ngram.py", line 3, in <module>' in visible and "LEAK" in visible
+    assert "site-packages" not in visible and "lmgrade-run" not in visible
