@@ -26,7 +26,7 @@ import re
 import struct
 import sys
 import zipfile
-from typing import Any
+from typing import Any, NoReturn
 
 import numpy as np
 
@@ -336,15 +336,19 @@ def _dtype_words(dtype: np.dtype) -> str:
     return str(dtype)[:40]
 
 
-def _hashable(value: Any, what: str) -> Any:
-    try:
-        hash(value)
-    except TypeError:
-        raise WireError(f"not plain data: {what} that is a {type(value).__name__}") from None
-    return value
+def _unhashable(values: list, what: str) -> NoReturn:
+    """Say which of `values` cannot be a set item or a dict key (a list, a dict, an array)."""
+    for value in values:
+        try:
+            hash(value)
+        except TypeError:
+            raise WireError(f"not plain data: {what} that is a {type(value).__name__}") from None
+    raise WireError(f"not plain data: {what} that cannot be hashed")
 
 
 def _decode(doc: Any, arrays: list[np.ndarray], depth: int) -> Any:
+    if type(doc) is str:  # the commonest leaf first (a vocabulary, a corpus)
+        return doc
     if depth > MAX_DEPTH + 2:
         raise WireError(f"not plain data: nested deeper than {MAX_DEPTH} levels")
     if isinstance(doc, list):
@@ -377,13 +381,18 @@ def _decode(doc: Any, arrays: list[np.ndarray], depth: int) -> Any:
     if "$tuple" in doc:
         return tuple(_decode(v, arrays, depth + 1) for v in items)
     if "$set" in doc:
-        return {_hashable(_decode(v, arrays, depth + 1), "a set item") for v in items}
-    pairs = {}
-    for pair in items:
-        if not isinstance(pair, list) or len(pair) != 2:
-            raise WireError("undecodable result (a malformed dict)")
-        pairs[_hashable(_decode(pair[0], arrays, depth + 1), "a dict key")] = _decode(pair[1], arrays, depth + 1)
-    return pairs
+        values = [_decode(v, arrays, depth + 1) for v in items]
+        try:
+            return set(values)
+        except TypeError:
+            _unhashable(values, "a set item")
+    if not all(isinstance(pair, list) and len(pair) == 2 for pair in items):
+        raise WireError("undecodable result (a malformed dict)")
+    keys = [_decode(k, arrays, depth + 1) for k, _ in items]
+    try:
+        return dict(zip(keys, [_decode(v, arrays, depth + 1) for _, v in items]))
+    except TypeError:
+        _unhashable(keys, "a dict key")
 
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_:]{0,31}")
