@@ -291,6 +291,15 @@ ANSWERS = {
         _bomb(5_000_000),
         "compressed",
     ),
+    "a float whose comparisons lie": (
+        "class _Liar(float):\n"
+        "    __eq__ = lambda self, other: True\n"
+        "    __ne__ = lambda self, other: False\n"
+        "    __float__ = __repr__ = lambda self: 1 / 0\n"
+        "NGramLM.perplexity = lambda self, test: _Liar(1.25)\n",
+        "",
+        "got 1.25",
+    ),
     "a document over the cap": (
         "NGramLM.perplexity = lambda self, test: 'x' * (5 * 2**20)\n",
         "",
