@@ -89,7 +89,8 @@ def note(check: Check, failed: list[Check]) -> str:
     seen = _and([c.name for c in failed])
     return (
         f"Passes once {named} is fixed: {named} differs (see {seen}), and with the grader's {named} in "
-        f"place of yours every case of this check passes, so it earns its points here."
+        f"place of yours every case of this check passes, so it earns its points here. With your own "
+        f"{named}, this check saw:"
     )
 
 

@@ -36,6 +36,8 @@ MAX_DEPTH = 64
 MAX_DOCUMENT_BYTES = 4 * 2**20
 MAX_ARRAY_BYTES = 64 * 2**20
 MAX_ARRAYS = 100_000
+# What the grading process itself sends a child (cases, a stand-in's recorded calls) may be larger.
+MAX_REQUEST_DOCUMENT_BYTES = 64 * 2**20
 # Integers as numpy holds them: int64 and uint64. A count, an index or a seed fits.
 INT_RANGE = (-(2**63), 2**64)
 # numpy kinds that are plain data: booleans, integers, floats, complex numbers, strings.
@@ -186,11 +188,11 @@ def encode(value: Any) -> bytes:
     return _HEADER.pack(len(text)) + text + blob
 
 
-def decode(data: bytes) -> Any:
+def decode(data: bytes, *, max_document_bytes: int = MAX_DOCUMENT_BYTES) -> Any:
     """Decode what `encode` wrote; never unpickles, never executes anything, never inflates.
 
     Raises `WireError` for bytes `encode` cannot have written, for values that
-    are not plain data, and for values larger than the caps (`MAX_DOCUMENT_BYTES`,
+    are not plain data, and for values larger than the caps (`max_document_bytes`,
     `MAX_ARRAY_BYTES`), checked from the lengths before anything is allocated.
     """
     if len(data) < _HEADER.size:
@@ -198,8 +200,8 @@ def decode(data: bytes) -> Any:
     (n,) = _HEADER.unpack_from(data)
     if n > len(data) - _HEADER.size:
         raise WireError("undecodable result (truncated)")
-    if n > MAX_DOCUMENT_BYTES:
-        raise WireError(f"the answer's structure is {_mb(n)}, more than the grader accepts ({_mb(MAX_DOCUMENT_BYTES)})")
+    if n > max_document_bytes:
+        raise WireError(f"the answer's structure is {_mb(n)}, more than the grader accepts ({_mb(max_document_bytes)})")
     if len(data) - _HEADER.size - n > MAX_ARRAY_BYTES:
         raise WireError(
             f"the answer's arrays are {_mb(len(data) - _HEADER.size - n)}, more than the grader accepts "

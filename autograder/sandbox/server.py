@@ -201,7 +201,7 @@ class Server:
 
     def run(self, req: dict, blob: bytes) -> tuple[RunReply, bytes]:
         lim = Limits(**req["limits"])
-        cases = wire.decode(blob)
+        cases = wire.decode(blob, max_document_bytes=wire.MAX_REQUEST_DOCUMENT_BYTES)
         scenario = self.scenario(req["scenario"])
         workdir = Path(tempfile.mkdtemp(prefix="lmgrade-run-", dir=self.runs_root))
         try:
