@@ -212,11 +212,26 @@ def install_replayers(modules: dict, names: tuple[str, ...], table: list[dict]) 
         else:
             stand = _replayer(attr)
         stand.__lmgrade_stand_in__ = True
-        for other in modules.values():
-            for key, value in list(vars(other).items()):
-                if current is not None and value is current:
-                    setattr(other, key, stand)
+        if current is not None:
+            for other in modules.values():
+                _replace_everywhere(other, current, stand)
         setattr(module, attr, stand)
+
+
+def _replace_everywhere(module, current: Any, stand: Any) -> None:
+    """`current` replaced by `stand` in a module's names and in the dicts, lists and tuples they hold
+    (a table of cells, {"lstm": LSTM, "gru": GRU}, keeps the classes it was built with)."""
+    for key, value in list(vars(module).items()):
+        if value is current:
+            setattr(module, key, stand)
+        elif type(value) is dict:
+            for k, v in list(value.items()):
+                if v is current:
+                    value[k] = stand
+        elif type(value) is list:
+            value[:] = [stand if v is current else v for v in value]
+        elif type(value) is tuple and any(v is current for v in value):
+            setattr(module, key, tuple(stand if v is current else v for v in value))
 
 
 def replay(modules: dict, args: dict) -> Any:
