@@ -5,6 +5,9 @@ the failed check names the API, and the grading process's own torch is untouched
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 import textwrap
 from typing import NamedTuple
 
@@ -193,6 +196,96 @@ def test_the_grading_process_keeps_its_operators(graders, tmp_path):
     targets = torch.tensor([0, 1, 2])
     loss = torch.ops.aten.nll_loss_forward(torch.log_softmax(x, -1), targets, None, 1, -100)[0]
     assert torch.allclose(loss, -torch.log_softmax(x, -1)[torch.arange(3), targets].mean())
+
+
+# Paths a fork server's guards must stop, tried in a process of its own: the blocks never enter this one.
+OTHER_PATHS = textwrap.dedent("""
+    import json, sys, torch, torch._dynamo
+    from lmgrade import catalog
+    from lmgrade.sandbox import guards
+
+    spec = catalog.load("transformer")[0].spec
+    guards.install(spec.forbidden, spec.forbidden_also, spec.forbidden_operators)
+    A = torch.ops.aten
+    x, q = torch.randn(2, 3, 4), torch.randn(1, 2, 3, 4)
+    logp, t = torch.log_softmax(torch.randn(3, 5), -1), torch.tensor([0, 4, 2])
+
+
+    class Conv(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv = torch.nn.Conv2d(3, 3, 1)
+
+        def forward(self, x):
+            return A.layer_norm(self.conv(x), [4])
+
+
+    def inference_mode():
+        with torch.inference_mode():
+            return A.native_layer_norm(x, [4], None, None, 1e-5)
+
+
+    def native(a):
+        return A.native_layer_norm(a, [4], None, None, 1e-5)
+
+
+    def mkldnn_layer_norm():
+        op = torch._C._jit_get_operation("prim::MKLDNNLayerNorm")[0]
+        return op(x.to_mkldnn(), [4], x[0, 0].to_mkldnn(), x[0, 0].to_mkldnn(), 1e-5, False)
+
+
+    def frozen():
+        module = torch.jit.freeze(torch.jit.script(Conv().eval()))
+        return torch.jit.optimize_for_inference(module)(torch.randn(1, 3, 4, 4))
+
+
+    empty, args = torch.empty(()), (x, [4], None, None, 1e-5)
+    paths = {
+        "inference mode": inference_mode,
+        "vmap": lambda: torch.vmap(lambda a: A.layer_norm(a, [4]))(x),
+        "torch.compile": lambda: torch.compile(native, backend="aot_eager")(x),
+        "out overload": lambda: A.nll_loss_forward.output(logp, t, None, 1, -100, output=empty, total_weight=empty),
+        "decomposition table": lambda: torch._decomp.decomposition_table[A.native_layer_norm.default](*args),
+        "Python kernel": lambda: A.native_layer_norm.default.py_kernels[torch._C.DispatchKey.Meta](*args),
+        "torch._decomp": lambda: torch._decomp.decompositions.nll_loss_forward(logp, t, None, 1, -100),
+        "prim::MKLDNNLayerNorm": lambda: torch.ops.prim.MKLDNNLayerNorm(x, [4], x[0, 0], x[0, 0], 1e-5, False),
+        "TorchScript's registry": mkldnn_layer_norm,
+        "frozen TorchScript": frozen,
+    }
+    stopped = {}
+    for name, path in paths.items():
+        guards.calls.clear()
+        try:
+            path()
+            stopped[name] = []
+        except BaseException:
+            stopped[name] = list(guards.calls)
+    # What a hand-written LayerNorm, attention and loss use.
+    guards.calls.clear()
+    centred = x - x.mean(-1, keepdim=True)
+    y = centred / torch.sqrt(x.var(-1, keepdim=True, correction=0) + 1e-5)
+    att = torch.softmax(q @ q.transpose(-2, -1), -1) @ q
+    loss = -logp.gather(-1, t[:, None]).mean() + torch.nn.functional.log_softmax(y, -1).sum()
+    loss = loss + torch.logsumexp(att, -1).sum()
+    stopped["allowed"] = list(guards.calls)
+    stopped["static runtime"] = hasattr(torch._C, "_jit_to_static_module")
+    print(json.dumps(stopped))
+""")
+
+
+def test_every_other_path_to_a_blocked_operator_stops(tmp_path):
+    script = tmp_path / "paths.py"  # a file: TorchScript reads the source of what it compiles
+    script.write_text(OTHER_PATHS)
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    stopped = json.loads(done.stdout.splitlines()[-1])
+    assert stopped.pop("allowed") == [] and stopped.pop("static runtime") is False
+    for path, calls in stopped.items():
+        assert (
+            calls
+            and all(call.startswith(f"{LAYER_NORM} (reached through ") for call in calls)
+            or all(call.startswith(f"{NLL} (reached through ") for call in calls)
+        ), (path, calls)
 
 
 def test_every_pattern_of_the_transformer_names_operators_of_this_torch():
