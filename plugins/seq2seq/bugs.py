@@ -1,0 +1,261 @@
+"""The catalogue of realistic seq2seq bugs: one each, as edits of the reference.
+
+`loses` names the checks that must lose points and words their feedback must
+contain (the known mistake named, where the grader knows it). Tests prove the
+graders with every bug; the demo grades a submission with the `demo` ones.
+The bugs that are known mistakes make the very edits of `mistakes.py`.
+"""
+
+from __future__ import annotations
+
+from lmgrade import Bug, Mistake
+
+from . import mistakes as M
+from .mistakes import MASK_SCORES, SOFTMAX, ZERO_PADDED
+
+F = "seq2seq.py"
+
+EMBED_SRC = "x = self.embed(src.masked_fill(~mask, 0))  # (B, S, E)"
+SORTED = "enforce_sorted=False"
+TOTAL_LENGTH = "H_enc, _ = pad_packed_sequence(out, batch_first=True, total_length=S)"
+EMPTY_ROW = """    if not mask.any(dim=-1).all():
+        raise ValueError("every row of mask needs at least one True position to attend to")
+"""
+LENGTH_RANGE = "if B and (src_lengths.min() < 1 or src_lengths.max() > S):"
+KIND_CHECK = "if not isinstance(attention, str) or attention not in ATTENTION_KINDS:"
+BILINEAR_W = 'self.W if self.attention == "bilinear" else None)'
+LOGITS = "logits = self.out(h)  # (B, V)"
+CARRY = "logits_i, h, _ = self.decoder.step(tgt_in[:, i], h, H_enc, mask, c)"
+MEAN = "return nll.sum() / nll.shape[0]"
+NLL = "nll = torch.log(torch.exp(z).sum(dim=-1)) - z.gather(-1, y[:, None])[:, 0]  # (N,)"
+GREEDY_LOOP = "    for _ in range(max_len):\n        logits, h, _ = model.decoder.step(y, h, H_enc, mask, c)  # (B, V)"
+ALL_DONE = "if not any(running):"
+ZERO_GRAD = "            optimizer.zero_grad()\n"
+ADAM = "    optimizer = torch.optim.Adam(model.parameters(), lr=lr)  # once per call: its moments span the epochs\n"
+EPOCHS = "    for _ in range(epochs):\n"
+ORDER = "order = torch.randperm(len(batches), generator=generator, device=generator.device)"
+IN_ORDER = "for k in order.tolist():"
+
+# What the checks print: a numeric comparison's failure, a property that does not hold.
+VALUES, VALUE = "values wrong", "wrong value"
+NOTHING = "the property does not hold"
+
+
+def _as_bug(mistake: Mistake, what: str, loses: dict[str, str], demo: bool = False) -> Bug:
+    """The bug a student makes by making `mistake`: its edits, all in one file."""
+    return Bug(what, F, tuple((old, new) for _, old, new in mistake.edits), loses, demo)
+
+
+BUGS = {
+    # --- Encoder ---
+    "h_n_padded_end": _as_bug(
+        M.H_N_PADDED_END,
+        "the encoder runs the GRU over the padded batch and takes its h_n, the state after the padding.",
+        {"encoder": "after the padded end", "forward": "after the padded end"},
+        demo=True,
+    ),
+    "encoder_enforce_sorted": Bug(
+        "the encoder packs with enforce_sorted=True, which refuses lengths in any order but decreasing.",
+        F,
+        ((SORTED, "enforce_sorted=True"),),
+        {"encoder": "RuntimeError", "forward": "RuntimeError"},
+    ),
+    "encoder_no_total_length": Bug(
+        "the encoder unpacks without total_length, so H_enc has as many columns as the longest sequence, not S.",
+        F,
+        ((TOTAL_LENGTH, "H_enc, _ = pad_packed_sequence(out, batch_first=True)"),),
+        {"encoder": "", "forward": ""},
+    ),
+    "src_masked_in_place": Bug(
+        "the encoder writes 0 into the padded positions of the src tensor it was given.",
+        F,
+        ((EMBED_SRC, "src.masked_fill_(~mask, 0)\n        x = self.embed(src)"),),
+        {"no_mutation": NOTHING},
+    ),
+    # --- attention ---
+    "attend_padding": _as_bug(
+        M.ATTEND_PADDING,
+        "the attention ignores the mask.",
+        {"attention": "ignores the mask", "step": "ignores the mask", "alpha_rows": NOTHING},
+    ),
+    "softmax_wrong_axis": _as_bug(
+        M.SOFTMAX_WRONG_AXIS,
+        "the attention softmax runs over dim=0.",
+        {"attention": "over the batch", "step": "over the batch", "alpha_rows": NOTHING},
+    ),
+    "w_transposed": _as_bug(
+        M.W_TRANSPOSED,
+        "the bilinear score is computed with W.T.",
+        {"attention": "W transposed", "step": "W transposed"},
+        demo=True,
+    ),
+    "scaled_scores": _as_bug(
+        M.SCALED_SCORES,
+        "the attention scores are divided by sqrt(hidden_size).",
+        {"attention": "divided by sqrt(hidden_size)", "step": "divided by sqrt(hidden_size)"},
+    ),
+    "additive_mask": Bug(
+        "the attention adds -1e9 to the padded scores instead of setting them to -inf, and keeps the padded rows.",
+        F,
+        ((ZERO_PADDED, ""), (MASK_SCORES, "    scores = scores + padded * -1e9\n")),
+        {"attention": VALUES, "alpha_rows": NOTHING},
+    ),
+    "softmax_without_max": Bug(
+        "the attention softmax is exp(scores) / sum(exp(scores)), without subtracting the row's maximum.",
+        F,
+        ((SOFTMAX, "alpha = torch.exp(scores) / torch.exp(scores).sum(dim=-1, keepdim=True)"),),
+        {"attention": VALUES},
+    ),
+    "padded_rows_kept": Bug(
+        "the attention weighs the padded rows of H_enc by alpha = 0 instead of zeroing them: right values, but a "
+        "float32 row of 1e38 makes the backward nan.",
+        F,
+        ((ZERO_PADDED, ""),),
+        {"attention": VALUES},
+    ),
+    "empty_mask_row_accepted": Bug(
+        "attention never checks that every row of mask has a True position: such a row gives nan weights.",
+        F,
+        ((EMPTY_ROW, ""),),
+        {"bad_arguments": "ValueError"},
+    ),
+    # --- Decoder.step ---
+    "scores_from_new_state": _as_bug(
+        M.SCORES_FROM_NEW_STATE,
+        "step runs the cell first and takes the attention scores from the new state (Luong's order).",
+        {"step": "from a new state", "forward": "from a new state"},
+    ),
+    "context_first": _as_bug(
+        M.CONTEXT_FIRST,
+        "step feeds the cell [context; embedding].",
+        {"step": "[c_i; embedding]", "forward": "[c_i; embedding]"},
+    ),
+    "previous_context": _as_bug(
+        M.PREVIOUS_CONTEXT,
+        "step feeds the cell the previous step's context.",
+        {"step": "context of the previous step", "forward": "context of the previous step"},
+    ),
+    "logits_from_previous_state": Bug(
+        "step computes the logits from h_prev instead of the new state.",
+        F,
+        ((LOGITS, "logits = self.out(h_prev)  # (B, V)"),),
+        {"step": VALUES, "forward": VALUES},
+    ),
+    "bilinear_ignores_W": Bug(
+        "step never passes W to the attention, so 'bilinear' scores like 'dot'.",
+        F,
+        ((BILINEAR_W, "None)"),),
+        {"step": VALUES, "forward": VALUES},
+    ),
+    "unknown_attention_accepted": Bug(
+        "the decoder never checks the attention kind: an unknown one behaves as 'dot'.",
+        F,
+        ((KIND_CHECK, "if not isinstance(attention, str):"),),
+        {"bad_arguments": "ValueError"},
+    ),
+    # --- Seq2Seq.forward ---
+    "h0_zero": _as_bug(
+        M.H0_ZERO,
+        "the decoder starts from zeros instead of the encoder's h_n.",
+        {"forward": "starts from zeros", "greedy_decode": "starts from zeros"},
+        demo=True,
+    ),
+    "feeds_predictions": _as_bug(
+        M.FEEDS_PREDICTIONS,
+        "forward feeds each step the previous argmax instead of tgt_in.",
+        {"forward": "argmax", "teacher_forcing": NOTHING},
+    ),
+    "state_not_carried": Bug(
+        "forward gives every step h_prev = c: the decoder's state is never carried from one step to the next.",
+        F,
+        ((CARRY, "logits_i, h, _ = self.decoder.step(tgt_in[:, i], c, H_enc, mask, c)"),),
+        {"forward": VALUES},
+    ),
+    # --- masked_cross_entropy ---
+    "loss_over_pads": _as_bug(
+        M.LOSS_OVER_PADS,
+        "masked_cross_entropy averages over the pads too.",
+        {"masked_cross_entropy": "padded ones too"},
+    ),
+    "loss_mean_of_means": _as_bug(
+        M.LOSS_MEAN_OF_MEANS,
+        "masked_cross_entropy averages the per-sequence means.",
+        {"masked_cross_entropy": "mean of per-sequence means"},
+    ),
+    "loss_unstable": _as_bug(
+        M.LOSS_UNSTABLE,
+        "masked_cross_entropy takes log(sum(exp(logits))) without the max shift.",
+        {"masked_cross_entropy": "without subtracting each row's maximum"},
+    ),
+    "loss_mask_multiplied": Bug(
+        "masked_cross_entropy computes every position's loss and multiplies by the mask: nan logits at a pad "
+        "make the loss nan.",
+        F,
+        (
+            ("z = logits[real]  # (N, V)", "z = logits.reshape(-1, V)"),
+            ("y = targets[real].long()  # (N,)", "y = targets.reshape(-1).long().clamp(0, V - 1)"),
+            (MEAN, "return (nll * real.reshape(-1)).sum() / real.sum()"),
+        ),
+        {"masked_cross_entropy": VALUE},
+    ),
+    # --- greedy_decode ---
+    "greedy_keeps_bos": _as_bug(
+        M.GREEDY_KEEPS_BOS,
+        "greedy_decode starts each list with bos.",
+        {"greedy_decode": "returns bos"},
+    ),
+    "greedy_keeps_eos": _as_bug(
+        M.GREEDY_KEEPS_EOS,
+        "greedy_decode keeps the eos it stops at.",
+        {"greedy_decode": "keeps the eos"},
+    ),
+    "greedy_no_stop": _as_bug(
+        M.GREEDY_NO_STOP,
+        "greedy_decode never stops at eos.",
+        {"greedy_decode": "does not stop at eos"},
+    ),
+    "greedy_one_step_more": Bug(
+        "greedy_decode runs max_len + 1 steps.",
+        F,
+        ((GREEDY_LOOP, GREEDY_LOOP.replace("range(max_len)", "range(max_len + 1)")),),
+        {"greedy_decode": ""},
+    ),
+    "greedy_batch_stops_at_first_eos": Bug(
+        "greedy_decode stops the whole batch as soon as one example chooses eos.",
+        F,
+        ((ALL_DONE, "if not all(running):"),),
+        {"greedy_decode": ""},
+    ),
+    # --- train ---
+    "train_no_zero_grad": Bug(
+        "train never zeroes the gradients, so they accumulate over the steps.",
+        F,
+        ((ZERO_GRAD, ""),),
+        {"train": ""},
+    ),
+    "train_optimizer_per_epoch": Bug(
+        "train makes a new Adam at every epoch, so its moments restart.",
+        F,
+        ((ADAM, ""), (EPOCHS, EPOCHS + "    " + ADAM)),
+        {"train": ""},
+    ),
+    "train_batches_in_order": Bug(
+        "train draws the permutation but takes the batches in their given order.",
+        F,
+        ((IN_ORDER, "for k in range(len(batches)):"),),
+        {"train": ""},
+    ),
+    "train_global_generator": Bug(
+        "train draws the order from torch's global generator instead of the one given.",
+        F,
+        ((ORDER, "order = torch.randperm(len(batches))"),),
+        {"train": ""},
+    ),
+    # --- validation ---
+    "lengths_unchecked": Bug(
+        "src_lengths are never checked against [1, S]: a length past S fails inside the packing with RuntimeError.",
+        F,
+        ((LENGTH_RANGE, "if False:"),),
+        {"bad_arguments": "ValueError"},
+    ),
+}

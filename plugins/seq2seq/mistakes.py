@@ -1,0 +1,195 @@
+"""Known seq2seq mistakes, each made as an edit of a copy of the reference.
+
+The oracle runs a check's scenario on the flawed copy; a submission whose
+every answer matches it is told the mistake by name. Each edit is what a
+student would have written in the reference's place. The reference's texts
+are kept as constants: the catalogue of bugs makes the same edits.
+"""
+
+from __future__ import annotations
+
+from lmgrade import Mistake
+
+F = "seq2seq.py"
+
+# --- the reference's lines ---
+PACKED = """        packed = pack_padded_sequence(x, src_lengths.to("cpu", torch.int64), batch_first=True, enforce_sorted=False)
+        out, h_n = self.rnn(packed)  # h_n: (1, B, H)
+        H_enc, _ = pad_packed_sequence(out, batch_first=True, total_length=S)  # (B, S, H), zeros at padded rows
+"""
+ZERO_PADDED = "    H_enc = H_enc.masked_fill(padded[:, :, None], 0.0)  # (B, S, H)\n"
+QUERY = "query = h_dec if W is None else h_dec @ W"
+SCORES = "scores = (H_enc @ query[:, :, None])[:, :, 0]"
+MASK_SCORES = '    scores = scores.masked_fill(padded, float("-inf"))\n'
+SOFTMAX = "alpha = torch.softmax(scores, dim=-1)"
+ATTEND = 'c_i, alpha = attention(h_prev, H_enc, mask, self.W if self.attention == "bilinear" else None)'
+CELL = "h = self.cell(torch.cat([self.embed(y_prev), c_i], dim=-1), h_prev)"
+H0 = "h = c  # h_0^d = c = h_n^e: the bottleneck starts the decoder"
+FED = "logits_i, h, _ = self.decoder.step(tgt_in[:, i], h, H_enc, mask, c)"
+REAL_LOGITS = "z = logits[real]  # (N, V)"
+REAL_TARGETS = "y = targets[real].long()  # (N,)"
+SHIFT = "    z = z - z.detach().amax(dim=-1, keepdim=True)\n"
+MEAN = "return nll.sum() / nll.shape[0]"
+GREEDY_H0 = "    h = c\n    chosen"
+CHOSEN = "chosen: list[list[int]] = [[] for _ in range(B)]"
+STOP = """                if token == eos:
+                    running[b] = False
+                else:
+                    chosen[b].append(token)
+"""
+
+H_N_PADDED_END = Mistake(
+    "h_n_padded_end",
+    "the encoder's h_n is the GRU's state after the padded end of the batch, not after each sequence's last "
+    "real token: run the GRU over packed sequences (pack_padded_sequence) or pick H_enc[b, src_lengths[b] - 1]",
+    edits=((F, PACKED, "        H_enc, h_n = self.rnn(x)  # h_n: (1, B, H)\n"),),
+)
+
+ATTEND_PADDING = Mistake(
+    "attend_padding",
+    "the attention ignores the mask: padded positions get weights too, and what H_enc holds there enters the "
+    "context (set their scores to -inf before the softmax)",
+    edits=((F, ZERO_PADDED, ""), (F, MASK_SCORES, "")),
+)
+
+SOFTMAX_WRONG_AXIS = Mistake(
+    "softmax_wrong_axis",
+    "the attention softmax runs over the batch (dim=0) instead of over the source positions (dim=-1)",
+    edits=((F, SOFTMAX, "alpha = torch.softmax(scores, dim=0)"),),
+)
+
+W_TRANSPOSED = Mistake(
+    "w_transposed",
+    "the bilinear score uses W transposed, h_enc W h_dec: the contract's score is h_dec @ W @ h_enc "
+    "(W's rows meet h_dec)",
+    edits=((F, QUERY, "query = h_dec if W is None else h_dec @ W.T"),),
+)
+
+SCALED_SCORES = Mistake(
+    "scaled_scores",
+    "the attention scores are divided by sqrt(hidden_size), as the Transformer's are; the contract's scores are "
+    "not scaled",
+    edits=((F, SCORES, f"{SCORES} / math.sqrt(H_enc.shape[-1])"),),
+)
+
+SCORES_FROM_NEW_STATE = Mistake(
+    "scores_from_new_state",
+    "the attention scores come from a new state h_i^d (Luong's order: the cell run first, fed the bottleneck c) "
+    "instead of from the previous state h_{i-1}^d = h_prev",
+    edits=(
+        (
+            F,
+            ATTEND,
+            "c_i, alpha = attention(self.cell(torch.cat([self.embed(y_prev), c], dim=-1), h_prev), H_enc, mask, "
+            'self.W if self.attention == "bilinear" else None)',
+        ),
+    ),
+)
+
+CONTEXT_FIRST = Mistake(
+    "context_first",
+    "the cell's input is [c_i; embedding]; the contract's is [embedding; c_i], the embedding first",
+    edits=((F, CELL, "h = self.cell(torch.cat([c_i, self.embed(y_prev)], dim=-1), h_prev)"),),
+)
+
+PREVIOUS_CONTEXT = Mistake(
+    "previous_context",
+    "each step feeds the cell the context of the previous step (c at the first): step i must use its own c_i, "
+    "from h_{i-1}^d",
+    edits=(
+        (
+            F,
+            ATTEND,
+            'fresh, alpha = attention(h_prev, H_enc, mask, self.W if self.attention == "bilinear" else None)\n'
+            '            c_i, self._last_context = getattr(self, "_last_context", c), fresh',
+        ),
+    ),
+)
+
+H0_ZERO = Mistake(
+    "h0_zero",
+    "the decoder starts from zeros; the contract's h_0^d is c = h_n^e, the encoder's last real state",
+    edits=((F, H0, "h = torch.zeros_like(c)"), (F, GREEDY_H0, "    h = torch.zeros_like(c)\n    chosen")),
+)
+
+FEEDS_PREDICTIONS = Mistake(
+    "feeds_predictions",
+    "forward feeds each step the previous step's argmax, not the given token tgt_in[:, i - 1] (teacher forcing "
+    "feeds the true tokens)",
+    edits=(
+        (
+            F,
+            FED,
+            "logits_i, h, _ = self.decoder.step(tgt_in[:, 0] if i == 0 else logits[-1].argmax(dim=-1), h, H_enc, "
+            "mask, c)",
+        ),
+    ),
+)
+
+LOSS_OVER_PADS = Mistake(
+    "loss_over_pads",
+    "the loss is averaged over every position, the padded ones too: only positions whose target is not pad count",
+    edits=((F, REAL_LOGITS, "z = logits.reshape(-1, V)"), (F, REAL_TARGETS, "y = targets.reshape(-1).long()")),
+)
+
+LOSS_MEAN_OF_MEANS = Mistake(
+    "loss_mean_of_means",
+    "the loss is a mean of per-sequence means; the contract's is one mean over every non-pad position of the batch",
+    edits=(
+        (
+            F,
+            MEAN,
+            "per = torch.zeros(targets.shape, dtype=nll.dtype, device=nll.device).masked_scatter(real, nll)\n"
+            "    counts = real.sum(dim=-1)\n"
+            "    return (per.sum(dim=-1)[counts > 0] / counts[counts > 0]).mean()",
+        ),
+    ),
+)
+
+LOSS_UNSTABLE = Mistake(
+    "loss_unstable",
+    "the loss takes log(sum(exp(logits))) without subtracting each row's maximum first, so logits of 1e4 overflow",
+    edits=((F, SHIFT, ""),),
+)
+
+GREEDY_KEEPS_BOS = Mistake(
+    "greedy_keeps_bos",
+    "greedy_decode returns bos at the start of each list: bos is fed, never chosen, and left out",
+    edits=((F, CHOSEN, "chosen: list[list[int]] = [[int(bos)] for _ in range(B)]"),),
+)
+
+GREEDY_KEEPS_EOS = Mistake(
+    "greedy_keeps_eos",
+    "greedy_decode keeps the eos it stops at: the chosen eos ends the list and is left out",
+    edits=(
+        (
+            F,
+            STOP,
+            "                chosen[b].append(token)\n                if token == eos:\n"
+            "                    running[b] = False\n",
+        ),
+    ),
+)
+
+GREEDY_NO_STOP = Mistake(
+    "greedy_no_stop",
+    "greedy_decode does not stop at eos: it always returns max_len tokens",
+    edits=((F, STOP, "                chosen[b].append(token)\n"),),
+)
+
+ATTENTION_MISTAKES = (ATTEND_PADDING, SOFTMAX_WRONG_AXIS, W_TRANSPOSED, SCALED_SCORES)
+STEP_MISTAKES = (*ATTENTION_MISTAKES, SCORES_FROM_NEW_STATE, CONTEXT_FIRST, PREVIOUS_CONTEXT)
+FORWARD_MISTAKES = (H_N_PADDED_END, *STEP_MISTAKES, H0_ZERO, FEEDS_PREDICTIONS)
+LOSS_MISTAKES = (LOSS_OVER_PADS, LOSS_MEAN_OF_MEANS, LOSS_UNSTABLE)
+GREEDY_MISTAKES = (GREEDY_KEEPS_BOS, GREEDY_KEEPS_EOS, GREEDY_NO_STOP, H0_ZERO)
+
+ALL = (
+    H_N_PADDED_END,
+    *STEP_MISTAKES,
+    H0_ZERO,
+    FEEDS_PREDICTIONS,
+    *LOSS_MISTAKES,
+    GREEDY_KEEPS_BOS,
+    GREEDY_KEEPS_EOS,
+    GREEDY_NO_STOP,
+)
