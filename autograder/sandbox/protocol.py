@@ -49,13 +49,15 @@ def pack_frame(kind: int, index: int, payload: bytes = b"") -> bytes:
 def unpack_frames(buffer: bytes) -> tuple[list[tuple[int, int, bytes]], bytes]:
     """Split complete frames off the front of `buffer`; return them and the rest."""
     frames = []
-    while len(buffer) >= FRAME.size:
-        kind, index, size = FRAME.unpack_from(buffer)
-        if len(buffer) < FRAME.size + size:
+    offset = 0  # walked, never copied: a child's many tiny frames cost linear time
+    while len(buffer) - offset >= FRAME.size:
+        kind, index, size = FRAME.unpack_from(buffer, offset)
+        start = offset + FRAME.size
+        if len(buffer) < start + size:
             break
-        frames.append((kind, index, buffer[FRAME.size : FRAME.size + size]))
-        buffer = buffer[FRAME.size + size :]
-    return frames, buffer
+        frames.append((kind, index, bytes(buffer[start : start + size])))
+        offset = start + size
+    return frames, bytes(buffer[offset:])
 
 
 # --- ticks: a timed child <-> its supervisor ---
