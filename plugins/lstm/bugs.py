@@ -29,15 +29,13 @@ BUGS = {
         {
             "lstm_forward": "forget and input gates are swapped",
             "lstm_backward": "forget and input gates are swapped",
+            "lstmlm": "",
         },
     ),
     "hx_order": _bug(
         M.HX_ORDER,
         "the LSTM concatenates z_t = [x_t; h_{t-1}].",
-        {
-            "lstm_forward": "[h_{t-1}; x_t], h first",
-            "lstm_backward": "h first",
-        },
+        {"lstm_forward": "[h_{t-1}; x_t], h first", "lstm_backward": "h first", "lstmlm": ""},
         demo=True,
     ),
     "gru_hx_order": _bug(
@@ -52,10 +50,7 @@ BUGS = {
     "h_from_old_cell": _bug(
         M.CELL_ORDER,
         "h_t is computed before C_t is updated.",
-        {
-            "lstm_forward": "update the cell state first",
-            "lstm_backward": "the forward is wrong",
-        },
+        {"lstm_forward": "update the cell state first", "lstm_backward": "the forward is wrong", "lstmlm": ""},
     ),
     "no_tanh_on_cell": _bug(
         M.NO_TANH_C,
@@ -63,6 +58,7 @@ BUGS = {
         {
             "lstm_forward": "tanh of the cell state is missing",
             "lstm_backward": "tanh of the cell state is missing",
+            "lstmlm": "",
         },
     ),
     "h0_ignored": _bug(
@@ -88,6 +84,7 @@ BUGS = {
             "lstm_backward": "cell state's gradient back in time",
             "long_sequence": "cell state's gradient",
             "bptt_hidden": "the backward is wrong",
+            "lstmlm": "",
         },
     ),
     "gru_update_roles_swapped": _bug(
@@ -174,13 +171,13 @@ BUGS = {
         "every layer of the StackedRNN is built with input_size inputs.",
         R,
         (("Cell(input_size if l == 0 else hidden_size, hidden_size, rng)", "Cell(input_size, hidden_size, rng)"),),
-        {"stacked": "what the constructor made is wrong"},
+        {"stacked": "what the constructor made is wrong", "lstmlm": ""},
     ),
     "stacked_backward_bottom_up": Bug(
         "StackedRNN.backward runs the layers bottom-up.",
         R,
         (("for layer in reversed(self.layers):", "for layer in self.layers:"),),
-        {"stacked": "raised ValueError"},
+        {"stacked": "raised ValueError", "lstmlm": ""},
     ),
     "birnn_halves_swapped": Bug(
         "BiRNN concatenates [h<-_t ; h->_t].",

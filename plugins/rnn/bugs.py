@@ -61,7 +61,7 @@ BUGS = {
         "dW_ah is computed as h_prev.T @ delta.",
         E,
         (('"W_ah": delta.T @ h_prev,', '"W_ah": h_prev.T @ delta,'),),
-        {"bptt_hidden": "", "elman_backward": "dW_ah is the sum over t"},
+        {"bptt_hidden": "", "elman_backward": "dW_ah is the sum over t", "rnnlm": ""},
     ),
     "h0_ignored": Bug(
         "the h0 argument is ignored.",
@@ -90,7 +90,12 @@ BUGS = {
             ),
             ("d_logits[np.arange(T), targets] -= 1.0", "d_logits[np.arange(T), targets] -= 1.0\n        d_logits /= T"),
         ),
-        {"elman_loss": "mean over time steps", "elman_backward": "mean over time steps", "bptt_hidden": ""},
+        {
+            "elman_loss": "mean over time steps",
+            "elman_backward": "mean over time steps",
+            "bptt_hidden": "",
+            "rnnlm": "",
+        },
     ),
     "output_softmax_over_time": Bug(
         "the output softmax normalises over time steps.",
@@ -102,7 +107,13 @@ BUGS = {
                 "return z - np.log(np.exp(z).sum(axis=0, keepdims=True))",
             ),
         ),
-        {"elman_forward": "over time steps", "elman_loss": "over time steps"},
+        {
+            "elman_forward": "over time steps",
+            "elman_loss": "over time steps",
+            "elman_backward": "",
+            "bptt_hidden": "",
+            "rnnlm": "",
+        },
     ),
     "embedding_grad_not_accumulated": Bug(
         "E's gradient is written with fancy-index assignment, so a repeated token keeps one row only.",
