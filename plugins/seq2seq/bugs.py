@@ -16,7 +16,7 @@ from .mistakes import MASK_SCORES, SOFTMAX, ZERO_PADDED
 F = "seq2seq.py"
 
 EMBED_SRC = "x = self.embed(src.masked_fill(~mask, 0))  # (B, S, E)"
-SORTED = "enforce_sorted=False"
+SORTED = "batch_first=True, enforce_sorted=False)"
 TOTAL_LENGTH = "H_enc, _ = pad_packed_sequence(out, batch_first=True, total_length=S)"
 EMPTY_ROW = """    if not mask.any(dim=-1).all():
         raise ValueError("every row of mask needs at least one True position to attend to")
@@ -57,14 +57,14 @@ BUGS = {
     "encoder_enforce_sorted": Bug(
         "the encoder packs with enforce_sorted=True, which refuses lengths in any order but decreasing.",
         F,
-        ((SORTED, "enforce_sorted=True"),),
+        ((SORTED, "batch_first=True, enforce_sorted=True)"),),
         {"encoder": "RuntimeError", "forward": "RuntimeError"},
     ),
     "encoder_no_total_length": Bug(
         "the encoder unpacks without total_length, so H_enc has as many columns as the longest sequence, not S.",
         F,
         ((TOTAL_LENGTH, "H_enc, _ = pad_packed_sequence(out, batch_first=True)"),),
-        {"encoder": "", "forward": ""},
+        {"encoder": "H_enc has shape", "forward": "ValueError"},
     ),
     "src_masked_in_place": Bug(
         "the encoder writes 0 into the padded positions of the src tensor it was given.",
@@ -76,7 +76,7 @@ BUGS = {
     "attend_padding": _as_bug(
         M.ATTEND_PADDING,
         "the attention ignores the mask.",
-        {"attention": "ignores the mask", "step": "ignores the mask", "alpha_rows": NOTHING},
+        {"attention": "get attention weights", "step": "get attention weights", "alpha_rows": NOTHING},
     ),
     "softmax_wrong_axis": _as_bug(
         M.SOFTMAX_WRONG_AXIS,
@@ -98,7 +98,7 @@ BUGS = {
         "the attention adds -1e9 to the padded scores instead of setting them to -inf, and keeps the padded rows.",
         F,
         ((ZERO_PADDED, ""), (MASK_SCORES, "    scores = scores + padded * -1e9\n")),
-        {"attention": VALUES, "alpha_rows": NOTHING},
+        {"attention": "get attention weights"},
     ),
     "softmax_without_max": Bug(
         "the attention softmax is exp(scores) / sum(exp(scores)), without subtracting the row's maximum.",
@@ -157,30 +157,30 @@ BUGS = {
     "h0_zero": _as_bug(
         M.H0_ZERO,
         "the decoder starts from zeros instead of the encoder's h_n.",
-        {"forward": "starts from zeros", "greedy_decode": "starts from zeros"},
+        {"forward": "starts from zeros", "forward_hidden": "starts from zeros", "greedy_decode": "starts from zeros"},
         demo=True,
     ),
     "feeds_predictions": _as_bug(
         M.FEEDS_PREDICTIONS,
         "forward feeds each step the previous argmax instead of tgt_in.",
-        {"forward": "argmax", "teacher_forcing": NOTHING},
+        {"forward": "argmax", "forward_hidden": "argmax", "teacher_forcing": NOTHING},
     ),
     "state_not_carried": Bug(
         "forward gives every step h_prev = c: the decoder's state is never carried from one step to the next.",
         F,
         ((CARRY, "logits_i, h, _ = self.decoder.step(tgt_in[:, i], c, H_enc, mask, c)"),),
-        {"forward": VALUES},
+        {"forward": VALUES, "forward_hidden": VALUES},
     ),
     # --- masked_cross_entropy ---
     "loss_over_pads": _as_bug(
         M.LOSS_OVER_PADS,
         "masked_cross_entropy averages over the pads too.",
-        {"masked_cross_entropy": "padded ones too"},
+        {"masked_cross_entropy": "padded ones too", "train": VALUE},
     ),
     "loss_mean_of_means": _as_bug(
         M.LOSS_MEAN_OF_MEANS,
         "masked_cross_entropy averages the per-sequence means.",
-        {"masked_cross_entropy": "mean of per-sequence means"},
+        {"masked_cross_entropy": "mean of per-sequence means", "train": VALUE},
     ),
     "loss_unstable": _as_bug(
         M.LOSS_UNSTABLE,
@@ -196,7 +196,7 @@ BUGS = {
             ("y = targets[real].long()  # (N,)", "y = targets.reshape(-1).long().clamp(0, V - 1)"),
             (MEAN, "return (nll * real.reshape(-1)).sum() / real.sum()"),
         ),
-        {"masked_cross_entropy": VALUE},
+        {"masked_cross_entropy": VALUES},
     ),
     # --- greedy_decode ---
     "greedy_keeps_bos": _as_bug(
@@ -218,38 +218,38 @@ BUGS = {
         "greedy_decode runs max_len + 1 steps.",
         F,
         ((GREEDY_LOOP, GREEDY_LOOP.replace("range(max_len)", "range(max_len + 1)")),),
-        {"greedy_decode": ""},
+        {"greedy_decode": "wrong length"},
     ),
     "greedy_batch_stops_at_first_eos": Bug(
         "greedy_decode stops the whole batch as soon as one example chooses eos.",
         F,
         ((ALL_DONE, "if not all(running):"),),
-        {"greedy_decode": ""},
+        {"greedy_decode": "wrong length"},
     ),
     # --- train ---
     "train_no_zero_grad": Bug(
         "train never zeroes the gradients, so they accumulate over the steps.",
         F,
         ((ZERO_GRAD, ""),),
-        {"train": ""},
+        {"train": VALUE},
     ),
     "train_optimizer_per_epoch": Bug(
         "train makes a new Adam at every epoch, so its moments restart.",
         F,
         ((ADAM, ""), (EPOCHS, EPOCHS + "    " + ADAM)),
-        {"train": ""},
+        {"train": VALUE},
     ),
     "train_batches_in_order": Bug(
         "train draws the permutation but takes the batches in their given order.",
         F,
         ((IN_ORDER, "for k in range(len(batches)):"),),
-        {"train": ""},
+        {"train": VALUE},
     ),
     "train_global_generator": Bug(
         "train draws the order from torch's global generator instead of the one given.",
         F,
         ((ORDER, "order = torch.randperm(len(batches))"),),
-        {"train": ""},
+        {"train": VALUE},
     ),
     # --- validation ---
     "lengths_unchecked": Bug(

@@ -47,8 +47,9 @@ H_N_PADDED_END = Mistake(
 
 ATTEND_PADDING = Mistake(
     "attend_padding",
-    "the attention ignores the mask: padded positions get weights too, and what H_enc holds there enters the "
-    "context (set their scores to -inf before the softmax)",
+    "the padded positions get attention weights, so what H_enc holds there enters the context: set their scores "
+    "to -inf before the softmax (adding a large negative number is not enough where a padded score is larger "
+    "still)",
     edits=((F, ZERO_PADDED, ""), (F, MASK_SCORES, "")),
 )
 
