@@ -1,7 +1,8 @@
 """The embeddings graders' words are true of the submission they are shown to.
 
-Where a check's feedback names another check ("SkipGram.step differs, see
-step: fix that first", "fix the loss first (see the check sgns_loss)"), that
+Where a check's feedback names another check ("Passes once SkipGram.step is
+fixed: SkipGram.step differs (see step)", "fix the loss first (see the check
+sgns_loss)"), that
 check lost points in the same grading; where it says a function is right at
 a point, that function's check passed.
 """
@@ -45,8 +46,9 @@ def test_every_check_a_message_names_lost_points_too(graded, bug):
 def test_a_bug_loses_points_only_where_it_is_and_where_its_function_is_used(graded, bug):
     loses = catalog.bugs("embeddings")[bug].loses
     lost = {name for name, v in graded[bug].items() if v.score < v.max_score}
-    # Nowhere but the checks the catalogue names: a property evaluated beside a wrong but live
-    # answer of the same function still pays.
+    # Nowhere but the checks the catalogue names: a composed check is paid by its run with the
+    # grader's stand-in for the function, and a property beside a wrong answer of the function
+    # earns nothing (the catalogue names it).
     assert lost == set(loses), lost
 
 

@@ -40,7 +40,10 @@ def test_a_timing_check_on_wrong_answers_says_so_and_names_the_numeric_check():
         wrong="attention",
     )
     assert not verdict.passed
-    assert "answers differ from the reference's" in verdict.message and "fix attention first" in verdict.message
+    assert (
+        "answers differ from the reference's" in verdict.message
+        and "failed attention (see attention)" in verdict.message
+    )
     assert "stream" not in verdict.message and "reused" not in verdict.message
 
 

@@ -29,7 +29,7 @@ BUGS = {
     "ties_by_first_occurrence": _made(
         M.TIES_FIRST,
         "train_bpe takes the first pair found among those of the highest count.",
-        {"train_bpe": "which pair occurs first"},
+        {"train_bpe": "which pair occurs first", "no_mutation": "own answer is wrong"},
         demo=True,
     ),
     "overlapping_replacement": _made(
@@ -83,7 +83,7 @@ BUGS = {
     "window_counts_the_centre": _made(
         M.PAIRS_CENTRE,
         "skipgram_pairs forgets to skip t' = t.",
-        {"skipgram_pairs": "includes the centre word"},
+        {"skipgram_pairs": "includes the centre word", "bad_arguments": "own answer is wrong"},
     ),
     "pairs_across_the_edge": _made(
         M.PAIRS_WRAP,
@@ -93,7 +93,7 @@ BUGS = {
     "counts_not_raised": _made(
         M.NO_POWER,
         "noise_distribution forgets the power.",
-        {"noise_distribution": "not raised to the power"},
+        {"noise_distribution": "not raised to the power", "no_mutation": "own answer is wrong"},
     ),
     "positive_term_sign": _made(
         M.POSITIVE_SIGN,
@@ -101,6 +101,7 @@ BUGS = {
         {
             "sgns_loss": "positive term has the wrong sign",
             "sgns_grads": "positive term has the wrong sign",
+            "no_mutation": "own answer is wrong",
         },
     ),
     "log_one_minus_sigmoid": _made(
@@ -109,12 +110,12 @@ BUGS = {
     "dw_without_negatives": _made(
         M.DW_WITHOUT_NEGATIVES,
         "d loss / d w_vec forgets the negatives.",
-        {"sgns_grads": "leaves out the negatives' term"},
+        {"sgns_grads": "leaves out the negatives' term", "no_mutation": "own answer is wrong"},
     ),
     "c_updated_before_w_gradient": _made(
         M.C_BEFORE_W,
         "step updates C, then takes W's gradient with the new C.",
-        {"step": "C is updated before W's gradient is taken"},
+        {"step": "C is updated before W's gradient is taken", "no_mutation": "own answer is wrong"},
         demo=True,
     ),
     "repeated_negatives_not_added": _made(
