@@ -536,7 +536,7 @@ def train_cases(ctx: CaseContext) -> list[Case]:
     for s, kind, count, epochs, lr in (
         (sizes(6, 7, 3, 4), "dot", 3, 2, 1e-2),
         (sizes(5, 6, 4, 3), "bilinear", 2, 2, 5e-3),
-        (sizes(6, 7, 3, 4), "none", 2, 0, 1e-2),
+        (sizes(6, 7, 3, 4), "none", 2, 1, 1e-2),
     ):
         rng = ctx.rng
         args = {
@@ -545,10 +545,13 @@ def train_cases(ctx: CaseContext) -> list[Case]:
             "epochs": epochs,
             "lr": lr,
             "seed": int(rng.integers(2**62)),
+            "zero_epochs_first": kind == "none",
         }
+        first = "train(model, batches, epochs=0, ...), then " if kind == "none" else ""
         cases.append(
             Case(
-                f"{_describe(s, kind)} with its weights loaded; train(model, {count} batches, epochs={epochs}, "
+                f"{_describe(s, kind)} with its weights loaded; {first}train(model, {count} batches, "
+                f"epochs={epochs}, "
                 f"lr={lr:g}, a seeded generator)",
                 args,
                 tolerance=TRAINED,
