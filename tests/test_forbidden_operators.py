@@ -24,7 +24,7 @@ LOG_PROBS = "torch.log_softmax(logits.reshape(-1, V), dim=-1)"
 TARGETS = "targets.reshape(-1).long()"
 
 
-class Path_(NamedTuple):
+class Route(NamedTuple):
     api: str  # the forbidden API whose work the path reaches
     check: str  # the check that runs the edited code
     through: str  # what the message says the call went through
@@ -65,20 +65,20 @@ LAYER_NORM, CROSS_ENTROPY, NLL, SDPA = (
 FLASH_CPU, MATH = "_scaled_dot_product_flash_attention_for_cpu", "_scaled_dot_product_attention_math"
 
 PATHS = {
-    "torch.ops.aten.layer_norm": Path_(
+    "torch.ops.aten.layer_norm": Route(
         LAYER_NORM, "layer_norm", "aten::layer_norm", _layer_norm_op("torch.ops.aten", "layer_norm")
     ),
-    "torch.ops.aten.native_layer_norm": Path_(
+    "torch.ops.aten.native_layer_norm": Route(
         LAYER_NORM,
         "layer_norm",
         "aten::native_layer_norm",
         _layer_norm_op("torch.ops.aten", "native_layer_norm", "[0]"),
     ),
-    "torch._C._VariableFunctions.layer_norm": Path_(
+    "torch._C._VariableFunctions.layer_norm": Route(
         LAYER_NORM, "layer_norm", "aten::layer_norm", _layer_norm_op("torch._C._VariableFunctions", "layer_norm")
     ),
     # A name put together while the code runs, from words no forbidden name is made of alone.
-    "a name assembled at run time": Path_(
+    "a name assembled at run time": Route(
         LAYER_NORM,
         "layer_norm",
         "aten::layer_norm",
@@ -88,25 +88,25 @@ PATHS = {
         ),
     ),
     # torch's own Python version of the operator computes without calling it.
-    "torch._refs.native_layer_norm": Path_(
+    "torch._refs.native_layer_norm": Route(
         LAYER_NORM,
         "layer_norm",
         "torch._refs.native_layer_norm, a Python version of aten::native_layer_norm",
         _layer_norm_op("torch._refs", "native_layer_norm", "[0]"),
     ),
-    "torch.ops.aten.cross_entropy_loss": Path_(
+    "torch.ops.aten.cross_entropy_loss": Route(
         CROSS_ENTROPY,
         "cross_entropy",
         "aten::cross_entropy_loss",
         _loss(f"getattr(torch.ops.aten, {_hidden('cross_entropy_loss')})(logits.reshape(-1, V), {TARGETS})"),
     ),
-    "torch.ops.aten.nll_loss_forward": Path_(
+    "torch.ops.aten.nll_loss_forward": Route(
         NLL,
         "cross_entropy",
         "aten::nll_loss_forward",
         _loss(f"getattr(torch.ops.aten, {_hidden('nll_loss_forward')})({LOG_PROBS}, {TARGETS}, None, 1, -100)[0]"),
     ),
-    "torch.ops.aten.nll_loss2d_forward": Path_(
+    "torch.ops.aten.nll_loss2d_forward": Route(
         NLL,
         "cross_entropy",
         "aten::nll_loss2d_forward",
@@ -115,20 +115,20 @@ PATHS = {
             f"({LOG_PROBS}[:, :, None, None], {TARGETS}[:, None, None], None, 1, -100)[0]"
         ),
     ),
-    f"torch.ops.aten.{FLASH_CPU}": Path_(
+    f"torch.ops.aten.{FLASH_CPU}": Route(
         SDPA,
         "attention",
         f"aten::{FLASH_CPU}",
         _attention(f"getattr(torch.ops.aten, {_hidden(FLASH_CPU)})(q, k, v, is_causal=True)[0]"),
     ),
-    f"torch.ops.aten.{MATH}": Path_(
+    f"torch.ops.aten.{MATH}": Route(
         SDPA,
         "attention",
         f"aten::{MATH}",
         _attention(f"getattr(torch.ops.aten, {_hidden(MATH)})(q, k, v, None, 0.0, True)[0]"),
     ),
     # Under vmap a composite operator runs vmap's own copy of its decomposition.
-    f"torch.vmap of {MATH}": Path_(
+    f"torch.vmap of {MATH}": Route(
         SDPA,
         "attention",
         f"aten::{MATH}",
@@ -187,6 +187,7 @@ def test_code_that_writes_its_own_still_passes(graders, tmp_path, check, edits):
 
 def test_the_grading_process_keeps_its_operators(graders, tmp_path):
     import torch
+    import torch._refs
 
     submission = write_submission(tmp_path, [PATHS["torch.ops.aten.native_layer_norm"].edit])
     assert _verdict(graders("transformer"), submission, "layer_norm").score == 0
@@ -196,6 +197,8 @@ def test_the_grading_process_keeps_its_operators(graders, tmp_path):
     targets = torch.tensor([0, 1, 2])
     loss = torch.ops.aten.nll_loss_forward(torch.log_softmax(x, -1), targets, None, 1, -100)[0]
     assert torch.allclose(loss, -torch.log_softmax(x, -1)[torch.arange(3), targets].mean())
+    # torch's Python versions too: the code the child's copies stop with is never this process's.
+    assert torch.allclose(torch._refs.native_layer_norm(x, [4], None, None, 1e-5)[0], normalised)
 
 
 # Paths a fork server's guards must stop, tried in a process of its own: the blocks never enter this one.
