@@ -127,9 +127,11 @@ class Check:
     timeout_hint: str = ""
     # A property check: its scenario returns property_result(answer, observed).
     property_check: bool = False
-    # holds(args, observed) -> the property's values, computed in the grading process from a case's
-    # arguments and the observations (the reference's and the submission's alike); a module-level
-    # function of a public module. None: the observations are compared as they are.
+    # holds(args, observed) -> what is judged, computed in the grading process from a case's arguments
+    # and the raw data the code returned (the reference's and the submission's alike): a property's
+    # values, or for another check a summary of its answer (a constructor's draws -> "every W within
+    # +-1/sqrt(J)"), so that no verdict is a claim the child makes. A module-level function of a
+    # public module. None: the answers are compared as they are.
     holds: Callable[[Any, Any], Any] | None = None
     # A timing check: how its laps are timed and judged (`lmgrade.speed`).
     timing: Timing | None = None
@@ -175,8 +177,23 @@ class Check:
         tolerance = self.tolerance_of(case)
         if self.property_check:
             return self._property_verdict(case, expected, got, tolerance, reveal)
+        if self.holds is not None:
+            expected = self.holds(case.args, expected)
+            try:
+                got = self.holds(case.args, got)
+            except Exception:  # raw data of another shape than the reference's
+                return CaseVerdict(False, "the answer is not shaped like the contract's")
         diff = compare(expected, got, tolerance, reveal=reveal)
         return CaseVerdict(diff is None, diff or "")
+
+    def summarized(self, case: Case, answer: Any) -> Any:
+        """An answer as a check other than a property judges it (`holds`); None where it cannot be read."""
+        if self.holds is None or self.property_check:
+            return answer
+        try:
+            return self.holds(case.args, answer)
+        except Exception:
+            return None
 
     def judged_property(self, case: Case, observed: Any) -> Any:
         """The property's values from a case's observations, computed here (`holds`)."""

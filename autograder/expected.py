@@ -166,13 +166,13 @@ class ExpectedValues:
         tolerances = [check.tolerance_of(cases[i]) for i in answered]
         for mistake in check.mistakes:
             answers = self.mistake_answers(check, cases, mistake)
-            if (
-                all(answers[i] is not CRASHES for i in answered)
-                and explains([answers[i] for i in answered], [outcomes[i].value for i in answered], tolerances)
-                and (
-                    right is None
-                    or not explains([answers[i] for i in answered], [right[i] for i in answered], tolerances)
-                )
+            if any(answers[i] is CRASHES for i in answered):
+                continue
+            mistaken = [check.summarized(cases[i], answers[i]) for i in answered]
+            got = [check.summarized(cases[i], outcomes[i].value) for i in answered]
+            if explains(mistaken, got, tolerances) and (
+                right is None
+                or not explains(mistaken, [check.summarized(cases[i], right[i]) for i in answered], tolerances)
             ):
                 return mistake
         return None

@@ -88,7 +88,12 @@ CELL_SIZES = {
 
 def forward_cases(kind):
     def make(ctx: CaseContext) -> list[Case]:
-        built = [_construction_case(kind, 6, 8), _construction_case(kind, 2, 1, defaults=True)]
+        rng = ctx.rng
+        # Sizes drawn: J * (J + I) >= 100 entries per W for the spread of the draws to show; J = 1 left to defaults.
+        built = [
+            _construction_case(kind, int(rng.integers(3, 40)), int(rng.integers(9, 30))),
+            _construction_case(kind, int(rng.integers(2, 200)), 1, defaults=True),
+        ]
         return built + [_cell_case(ctx, kind, *size) for size in CELL_SIZES[kind]]
 
     return make
@@ -225,9 +230,14 @@ def clip_cases(ctx: CaseContext) -> list[Case]:
     cases.append(Case("clip_grad_norm(one array, max_norm=0.5)", {"grads": one, "max_norm": 0.5}))
     many = _grads(ctx.rng, {f"rnn.{l}.W_{k}": (2, 3) for l in range(2) for k in "fi"}, scale=0.01)
     cases.append(Case("clip_grad_norm(4 small arrays, max_norm=1e-3)", {"grads": many, "max_norm": 1e-3}))
-    zeros = {"a": np.zeros(3), "b": np.zeros((2, 2))}
+    rng = ctx.rng
+    zeros = {k: np.zeros(tuple(int(d) for d in rng.integers(1, 5, int(rng.integers(1, 3))))) for k in "abc"}
+    max_norm = round(float(rng.uniform(0.5, 2.0)), 3)
     cases.append(
-        Case("clip_grad_norm(every gradient zero, max_norm=1.0): nothing to scale", {"grads": zeros, "max_norm": 1.0})
+        Case(
+            f"clip_grad_norm(every gradient zero, max_norm={max_norm}): nothing to scale",
+            {"grads": zeros, "max_norm": max_norm},
+        )
     )
     return cases
 
@@ -244,15 +254,20 @@ def _lm_label(V, D, J, L) -> str:
 
 
 def lstmlm_cases(ctx: CaseContext) -> list[Case]:
+    rng = ctx.rng
+    # Sizes drawn; left to its defaults, E and W_y hold enough entries (100 or more) for their spread to show.
+    V, D, J = (int(v) for v in (rng.integers(5, 40), rng.integers(2, 6), rng.integers(3, 7)))
+    V2, D2, J2 = (int(v) for v in (rng.integers(25, 60), rng.integers(4, 9), rng.integers(8, 13)))
     cases = [
         Case(
-            "LSTMLM(7, 3, 4, num_layers=2, rng=default_rng(0)) as built: params' keys and shapes, E and W_y "
+            f"LSTMLM({V}, {D}, {J}, num_layers=2, rng=default_rng(0)) as built: params' keys and shapes, E and W_y "
             "as drawn from rng in that order, the layers' sizes",
-            {"construct": True, "V": 7, "D": 3, "J": 4, "L": 2},
+            {"construct": True, "V": V, "D": D, "J": J, "L": 2},
         ),
         Case(
-            "LSTMLM(30, 4, 8), num_layers and rng left out, as built: keys, shapes, the distributions of E and W_y",
-            {"construct": True, "V": 30, "D": 4, "J": 8, "L": None},
+            f"LSTMLM({V2}, {D2}, {J2}), num_layers and rng left out, as built: keys, shapes, the distributions of E "
+            "and W_y",
+            {"construct": True, "V": V2, "D": D2, "J": J2, "L": None},
         ),
     ]
     for V, D, J, L, T in [(5, 3, 4, 1, 6), (4, 2, 3, 2, 5), (3, 2, 1, 1, 1)]:
@@ -384,20 +399,34 @@ def no_mutation_cases(ctx: CaseContext) -> list[Case]:
 
 
 def bad_argument_cases(ctx: CaseContext) -> list[Case]:
+    rng = ctx.rng
+
+    def size() -> int:
+        return int(rng.integers(2, 30))
+
     cases = []
-    for what, bad, said, right in [
-        ("LSTM", (0, 3), "LSTM(0, 3)", "LSTM(3, 4)"),
-        ("LSTM", (2, 0), "LSTM(2, 0)", "LSTM(3, 4)"),
-        ("GRU", (0, 2), "GRU(0, 2)", "GRU(3, 4)"),
-        ("StackedRNN", ("rnn", 1), "StackedRNN('rnn', 3, 4, 1)", "StackedRNN('lstm', 3, 4, 2)"),
-        ("StackedRNN", ("lstm", 0), "StackedRNN('lstm', 3, 4, num_layers=0)", "StackedRNN('lstm', 3, 4, 2)"),
-        ("BiRNN", "LSTM", "BiRNN('LSTM', 3, 4)", "BiRNN('lstm', 3, 4)"),
+    # The right sizes beside each bad argument are drawn, and so is what the bad call is given besides.
+    for what, bad in [
+        ("LSTM", (0, size())),
+        ("LSTM", (size(), 0)),
+        ("GRU", (0, size())),
+        ("StackedRNN", (("rnn", "LSTM", "Elman", "transformer")[int(rng.integers(4))], int(rng.integers(1, 4)))),
+        ("StackedRNN", ("lstm", 0)),
+        ("BiRNN", ("LSTM", "Gru", "rnn")[int(rng.integers(3))]),
     ]:
         kind = "gru" if what == "GRU" else "lstm"
+        I, J = size(), size()
+        if what in ("LSTM", "GRU"):
+            said, right = f"{what}{bad}", f"{what}({I}, {J})"
+        elif what == "StackedRNN":
+            layers = f"num_layers={bad[1]}" if bad[1] < 1 else bad[1]
+            said, right = f"StackedRNN({bad[0]!r}, {I}, {J}, {layers})", f"StackedRNN('lstm', {I}, {J}, 2)"
+        else:
+            said, right = f"BiRNN({bad!r}, {I}, {J})", f"BiRNN('lstm', {I}, {J})"
         cases.append(
             Case(
                 f"{said} must raise ValueError (beside what {right} makes)",
-                {"what": what, "bad": bad, "cell": kind, "I": 3, "J": 4},
+                {"what": what, "bad": bad, "cell": kind, "I": I, "J": J},
             )
         )
     for bad in (0.0, -1.0):
@@ -410,10 +439,16 @@ def bad_argument_cases(ctx: CaseContext) -> list[Case]:
     return cases
 
 
+def _extremes(rng) -> np.ndarray:
+    """-1e4, 0 and 1e4 among drawn entries of both signs and every size up to 1e4, in a drawn order."""
+    drawn = rng.choice([-1.0, 1.0], 8) * 10 ** rng.uniform(1.0, 4.0, 8)
+    return rng.permutation(np.concatenate([[-1e4, 0.0, 1e4], drawn]))
+
+
 def sigmoid_cases(ctx: CaseContext) -> list[Case]:
     return [
         Case("sigmoid(x) with x of shape (3, 4)", {"x": _normal(ctx.rng, 3, 4, scale=3.0)}),
-        Case("sigmoid(x) with entries from -1e4 to 1e4", {"x": np.array([-1e4, -800.0, -30.0, 0.0, 30.0, 800.0, 1e4])}),
+        Case("sigmoid(x) with entries from -1e4 to 1e4", {"x": _extremes(ctx.rng)}),
         Case("sigmoid(x) with x of shape (2, 3, 2)", {"x": _normal(ctx.rng, 2, 3, 2, scale=2.0)}),
     ]
 
@@ -454,6 +489,7 @@ def lstm_checks() -> list[Check]:
                 scenarios.cell_forward,
                 forward_cases(kind),
                 tolerance=VALUES,
+                holds=scenarios.cell_forward_judged,
                 mistakes=FORWARD_MISTAKES[kind],
                 limits=quick,
                 grades=(f"recurrent.{name}",),

@@ -44,17 +44,26 @@ def _shapes(params: dict) -> dict:
 
 
 def construction(modules, args):
-    """What a cell's constructor makes: keys and shapes, the weights' range, the biases; not the draws."""
+    """What a cell's constructor makes, as drawn (`construction_summary` judges it): the params, and the
+    params of two more built from default_rng(0)."""
     kind, I, J = args["cell"], args["I"], args["J"]
     cell = _new_cell(modules, kind, I, J, args.get("defaults", False))
-    params = {k: _array(v) for k, v in cell.params.items()}
-    bound = 1 / np.sqrt(J)
-    weights = {k: v for k, v in params.items() if k.startswith("W")}
-    biases = {k: v for k, v in params.items() if k.startswith("b")}
     again = _new_cell(modules, kind, I, J, False), _new_cell(modules, kind, I, J, False)
     return {
+        "params": {k: _array(v) for k, v in cell.params.items()},
+        "again": [{k: _array(v) for k, v in c.params.items()} for c in again],
+    }
+
+
+def construction_summary(args, raw) -> dict:
+    """In the grading process: keys and shapes, the weights' range, the biases; not the draws."""
+    params, again = raw["params"], raw["again"]
+    bound = 1 / np.sqrt(args["J"])
+    weights = {k: np.asarray(v, float) for k, v in params.items() if k.startswith("W")}
+    biases = {k: np.asarray(v, float) for k, v in params.items() if k.startswith("b")}
+    return {
         "params' keys and shapes": _shapes(params),
-        "the same params when built twice from default_rng(0)": _same(*again),
+        "the same params when built twice from default_rng(0)": _equal_params(*again),
         "every W within +-1/sqrt(J)": bool(all(np.all(np.abs(W) <= bound) for W in weights.values())),
         # With (J, J + I) large enough, uniform draws reach past half the bound on both sides.
         "every W spread over +-1/sqrt(J)": bool(
@@ -63,6 +72,19 @@ def construction(modules, args):
         "every W drawn (not constant)": bool(all(W.size == 1 or np.ptp(W) > 0 for W in weights.values())),
         "biases": {k: sorted({float(b) for b in v.ravel()}) for k, v in sorted(biases.items())},
     }
+
+
+def _equal_params(*params: dict) -> bool:
+    first = params[0]
+    return all(
+        sorted(p) == sorted(first) and all(np.array_equal(np.asarray(p[k]), np.asarray(v)) for k, v in first.items())
+        for p in params[1:]
+    )
+
+
+def cell_forward_judged(args, answer):
+    """What cell_forward's answers are judged as: a construction through its summary, the rest as they are."""
+    return construction_summary(args, answer) if args.get("construct") else answer
 
 
 def _same(*cells) -> bool:
