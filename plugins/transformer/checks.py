@@ -639,6 +639,7 @@ def transformer_checks() -> list[Check]:
             holds=scenarios.attention_rows_holds,
             uses=("layers.CausalSelfAttention",),
             limits=quick,
+            composes=("attention",),
         ),
         Check(
             "layer_norm_stats",
@@ -651,6 +652,7 @@ def transformer_checks() -> list[Check]:
             holds=scenarios.layer_norm_stats_holds,
             uses=("layers.LayerNorm",),
             limits=quick,
+            composes=("layer_norm",),
         ),
         Check(
             "ce_stable",
@@ -663,6 +665,7 @@ def transformer_checks() -> list[Check]:
             holds=scenarios.ce_stable_holds,
             uses=CE,
             limits=quick,
+            composes=("cross_entropy",),
         ),
         Check(
             "bad_arguments",
