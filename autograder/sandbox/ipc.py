@@ -15,6 +15,8 @@ import ctypes
 from dataclasses import dataclass
 from pathlib import Path
 
+from . import privileges
+
 KINDS = ("shm", "msg", "sem")
 _IPC_RMID = 0
 _PROC = Path("/proc/sysvipc")
@@ -62,7 +64,7 @@ def objects(proc: Path = _PROC) -> list[IpcObject]:
 
 def remove(obj: IpcObject) -> bool:
     """IPC_RMID on `obj`; whether the kernel removed it (it may be gone already)."""
-    libc = ctypes.CDLL(None, use_errno=True)
+    libc = privileges.libc()
     if obj.kind == "shm":
         status = libc.shmctl(ctypes.c_int(obj.id), ctypes.c_int(_IPC_RMID), None)
     elif obj.kind == "msg":

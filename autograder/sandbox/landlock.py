@@ -20,6 +20,8 @@ import platform
 from collections.abc import Iterable
 from pathlib import Path
 
+from . import privileges
+
 # Generic syscall numbers; x86_64 and aarch64 share them.
 _SYS_CREATE_RULESET, _SYS_ADD_RULE, _SYS_RESTRICT_SELF = 444, 445, 446
 _CREATE_RULESET_VERSION = 1
@@ -59,7 +61,7 @@ class LandlockError(OSError):
 
 
 def _libc():
-    return ctypes.CDLL(None, use_errno=True)
+    return privileges.libc()
 
 
 def abi_version() -> int:

@@ -265,8 +265,8 @@ class SandboxPool:
         self._free = threading.BoundedSemaphore(self.jobs)
         self.started_s: list[float] = []  # one per fork server started: the interpreters this pool began
         self.children = 0  # one per child forked: a run, and one more after each child that died part-way
-        # Every process started for this pool's runs: its fork servers, then per child its supervisor,
-        # the child and their helpers (the student's own processes aside).
+        # Every process started for this pool's runs: its fork servers and their helpers, then per child its
+        # supervisor (one more forked ahead per server), the child and their helpers (the student's own aside).
         self.processes = 0
         self._prestarted = prestarted
 

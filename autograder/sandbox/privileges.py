@@ -8,6 +8,7 @@ in `limits.py`, filesystem and network confinement in `landlock.py`.
 from __future__ import annotations
 
 import ctypes
+import functools
 import os
 import signal
 import stat
@@ -17,9 +18,16 @@ _PR_SET_PDEATHSIG = 1
 FIRST_SANDBOX_UID = 61000
 
 
+@functools.cache
+def libc() -> ctypes.CDLL:
+    """The C library, loaded once: a process forked from one that loaded it has it at no cost (loading it
+    takes a millisecond or more, several times in each run)."""
+    return ctypes.CDLL(None, use_errno=True)
+
+
 def die_with_parent(parent: int) -> None:
     """Be killed if our parent (pid `parent`: the fork server, the supervisor) dies, instead of running on."""
-    prctl = getattr(ctypes.CDLL(None, use_errno=True), "prctl", None)
+    prctl = getattr(libc(), "prctl", None)
     if prctl is not None:
         prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
     if os.getppid() != parent:  # it died before the request took effect
@@ -36,7 +44,7 @@ def isolate_namespaces() -> dict[str, bool]:
     own IPC namespace outlives the run: the kernel frees the namespace with
     its last process.
     """
-    unshare = getattr(ctypes.CDLL(None, use_errno=True), "unshare", None)
+    unshare = getattr(libc(), "unshare", None)
     if unshare is None:  # not Linux
         return {"network": False, "ipc": False}
     user = 0 if os.geteuid() == 0 else _CLONE_NEWUSER
@@ -108,16 +116,16 @@ def drop_privileges(uid: int, keep_read_search: bool) -> None:
     unprivileged user could not read (one installed in root's home); Landlock
     then decides alone what may be read.
     """
-    libc = ctypes.CDLL(None, use_errno=True)
+    c = libc()
     pr_set_securebits, pr_capbset_drop = 28, 24
     # NOROOT and NO_SETUID_FIXUP, both locked, KEEP_CAPS locked off: no way
     # back to root's powers by setuid or by running a program.
-    if libc.prctl(pr_set_securebits, 0x2F & ~0x10, 0, 0, 0) != 0:
+    if c.prctl(pr_set_securebits, 0x2F & ~0x10, 0, 0, 0) != 0:
         raise OSError(ctypes.get_errno(), "prctl(PR_SET_SECUREBITS)")
     cap = 0
     while True:
         if not (keep_read_search and cap == CAP_DAC_READ_SEARCH):
-            if libc.prctl(pr_capbset_drop, cap, 0, 0, 0) != 0:
+            if c.prctl(pr_capbset_drop, cap, 0, 0, 0) != 0:
                 break
         cap += 1
     os.setgroups([])
@@ -126,7 +134,7 @@ def drop_privileges(uid: int, keep_read_search: bool) -> None:
     kept = (1 << CAP_DAC_READ_SEARCH) if keep_read_search else 0
     header = _CapHeader(version=0x20080522, pid=0)
     data = (_CapData * 2)(_CapData(kept, kept, 0), _CapData(0, 0, 0))
-    if libc.capset(ctypes.byref(header), data) != 0:
+    if c.capset(ctypes.byref(header), data) != 0:
         raise OSError(ctypes.get_errno(), "capset")
     if os.geteuid() == 0 or os.getuid() == 0:
         raise OSError("could not drop root privileges")

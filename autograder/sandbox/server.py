@@ -2,13 +2,14 @@
 
 Started by `lmgrade.sandbox.pool` with a scrubbed environment. It imports
 numpy (torch where the assignment needs it) and the plugins' scenario modules,
-never student code and never the reference. Then, for each run the grading
-process asks for, it forks a *supervisor* before reading a byte of the
-request, and waits for it to end. The supervisor reads the request, copies the
-submission into a fresh folder, forks the child, lets it lock itself down,
-collects its frames and output, enforces the wall-time and output limits from
-this side, reaps it and everything it started, removes what it left (files,
-SysV IPC objects), answers the grading process, and exits.
+never student code and never the reference. Then it forks a *supervisor*
+for the next run, before the request's first byte is read, and waits for it
+to answer. The supervisor reads the request, copies the submission into a
+fresh folder, forks the child, lets it lock itself down, collects its frames
+and output, enforces the wall-time and output limits from this side, reaps it
+and everything it started, removes what it left (files, SysV IPC objects),
+answers the grading process, and exits; the fork server has forked the next
+run's supervisor meanwhile.
 
 So the fork server never holds anything of a run: no request, no submission,
 no answer, no output. Every child is forked from a supervisor that holds its
@@ -24,8 +25,6 @@ the grading process is in `protocol.py`.
 
 from __future__ import annotations
 
-import array
-import ctypes
 import gc
 import importlib
 import importlib.util
@@ -52,6 +51,7 @@ _PR_SET_CHILD_SUBREAPER = 36
 # How a run's supervisor ends: it answered; the grading process closed our input before a request
 # (the end of the grading) or during the run (nobody waits for the answer).
 REPLIED, INPUT_CLOSED, GRADER_GONE = 0, 3, 4
+ANSWERED = b"A"  # what a supervisor tells the fork server once it has answered
 
 
 def _chown_tree(path: Path, uid: int, gid: int) -> None:
@@ -153,7 +153,7 @@ class Server:
         self.guarded = guards.install(
             forbidden.get("apis", ()), forbidden.get("also", {}), forbidden.get("operators", {})
         )
-        self.forked = 0  # processes started: here, the helpers below; in a run's supervisor, its own
+        self.forked = 0  # processes started: here, the helpers below; in a run's supervisor, the run's
         self.user = privileges.sandbox_user(init["slot"])
         if self.user is not None:
             # Left by an earlier holder of this slot that died: we own the uid now.
@@ -188,7 +188,7 @@ class Server:
         importlib.util.find_spec("_lmgrade_lists_the_import_path")
 
     def clear_runs_root(self) -> None:
-        """Remove what a run whose supervisor died left in the runs' folder: the next child could read it."""
+        """Remove what a run whose supervisor died left in the runs' folder: a later child could read it."""
         for entry in os.listdir(self.runs_root):
             shutil.rmtree(self.runs_root / entry, ignore_errors=True)
 
@@ -394,12 +394,13 @@ class _FrameClock:
                 self.seconds.append([index, now - self.started.pop(index)])
 
 
-def _supervise(server: Server, grader_fd: int, proto_out: int, fork_server: int) -> int:
-    """One run, in a process forked for it: read the request, run it, answer. Returns how it ended."""
+def _supervise(server: Server, grader_fd: int, proto_out: int, fork_server: int, answered_fd: int) -> int:
+    """One run, in a process forked for it: wait for the request, read it, run it, answer, and say so on
+    `answered_fd`. Returns how it ended."""
     # Killed with the fork server; orphans of the child (daemons it started) become ours, so we reap them.
     privileges.die_with_parent(fork_server)
     _set_subreaper()
-    server.forked = 1  # this process
+    server.forked = 0
     # A reader of our own: whatever it reads stays in this process, which ends with the run.
     message = read_message(open(grader_fd, "rb", closefd=False))
     if message is None:
@@ -410,13 +411,16 @@ def _supervise(server: Server, grader_fd: int, proto_out: int, fork_server: int)
         return GRADER_GONE
     except Exception as exc:
         reply, blob = RunReply("harness", detail=f"{type(exc).__name__}: {exc}"), b""
-    reply.processes = server.forked
+    # The child and the helpers this run started, and the next run's supervisor, forked once this one answers.
+    reply.processes = server.forked + 1
     write_message(proto_out, reply.as_dict(), blob)
+    # Everything the run made is gone by now (the reply comes after the clean-up): the next may begin.
+    os.write(answered_fd, ANSWERED)
     return REPLIED
 
 
 def _set_subreaper() -> None:
-    prctl = getattr(ctypes.CDLL(None, use_errno=True), "prctl", None)
+    prctl = getattr(privileges.libc(), "prctl", None)
     if prctl is not None:  # Linux only; elsewhere the process group is all we can kill
         prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
 
@@ -451,7 +455,8 @@ def main() -> None:
     # so that their collections do not copy its pages.
     gc.collect()
     gc.freeze()
-    write_message(proto_out, {"ready": True, "processes": server.forked})
+    # The helpers that made it ready, and the first run's supervisor, forked at once.
+    write_message(proto_out, {"ready": True, "processes": server.forked + 1})
     try:
         _fork_per_run(server, grader_fd, proto_out)
     finally:
@@ -459,46 +464,40 @@ def main() -> None:
 
 
 def _fork_per_run(server: Server, grader_fd: int, proto_out: int) -> None:
+    """Fork each run's supervisor before its request comes, and the next once it has answered.
+
+    Forking torch's address space takes milliseconds: done while the grading process judges the last
+    answer, not while it waits for the next. Only one supervisor at a time reads our input: the next is
+    forked after the last has answered, when it reads nothing more.
+    """
     me = os.getpid()
     while True:
-        # A request (or the end of our input) is waiting: the supervisor reads it, never this process, which
-        # asks only how many bytes wait (none: the input is closed, and the grading is over).
-        select.select([grader_fd], [], [])
-        if not _waiting_bytes(grader_fd):
-            return
+        answered_r, answered_w = os.pipe()
         pid = os.fork()
         if pid == 0:
+            os.close(answered_r)
             code = 70
             try:
-                code = _supervise(server, grader_fd, proto_out, me)
+                code = _supervise(server, grader_fd, proto_out, me, answered_w)
             finally:
                 sys.stdout.flush()
                 sys.stderr.flush()
                 os._exit(code)
+        os.close(answered_w)
+        said = os.read(answered_r, len(ANSWERED))  # b"" once the supervisor is gone without answering
+        os.close(answered_r)
+        if said == ANSWERED:
+            _reap_orphans()  # supervisors that have ended since, and what outlived them
+            continue
         _, status = os.waitpid(pid, 0)
         _reap_orphans()
         server.clear_runs_root()
         code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else None
-        if code == REPLIED:
-            continue
         if code not in (INPUT_CLOSED, GRADER_GONE):
             # It died before answering: say so; where the request stream stands is unknown, so stop here.
             how = f"exit status {code}" if code is not None else signal_description(os.WTERMSIG(status))
             write_message(proto_out, RunReply("harness", detail=f"the run's supervisor ended ({how})").as_dict())
         return
-
-
-def _waiting_bytes(fd: int) -> int:
-    """How many bytes wait in pipe `fd`, unread (1 where that cannot be asked: a supervisor reads and sees)."""
-    try:
-        import fcntl
-        import termios
-
-        count = array.array("i", [0])
-        fcntl.ioctl(fd, termios.FIONREAD, count, True)
-        return count[0]
-    except (ImportError, OSError):
-        return 1
 
 
 def signal_description(number: int) -> str:
