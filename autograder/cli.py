@@ -33,7 +33,7 @@ from .oracle import LiveReference
 from .reports.terminal import describe_defences, print_report
 from .results import GradingRun
 from .sandbox.limits import default_jobs
-from .seeds import PUBLIC_SECRET, SECRET_ENV, course_secret
+from .seeds import PUBLIC_SECRET, SECRET_ENV, course_secret, public_secret_warning
 from .selection import Selection, SelectionError, as_setting
 
 console = Console(highlight=False)
@@ -201,6 +201,13 @@ def generate(assignment: str, out_dir: Path, settings: tuple[str, ...], force: b
         console.print(f"wrote {path}")
 
 
+def _warn_of_public_secret(what: str, remedy: str) -> None:
+    """Say so on stderr, in one line, where a grading draws its inputs from the public default secret."""
+    warning = public_secret_warning(what, remedy)
+    if warning:
+        err_console.print(Text(warning, style="bold red"), soft_wrap=True)
+
+
 def run_grading(
     assignment,
     variant,
@@ -285,6 +292,7 @@ def grade(
     """Grade a submission folder (or a .zip) against the reference; write results.json."""
     existing(submission_dir, "nothing was graded, and no results file written")
     writable_folder(results.parent if str(results.parent) else Path("."), "--results")
+    _warn_of_public_secret("this grading", "grade again for a real course")
     with servers_for(assignment, jobs) as prestarted:
         bound, variant = _load(_select(assignment, settings), device)
         run_grading(bound, variant, submission_dir, results=results, jobs=jobs, prestarted=prestarted)
@@ -633,6 +641,7 @@ def regrade_command(
     except OSError as exc:
         raise UserError(f"-o {csv_path}: cannot make its folder ({exc.strerror or exc})") from None
     writable_folder(csv_path.parent, "-o")
+    _warn_of_public_secret("this regrade", "regrade for a real course")
     secret = course_secret()
     # Student code must not read the class's other submissions or results.
     protected = [layout.root.resolve(), results_dir.resolve()]

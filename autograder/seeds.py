@@ -22,6 +22,21 @@ def course_secret() -> str:
     return os.environ.get(SECRET_ENV) or PUBLIC_SECRET
 
 
+def public_secret_warning(what: str, remedy: str) -> str | None:
+    """The one-line warning where `what` (a zip, a grading) would draw its inputs from the public default secret.
+
+    None where a course secret is set. Under the public secret the graded inputs are the ones every
+    student can draw, and the student bundle holds the answers to the public ones.
+    """
+    if course_secret() != PUBLIC_SECRET:
+        return None
+    return (
+        f"WARNING: {SECRET_ENV} is not set: {what} uses the public default secret, which every student has, "
+        f"so the hidden inputs can be computed in advance. Set {SECRET_ENV} to the course's own secret and "
+        f"{remedy}."
+    )
+
+
 def derive_seed(secret: str, *parts: str) -> int:
     """A 128-bit seed from the secret and the names that identify the draw."""
     h = hashlib.sha256(secret.encode())

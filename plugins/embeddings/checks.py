@@ -46,6 +46,48 @@ def _normal(rng, *shape, scale=1.0) -> np.ndarray:
     return rng.standard_normal(shape) * scale
 
 
+# Letters a crafted example's may be renamed to, in the order of their code points, all after END's "<":
+# a renaming that keeps the letters' order keeps every comparison of two symbols (the tie rule) as it was.
+ALPHABET = "abcdefghijklmnopqrstuvwxyzßàáâãäåæçèéêëìíîïñòóôõöøùúûüýÿ"
+
+
+class Renaming:
+    """The letters of crafted BPE examples renamed, drawn from the course secret, their order kept.
+
+    A crafted example shows a rule (ties, overlaps, counts); renamed in order, it shows the same rule and
+    its merges are the same ones renamed, yet answers recorded under another secret do not fit it.
+    """
+
+    def __init__(self, rng, *texts: str):
+        letters = sorted({ch for text in texts for ch in text.replace(END, "") if not ch.isspace()})
+        chosen = sorted(rng.choice(len(ALPHABET), len(letters), replace=False))
+        self.table = str.maketrans({a: ALPHABET[i] for a, i in zip(letters, chosen)})
+
+    def __call__(self, text: str) -> str:
+        """`text` (a word, a symbol, a text) renamed; END stays END."""
+        return END.join(part.translate(self.table) for part in text.split(END))
+
+    def merges(self, merges) -> list[tuple[str, str]]:
+        return [(self(a), self(b)) for a, b in merges]
+
+    def counts(self, word_counts: dict[str, int], scale: int = 1) -> dict[str, int]:
+        """Renamed words, each count times `scale`: the same pairs win, the same ties stay."""
+        return {self(word): count * scale for word, count in word_counts.items()}
+
+
+def _letters_of(*parts) -> str:
+    """Every letter of words, texts and merges, for a `Renaming` of them all."""
+    out = []
+    for part in parts:
+        if isinstance(part, str):
+            out.append(part)
+        elif isinstance(part, dict):
+            out.extend(part)
+        else:
+            out.extend(s for item in part for s in (item if isinstance(item, tuple) else (item,)))
+    return " ".join(out)
+
+
 # --- bpe.py ---
 
 
@@ -78,14 +120,25 @@ def _counts_label(word_counts: dict) -> str:
     return f"train_bpe({len(word_counts)} words, the first {first!r}, ...)"
 
 
+def _crafted(rng, word_counts: dict[str, int]) -> dict[str, int]:
+    """A crafted corpus with its letters renamed in order and its counts scaled: drawn, yet showing its rule."""
+    return Renaming(rng, _letters_of(word_counts)).counts(word_counts, scale=int(rng.integers(1, 40)))
+
+
 def train_bpe_cases(ctx: CaseContext) -> list[Case]:
     rng = ctx.rng
+    overlapping = _crafted(rng, {"aaa": 2, "aaaa": 1, "baaab": 1})
+    a = next(iter(overlapping))[0]
     crafted = [
-        (TEXTBOOK, [10], "the textbook's example"),
-        ({"ab": 1, "ba": 1, "cd": 1, "dc": 1}, [3, 8], "every pair tied"),
-        ({"aaa": 2, "aaaa": 1, "baaab": 1}, [4], "overlapping pairs: a a a holds (a, a) twice"),
-        ({"ab": 1, "cab": 1, "dd": 9}, [0, 2], "counts weigh the pairs; no merge at all first"),
-        ({"ab": 2, "b": 1}, [1, 100], "more merges asked for than pairs there are"),
+        (_crafted(rng, TEXTBOOK), [10], "the textbook's example, its letters renamed in order, its counts scaled"),
+        (_crafted(rng, {"ab": 1, "ba": 1, "cd": 1, "dc": 1}), [3, int(rng.integers(5, 12))], "every pair tied"),
+        (overlapping, [4], f"overlapping pairs: {a} {a} {a} holds ({a}, {a}) twice"),
+        (_crafted(rng, {"ab": 1, "cab": 1, "dd": 9}), [0, 2], "counts weigh the pairs; no merge at all first"),
+        (
+            _crafted(rng, {"ab": 2, "b": 1}),
+            [1, int(rng.integers(4, 200))],
+            "more merges asked for than pairs there are",
+        ),
         (random_word_counts(rng, 25, "abcde"), [30], "random words"),
         (random_word_counts(rng, 15, "aé1ß."), [12], "random words of other characters"),
     ]
@@ -98,31 +151,39 @@ def train_bpe_cases(ctx: CaseContext) -> list[Case]:
     ]
 
 
+def _renamed_example(rng, merges, words) -> tuple[list[tuple[str, str]], list[str]]:
+    """Crafted merges and the words they are tried on, their letters renamed alike."""
+    rename = Renaming(rng, _letters_of(merges, words))
+    return rename.merges(merges), [rename(w) for w in words]
+
+
 def encode_word_cases(ctx: CaseContext) -> list[Case]:
     rng = ctx.rng
     random = random_merges(rng, "abcd", 14)
     words = ["".join(rng.choice(list("abcd"), size=int(rng.integers(1, 9)))) for _ in range(8)]
+    textbook = _renamed_example(rng, TEXTBOOK_MERGES, ["lowest", "newer", "low", "wider", "slow", "est", "x", "lowlow"])
+    overlaps = _renamed_example(
+        rng,
+        [("b", "c"), ("a", "b"), ("bc", "d"), ("a", "a"), ("aa", "a")],
+        ["abcd", "aaa", "aaaa", "aaaaa", "abc", "ab", "dcba"],
+    )
+    ends = _renamed_example(
+        rng, [("o", END), ("g", "o" + END), ("g", "o"), ("o" + END, "g")], ["go", "ego", "goo", "gog", "o"]
+    )
     return [
         Case(
-            f"encode_word(word, the textbook's 10 merges {TEXTBOOK_MERGES!r}) for words seen and unseen",
-            {"merges": TEXTBOOK_MERGES, "words": ["lowest", "newer", "low", "wider", "slow", "est", "x", "lowlow"]},
+            f"encode_word(word, the textbook's 10 merges, their letters renamed: {textbook[0]!r}) for words seen "
+            "and unseen",
+            {"merges": textbook[0], "words": textbook[1]},
         ),
         Case(
-            "encode_word(word, [('b', 'c'), ('a', 'b'), ('bc', 'd'), ('a', 'a'), ('aa', 'a')]) "
-            "(training order is not longest first; overlaps)",
-            {
-                "merges": [("b", "c"), ("a", "b"), ("bc", "d"), ("a", "a"), ("aa", "a")],
-                "words": ["abcd", "aaa", "aaaa", "aaaaa", "abc", "ab", "dcba"],
-            },
+            f"encode_word(word, {overlaps[0]!r}) (training order is not longest first; overlaps)",
+            {"merges": overlaps[0], "words": overlaps[1]},
         ),
         Case(f"encode_word(word, {random!r}) for 8 random words", {"merges": random, "words": words}),
         Case(
-            "encode_word(word, merges) with merges that join END: [('o', '</w>'), ('g', 'o</w>'), ('g', 'o'), "
-            "('o</w>', 'g')]",
-            {
-                "merges": [("o", END), ("g", "o" + END), ("g", "o"), ("o" + END, "g")],
-                "words": ["go", "ego", "goo", "gog", "o"],
-            },
+            f"encode_word(word, merges) with merges that join END: {ends[0]!r}",
+            {"merges": ends[0], "words": ends[1]},
         ),
     ]
 
@@ -131,10 +192,11 @@ def encode_cases(ctx: CaseContext) -> list[Case]:
     rng = ctx.rng
     merges = random_merges(rng, "abc", 10)
     texts = ["ab ca", "  abc\tcab \n bb  ", "a", "\n\t c  c c", "abcabc bca"]
+    textbook, handout = _renamed_example(rng, TEXTBOOK_MERGES, ["low lowest  newer", " widest "])
     return [
         Case(
-            f"encode(text, the textbook's merges) for {['low lowest  newer', ' widest ']!r}",
-            {"merges": TEXTBOOK_MERGES, "texts": ["low lowest  newer", " widest "]},
+            f"encode(text, the textbook's merges, their letters renamed: {textbook!r}) for {handout!r}",
+            {"merges": textbook, "texts": handout},
         ),
         Case(
             f"encode(text, {merges!r}) for texts with tabs, newlines and runs of spaces: {texts!r}",
@@ -164,25 +226,37 @@ def decode_cases(ctx: CaseContext) -> list[Case]:
                 {"symbols": sentences},
             )
         )
-    cases.append(
-        Case(
-            "decode(symbols) for [], ['</w>'] and [['lo', 'w</w>', 'est</w>']]",
-            {"symbols": [["lo", "w" + END, "est" + END], [], ["a" + END, END, "b", END]]},
-        )
-    )
+    lo, w, est, a, b = made_up_symbols(rng, 5)
+    symbols = [[lo, w + END, est + END], [], [a + END, END, b, END]]
+    cases.append(Case(f"decode(symbols) for [], a lone '</w>' and more: {symbols!r}", {"symbols": symbols}))
     return cases
+
+
+def made_up_symbols(rng, count: int) -> list[str]:
+    """`count` distinct made-up symbols of one to three letters."""
+    out: list[str] = []
+    while len(out) < count:
+        symbol = "".join(rng.choice(list("abcdefghijklmnopqrstuvwxyzé"), size=int(rng.integers(1, 4))))
+        if symbol not in out:
+            out.append(symbol)
+    return out
 
 
 # --- word2vec.py ---
 
 
+def _extremes(rng) -> np.ndarray:
+    """-1e4, 0 and 1e4 among drawn entries of both signs, some near 0 (a sign test off by a little shows
+    there) and some up to 1e4, in a drawn order."""
+    signs = rng.choice([-1.0, 1.0], 8)
+    sizes = np.concatenate([10 ** rng.uniform(-4.0, -2.0, 3), 10 ** rng.uniform(1.0, 4.0, 5)])
+    return rng.permutation(np.concatenate([[-1e4, 0.0, 1e4], signs * sizes]))
+
+
 def sigmoid_cases(ctx: CaseContext) -> list[Case]:
     return [
         Case("sigmoid(x) for x of shape (3, 4)", {"x": _normal(ctx.rng, 3, 4, scale=3.0)}),
-        Case(
-            "sigmoid(x) for x with entries from -1e4 to 1e4",
-            {"x": np.array([-1e4, -800.0, -30.0, -1e-3, 0.0, 1e-3, 30.0, 800.0, 1e4])},
-        ),
+        Case("sigmoid(x) for x with entries from -1e4 to 1e4", {"x": _extremes(ctx.rng)}),
         Case("sigmoid(x) for a 1-D x of 5 entries", {"x": _normal(ctx.rng, 5, scale=2.0)}),
     ]
 
@@ -194,7 +268,7 @@ def skipgram_pairs_cases(ctx: CaseContext) -> list[Case]:
     calls = [
         [(tokens, 1), (tokens, 2)],
         [(tokens, 3), (short, 5)],
-        [(short, 1), ([4], 2), ([3, 8], 1)],
+        [(short, 1), ([int(rng.integers(0, 9))], 2), ([int(t) for t in rng.integers(0, 9, 2)], 1)],
         [([int(t) for t in rng.integers(0, 5, 12)], 2), ([], 1)],
     ]
     return [Case("; ".join(f"skipgram_pairs({t}, window={w})" for t, w in group), {"calls": group}) for group in calls]
@@ -203,11 +277,13 @@ def skipgram_pairs_cases(ctx: CaseContext) -> list[Case]:
 def noise_cases(ctx: CaseContext) -> list[Case]:
     rng = ctx.rng
     cases = []
+    # Fourth powers: their 0.75 powers are whole numbers, the right answer exact.
+    fourth_powers = rng.integers(1, 8, int(rng.integers(4, 7))) ** 4
     for counts, power in [
-        (np.array([16, 0, 1, 81]), None),
+        (fourth_powers, None),
         (rng.integers(0, 20, 8), None),
         (rng.integers(0, 5, 6), 0.5),
-        (np.array([3, 0, 0, 7, 1]), 1.0),
+        (rng.integers(0, 10, int(rng.integers(5, 8))), 1.0),
     ]:
         counts[int(rng.integers(len(counts)))] = 0  # a word never seen
         counts[0] = max(counts[0], 1)
@@ -229,19 +305,30 @@ def sgns_loss_cases(ctx: CaseContext) -> list[Case]:
         )
         for D, K, scale in [(5, 3, 1.0), (1, 1, 2.0), (8, 6, 0.4)]
     ]
-    big = [
-        (np.array([100.0, 0.0]), np.array([100.0, 1.0]), np.array([[-100.0, 0.0], [100.0, 0.5]])),
-        (np.array([100.0]), np.array([-100.0]), np.array([[100.0], [-100.0]])),
-        (np.array([1.0, 100.0]), np.array([0.5, 100.0]), np.array([[1.0, -100.0]])),
-    ]
+    big = [_huge_dots(rng, D, signs) for D, signs in [(2, (1, -1, 1)), (1, (-1, 1, -1)), (2, (1, -1))]]
     cases.append(
         Case(
-            "sgns_loss with dot products of +-1e4: "
-            + "; ".join(f"w_vec={w.tolist()}, c_vec={c.tolist()}, neg_vecs={n.tolist()}" for w, c, n in big),
+            "sgns_loss with dot products of about +-1e4: "
+            + "; ".join(
+                f"w_vec={_rounded(w)}, c_vec={_rounded(c)}, neg_vecs={[_rounded(v) for v in n]}" for w, c, n in big
+            ),
             {"vectors": big},
         )
     )
     return cases
+
+
+def _huge_dots(rng, D: int, signs) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """w_vec of length 100, c_vec and each negative along +-w_vec (signs[0] for c_vec, the rest for the
+    negatives), each with a little drawn besides: every dot product with w_vec is about +-1e4."""
+    u = _normal(rng, D)
+    w = 100 * u / np.linalg.norm(u)
+    c, *negatives = (sign * w + _normal(rng, D, scale=0.5) for sign in signs)
+    return w, c, np.array(negatives)
+
+
+def _rounded(v: np.ndarray) -> list[float]:
+    return [round(float(x), 2) for x in v]
 
 
 def sgns_grads_cases(ctx: CaseContext) -> list[Case]:
@@ -256,12 +343,24 @@ def sgns_grads_cases(ctx: CaseContext) -> list[Case]:
 
 
 def skipgram_init_cases(ctx: CaseContext) -> list[Case]:
+    rng = ctx.rng
+
+    def seed() -> int:
+        return int(rng.integers(2**31))
+
+    # Sizes and seeds drawn. W has 30 entries or more (its largest above a quarter of the bound but
+    # once in a billion draws); rng left out, 200 or more: the fresh draws must show the same.
+    sizes = [
+        (int(rng.integers(6, 12)), int(rng.integers(5, 9)), seed()),
+        (int(rng.integers(20, 40)), 2, seed()),
+        (int(rng.integers(8, 16)), int(rng.integers(30, 50)), None),
+    ]
     return [
         Case(
             f"SkipGram({V}, {D}{'' if seed is None else ', rng'})" + (" (rng left out)" if seed is None else ""),
             {"vocab_size": V, "dim": D, "seed": seed},
         )
-        for V, D, seed in [(7, 5, 1), (30, 2, 2), (12, 40, None)]
+        for V, D, seed in sizes
     ]
 
 
@@ -403,7 +502,14 @@ def ffnn_forward_cases(ctx: CaseContext) -> list[Case]:
 def make_examples_cases(ctx: CaseContext) -> list[Case]:
     rng = ctx.rng
     cases = []
-    for length, n, pad in [(7, 3, 0), (2, 4, 9), (5, 1, 3), (6, 2, 5), (0, 2, 1)]:
+    # The empty corpus with a drawn context size and pad.
+    for length, n, pad in [
+        (7, 3, 0),
+        (2, 4, 9),
+        (5, 1, 3),
+        (6, 2, 5),
+        (0, int(rng.integers(1, 9)), int(rng.integers(10))),
+    ]:
         tokens = [int(t) for t in rng.integers(0, 9, length)]
         cases.append(
             Case(
@@ -478,17 +584,24 @@ def perplexity_cases(ctx: CaseContext) -> list[Case]:
 def no_mutation_cases(ctx: CaseContext) -> list[Case]:
     rng = ctx.rng
     w, c, n = _vectors(rng, 3, 2, 1.0)
+    merges, (word,) = _renamed_example(rng, TEXTBOOK_MERGES[:6], ["lowest"])
+    counts = rng.integers(0, 10, 5)
+    counts[int(rng.integers(5))] = 0
     calls = [
-        ("train_bpe", {"word_counts": {"low": 5, "lower": 2, "newest": 6}, "num_merges": 4}, "word_counts"),
-        ("encode_word", {"merges": TEXTBOOK_MERGES[:6], "word": "lowest"}, "merges"),
-        ("noise_distribution", {"counts": np.array([4, 0, 2, 9])}, "counts"),
+        (
+            "train_bpe",
+            {"word_counts": _crafted(rng, {"low": 5, "lower": 2, "newest": 6}), "num_merges": 4},
+            "word_counts",
+        ),
+        ("encode_word", {"merges": merges, "word": word}, "merges"),
+        ("noise_distribution", {"counts": counts}, "counts"),
         ("sgns_grads", {"w_vec": w, "c_vec": c, "neg_vecs": n}, "w_vec, c_vec and neg_vecs"),
         (
             "SkipGram.step",
             {**_skipgram_args(rng, 4, 3), "w": 0, "c": 1, "negatives": np.array([2, 1, 2]), "lr": 0.1},
             "negatives",
         ),
-        ("make_examples", {"tokens": [3, 1, 4, 1, 5], "context_size": 2, "pad": 0}, "tokens"),
+        ("make_examples", {"tokens": [int(t) for t in rng.integers(0, 9, 5)], "context_size": 2, "pad": 0}, "tokens"),
     ]
     return [
         Case(f"{what} must leave its argument {changed} unchanged", {"what": what, **args})
@@ -497,13 +610,17 @@ def no_mutation_cases(ctx: CaseContext) -> list[Case]:
 
 
 def bad_argument_cases(ctx: CaseContext) -> list[Case]:
-    good = {"abc": 4, "bc": 1, "c": 2}  # two merges without a tie: (c, </w>), then (b, c</w>)
+    rng = ctx.rng
+    # Two merges without a tie, (c, </w>) then (b, c</w>), in letters renamed in order.
+    good = _crafted(rng, {"abc": 4, "bc": 1, "c": 2})
+    below = -int(rng.integers(1, 50))
+    narrow = -int(rng.integers(1, 9))
     calls = [
-        ("train_bpe", {"word_counts": good, "num_merges": -1}, "num_merges=-1"),
-        ("train_bpe", {"word_counts": {"ab": 1, "cd": 0}, "num_merges": 1}, "a count of 0"),
-        ("train_bpe", {"word_counts": {"ab": 2, "": 1}, "num_merges": 1}, "an empty word"),
-        ("skipgram_pairs", {"tokens": [1, 2, 3], "window": 0}, "window=0"),
-        ("skipgram_pairs", {"tokens": [1, 2, 3], "window": -2}, "window=-2"),
+        ("train_bpe", {"word_counts": good, "num_merges": below}, f"num_merges={below}"),
+        ("train_bpe", {"word_counts": _crafted(rng, {"ab": 1, "cd": 0}), "num_merges": 1}, "a count of 0"),
+        ("train_bpe", {"word_counts": _crafted(rng, {"ab": 2, "": 1}), "num_merges": 1}, "an empty word"),
+        ("skipgram_pairs", {"tokens": [int(t) for t in rng.integers(0, 9, 3)], "window": 0}, "window=0"),
+        ("skipgram_pairs", {"tokens": [int(t) for t in rng.integers(0, 9, 3)], "window": narrow}, f"window={narrow}"),
     ]
     return [
         Case(f"{what} with {bad} must raise ValueError", {"what": what, "good": good, **args})

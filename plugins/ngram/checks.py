@@ -21,6 +21,28 @@ COWS = (
 )
 
 
+LETTERS = "abcdefghijklmnopqrstuvwxyz"
+
+
+def made_up_words(rng, count: int) -> list[str]:
+    """`count` distinct made-up words. A hand-written case built on them is drawn from the course
+    secret like any other, so answers recorded under another secret (the student bundle's) do not fit it."""
+    words: list[str] = []
+    while len(words) < count:
+        word = "".join(rng.choice(list(LETTERS), size=int(rng.integers(3, 8))))
+        if word not in words:
+            words.append(word)
+    return words
+
+
+def renamed(rng, corpus: list[list[str]]) -> tuple[list[list[str]], dict[str, str]]:
+    """`corpus` with each word replaced by a made-up one (the same word always by the same one), and the
+    names given: the counts, and so every probability of a hand-computed example, stay as they are."""
+    vocabulary = sorted({w for sentence in corpus for w in sentence})
+    names = dict(zip(vocabulary, made_up_words(rng, len(vocabulary))))
+    return [[names[w] for w in sentence] for sentence in corpus], names
+
+
 # Tokens of every kind: some sort before "<s>", "</s>" and "<unk>", so code
 # that compares tokens with < instead of == shows.
 ODD_TOKENS = (",", "!", "42", "Alice", "naïve", "Straße")
@@ -80,14 +102,25 @@ def _queries(rng, corpus, n) -> list[tuple[str, list[str]]]:
 
 
 def pad_cases(ctx: CaseContext) -> list[Case]:
-    fixed = [(["a", "b"], 3), ([], 1), (["the", "cow"], 1), ([], 4), (["x"], 2)]
-    fixed.append((sentences(ctx.rng, 1)[0], 5))
-    return [Case(f"pad({s!r}, n={n})", {"sentence": s, "n": n}) for s, n in fixed]
+    rng = ctx.rng
+    # The contract's examples with made-up words; an empty sentence with an order drawn too (pad([], 1)
+    # alone would be the same under every secret).
+    drawn = [
+        (made_up_words(rng, 2), 3),
+        ([], int(rng.integers(2, 60))),
+        (made_up_words(rng, 2), 1),
+        (made_up_words(rng, 1), 2),
+        (sentences(rng, 1)[0], 5),
+    ]
+    return [Case(f"pad({s!r}, n={n})", {"sentence": s, "n": n}) for s, n in drawn]
 
 
 def count_cases(ctx: CaseContext) -> list[Case]:
-    small = sentences(ctx.rng, 8)
-    corpora = [(COWS, 3), (small, 1), (small, 2), (small, 3), ([["a", "b", "a"], []], 2)]
+    rng = ctx.rng
+    cows, _ = renamed(rng, COWS)
+    small = sentences(rng, 8)
+    a, b = made_up_words(rng, 2)
+    corpora = [(cows, 3), (small, 1), (small, 2), (small, 3), ([[a, b, a], []], 2)]
     return [Case(f"count_ngrams({_corpus_label(c)}, n={n})", {"corpus": c, "n": n}) for c, n in corpora]
 
 
@@ -95,7 +128,7 @@ def fit_cases(ctx: CaseContext) -> list[Case]:
     corpus = sentences(ctx.rng, 10)
     cases = [
         Case(_model_label(c, n, k), {"corpus": c, "n": n, "k": k})
-        for c, n, k in [(corpus, 2, 0.0), (corpus, 3, 0.5), ([["a"], []], 1, 0.0)]
+        for c, n, k in [(corpus, 2, 0.0), (corpus, 3, 0.5), ([made_up_words(ctx.rng, 1), []], 1, 0.0)]
     ]
     odd, first = with_unk(with_odd_tokens(ctx.rng, sentences(ctx.rng, 12), share=0.6)), sentences(ctx.rng, 5)
     cases.append(Case(_model_label(odd, 2, before=first), {"corpus": odd, "n": 2, "fitted_before_on": first}))
@@ -122,20 +155,24 @@ def _prob_cases(ctx: CaseContext, settings) -> list[Case]:
 
 
 def prob_mle_cases(ctx: CaseContext) -> list[Case]:
-    cows = Case(
-        _model_label(COWS, 3),
+    # The handout's example, its words made up: after "cows eat", corn 4/11, grass 3/11, hay 2/11, EOS 2/11.
+    corpus, names = renamed(ctx.rng, COWS)
+    cows, eat, corn, hay = names["cows"], names["eat"], names["corn"], names["hay"]
+    handout = "the handout's cows example with made-up words"
+    cows_case = Case(
+        f"{_model_label(corpus, 3)} ({handout})",
         {  # k left to its default, 0
-            "corpus": COWS,
+            "corpus": corpus,
             "n": 3,
-            "queries": [[w, ["cows", "eat"]] for w in ("corn", "grass", "hay", EOS, "cows")],
+            "queries": [[names.get(w, w), [cows, eat]] for w in ("corn", "grass", "hay", EOS, "cows")],
         },
     )
     # context is a Sequence[str]: a tuple must do as well as a list.
     as_tuple = Case(
-        f"{_model_label(COWS, 3, 0.0)}; the context given as a tuple",
-        {"corpus": COWS, "n": 3, "k": 0.0, "queries": [["corn", ("cows", "eat")], ["hay", ("eat",)]]},
+        f"{_model_label(corpus, 3, 0.0)} ({handout}); the context given as a tuple",
+        {"corpus": corpus, "n": 3, "k": 0.0, "queries": [[corn, (cows, eat)], [hay, (eat,)]]},
     )
-    return [cows, as_tuple] + _prob_cases(ctx, [(1, 0.0), (2, 0.0), (3, 0.0)])
+    return [cows_case, as_tuple] + _prob_cases(ctx, [(1, 0.0), (2, 0.0), (3, 0.0)])
 
 
 def prob_add_k_cases(ctx: CaseContext) -> list[Case]:
@@ -207,7 +244,7 @@ def sample_cases(ctx: CaseContext) -> list[Case]:
     )
     # One long sentence of distinct words: the bigram model has a single draw,
     # longer than the default max_len, which must cut it at exactly 100 tokens.
-    long = [[f"w{i:03d}" for i in range(150)]]
+    long = [made_up_words(ctx.rng, 150)]
     # Each of its draws asks prob about 152 words 100 times: a few draws show the cut.
     cases.append(
         Case(
@@ -228,12 +265,12 @@ def sample_cases(ctx: CaseContext) -> list[Case]:
 
 def no_mutation_cases(ctx: CaseContext) -> list[Case]:
     corpus = sentences(ctx.rng, 6)
-    sentence = ["the", "old", "cow", "sleeps"]
+    sentence = sentences(ctx.rng, 1)[0] + made_up_words(ctx.rng, 1)
     calls = [
         ("pad", {"value": sentence, "n": 3}),
         ("count_ngrams", {"value": corpus, "n": 2}),
         ("fit", {"value": corpus, "n": 2, "k": 0.0}),
-        ("prob", {"value": ["the", "old"], "word": "cow", "corpus": corpus, "n": 3, "k": 0.5}),
+        ("prob", {"value": sentence[:2], "word": sentence[2], "corpus": corpus, "n": 3, "k": 0.5}),
         ("logprob", {"value": sentence, "corpus": corpus, "n": 2, "k": 0.5}),
         ("perplexity", {"value": corpus[:2], "corpus": corpus, "n": 2, "k": 0.5}),
     ]
@@ -244,23 +281,34 @@ def no_mutation_cases(ctx: CaseContext) -> list[Case]:
 
 
 def bad_argument_cases(ctx: CaseContext) -> list[Case]:
+    rng = ctx.rng
     domain = ("ValueError",)
     # A value of the wrong type may be refused as Python's own code does, with TypeError.
     wrong_type = ("ValueError", "TypeError")
+
+    def order() -> int:
+        return int(rng.integers(1, 6))
+
+    def smoothing() -> float:
+        return round(float(rng.uniform(0.0, 2.0)), 3)
+
+    # Each bad value beside drawn ones (an order below 1 but 0, a k below 0, a float order, a string), and
+    # the calls made on a drawn sentence: recorded answers to other draws do not fit. n = 0, the boundary,
+    # stays 0: the sentence is what the secret draws there.
     calls = [
         ("pad", 0, 0.0, domain),
-        ("pad", -2, 0.0, domain),
-        ("pad", 2.5, 0.0, wrong_type),
+        ("pad", -int(rng.integers(1, 100)), 0.0, domain),
+        ("pad", order() + 0.5, 0.0, wrong_type),
         ("count_ngrams", 0, 0.0, domain),
-        ("count_ngrams", "2", 0.0, wrong_type),
-        ("NGramLM", 0, 0.0, domain),
-        ("NGramLM", 2, -1.0, domain),
-        ("NGramLM", 2, "one", wrong_type),
+        ("count_ngrams", str(order()), 0.0, wrong_type),
+        ("NGramLM", 0, smoothing(), domain),
+        ("NGramLM", order(), -smoothing() - 0.01, domain),
+        ("NGramLM", order(), made_up_words(rng, 1)[0], wrong_type),
     ]
     return [
         Case(
             f"{call}(..., n={n!r}{f', k={k!r}' if call == 'NGramLM' else ''}) must raise {' or '.join(accepted)}",
-            {"call": call, "n": n, "k": k, "accepted": list(accepted)},
+            {"call": call, "n": n, "k": k, "accepted": list(accepted), "sentence": made_up_words(rng, 2)},
         )
         for call, n, k, accepted in calls
     ]

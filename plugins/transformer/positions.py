@@ -190,10 +190,28 @@ TABLE_TOLERANCE = Tolerance(rtol=0.0, atol=2e-5)  # a table built in float32, an
 POSITIONS_FLOAT32 = Tolerance(rtol=2e-4, atol=1e-4)
 
 
+def _sinusoidal_sizes(rng) -> list[tuple[int, int, int, int]]:
+    """(vocab_size, context_length, d_model, n_heads), drawn: d_model = 2 (one pair), a few pairs, and
+    contexts of 30 to 72 positions, where an angle off at a low frequency shows."""
+
+    def heads(d: int) -> int:
+        return int(rng.choice([h for h in range(1, d + 1) if d % h == 0 and h <= 4]))
+
+    def size(low: int, high: int) -> int:
+        return int(rng.integers(low, high))
+
+    d_few, d_many, d_long = 2 * size(2, 7), 2 * size(4, 8), 2 * size(2, 6)
+    return [
+        (size(4, 40), size(3, 40), 2, 1),
+        (size(5, 40), size(6, 17), d_few, heads(d_few)),
+        (size(5, 40), size(30, 49), d_many, heads(d_many)),
+        (size(5, 40), size(56, 73), d_long, heads(d_long)),
+    ]
+
+
 def sinusoidal_cases(ctx: CaseContext) -> list[Case]:
     cases = []
-    # Many positions show an angle off at a low frequency; d_model = 2 is one pair.
-    for V, context, d, h in [(7, 8, 8, 2), (5, 5, 2, 1), (9, 40, 12, 3), (6, 64, 6, 2)]:
+    for V, context, d, h in _sinusoidal_sizes(ctx.rng):
         config = {
             "vocab_size": V,
             "context_length": context,
