@@ -172,17 +172,17 @@ class Check:
 
     def verdict(self, case: Case, expected: Any, got: Any, *, reveal: bool, dead: str | None = "") -> CaseVerdict:
         """Judge one case's answer (`dead` is no longer read: answers that merely show work earn nothing)."""
-        if self.judge is not None:
-            return self.judge(self, case, expected, got, reveal=reveal)
-        tolerance = self.tolerance_of(case)
-        if self.property_check:
-            return self._property_verdict(case, expected, got, tolerance, reveal)
-        if self.holds is not None:
+        if self.holds is not None and not self.property_check:
             expected = self.holds(case.args, expected)
             try:
                 got = self.holds(case.args, got)
             except Exception:  # raw data of another shape than the reference's
                 return CaseVerdict(False, "the answer is not shaped like the contract's")
+        if self.judge is not None:
+            return self.judge(self, case, expected, got, reveal=reveal)
+        tolerance = self.tolerance_of(case)
+        if self.property_check:
+            return self._property_verdict(case, expected, got, tolerance, reveal)
         diff = compare(expected, got, tolerance, reveal=reveal)
         return CaseVerdict(diff is None, diff or "")
 

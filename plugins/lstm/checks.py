@@ -528,6 +528,7 @@ def lstm_checks() -> list[Check]:
             composes=CELL,
             limits=quick,
             grades=("recurrent.StackedRNN",),
+            holds=scenarios.drawn_in_order_holds,
         ),
         Check(
             "birnn",
@@ -540,6 +541,7 @@ def lstm_checks() -> list[Check]:
             composes=CELL,
             limits=quick,
             grades=("recurrent.BiRNN",),
+            holds=scenarios.drawn_in_order_holds,
         ),
         Check(
             "depth_direction",
@@ -576,6 +578,7 @@ def lstm_checks() -> list[Check]:
             composes=("stacked",),
             limits=quick,
             grades=("recurrent.LSTMLM",),
+            holds=scenarios.lstmlm_judged,
         ),
         Check(
             "named_grads",

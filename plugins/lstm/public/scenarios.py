@@ -87,19 +87,26 @@ def cell_forward_judged(args, answer):
     return construction_summary(args, answer) if args.get("construct") else answer
 
 
-def _same(*cells) -> bool:
-    """Whether the cells hold equal params: what one generator's draws decide."""
-    first = {k: _array(v) for k, v in cells[0].params.items()}
-    return all(
-        sorted(c.params) == sorted(first) and all(np.array_equal(_array(c.params[k]), v) for k, v in first.items())
-        for c in cells[1:]
-    )
-
-
-def _drawn_in_order(modules, kind, cells, sizes, rng) -> bool:
-    """Whether `cells` equal the student's own cells of `sizes` built one after the other from `rng`."""
+def _drawn_in_order(modules, kind, cells, sizes, rng) -> dict:
+    """The params of `cells` beside those of the student's own cells of `sizes` built one after the other
+    from `rng`: whether they are equal is worked out in the grading process (`drawn_in_order_holds`)."""
     cls = getattr(modules["recurrent"], CELL_CLASS[kind])
-    return len(cells) == len(sizes) and all(_same(cell, cls(I, J, rng=rng)) for cell, (I, J) in zip(cells, sizes))
+    fresh = [cls(I, J, rng=rng) for I, J in sizes]
+    return {
+        "built": [{k: _array(v) for k, v in c.params.items()} for c in cells],
+        "in order": [{k: _array(v) for k, v in c.params.items()} for c in fresh],
+    }
+
+
+def drawn_in_order_holds(args, answer):
+    """stacked's and birnn's answers as judged: the layers' draws compared here, the rest as they are."""
+    out = dict(answer)
+    for key in ("layers built in order 0, 1, ... from rng", "fwd then bwd built from rng"):
+        if key in out:
+            raw = out[key]
+            built, fresh = raw["built"], raw["in order"]
+            out[key] = len(built) == len(fresh) and all(_equal_params(a, b) for a, b in zip(built, fresh))
+    return out
 
 
 def _built_cell(modules, args):
@@ -341,30 +348,51 @@ def _built_lm(modules, args, defaults=False):
 
 
 def lm_construction(modules, args):
+    """What LSTMLM's constructor makes, as drawn (`lm_construction_summary` judges it)."""
     V, D, J, L = args["V"], args["D"], args["J"], args["L"]
     r = modules["recurrent"]
     lm = r.LSTMLM(V, D, J) if L is None else r.LSTMLM(V, D, J, num_layers=L, rng=np.random.default_rng(0))
-    p = {k: _array(v) for k, v in lm.params.items()}
-    answer = {
-        "params' keys and shapes": _shapes(p),
-        "b_y zeros": bool(np.all(p["b_y"] == 0)),
-        "layers: their params' shapes": [_shapes(layer.params) for layer in lm.rnn.layers],
+    raw = {
+        "params": {k: _array(v) for k, v in lm.params.items()},
+        "layers": [{k: _array(v) for k, v in layer.params.items()} for layer in lm.rnn.layers],
     }
-    if L is None:  # a fresh generator: the distributions, not the draws
-        bound = 1 / np.sqrt(J)
-        answer["W_y within +-1/sqrt(J), spread over it"] = bool(
-            np.all(np.abs(p["W_y"]) <= bound) and (p["W_y"].min() < -bound / 2 and p["W_y"].max() > bound / 2)
-        )
-        answer["E's standard deviation within [0.05, 0.2]"] = bool(0.05 <= np.std(p["E"]) <= 0.2)
-    else:  # the contract fixes the draws: E, then W_y, then the StackedRNN, from rng
-        answer["E"], answer["W_y"] = p["E"], p["W_y"]
+    if L is not None:  # the contract fixes the draws: E, then W_y, then the StackedRNN, from rng
         rng = np.random.default_rng(0)
         rng.standard_normal((V, D)), rng.uniform(size=(V, J))
         again = r.StackedRNN("lstm", D, J, L, rng=rng)
-        answer["rnn built from rng after E and W_y"] = len(again.layers) == len(lm.rnn.layers) and all(
-            _same(a, b) for a, b in zip(lm.rnn.layers, again.layers)
+        raw["layers drawn after E and W_y"] = [
+            {k: _array(v) for k, v in layer.params.items()} for layer in again.layers
+        ]
+    return raw
+
+
+def lm_construction_summary(args, raw) -> dict:
+    """In the grading process: keys and shapes, b_y, the draws' distributions or the draws themselves."""
+    p = {k: np.asarray(v) for k, v in raw["params"].items()}
+    answer = {
+        "params' keys and shapes": _shapes(p),
+        "b_y zeros": bool(np.all(p["b_y"] == 0)),
+        "layers: their params' shapes": [_shapes(layer) for layer in raw["layers"]],
+    }
+    if args["L"] is None:  # a fresh generator: the distributions, not the draws
+        bound = 1 / np.sqrt(args["J"])
+        W_y = np.asarray(p["W_y"], float)
+        answer["W_y within +-1/sqrt(J), spread over it"] = bool(
+            np.all(np.abs(W_y) <= bound) and (W_y.min() < -bound / 2 and W_y.max() > bound / 2)
+        )
+        answer["E's standard deviation within [0.05, 0.2]"] = bool(0.05 <= np.std(np.asarray(p["E"], float)) <= 0.2)
+    else:
+        answer["E"], answer["W_y"] = p["E"], p["W_y"]
+        again = raw["layers drawn after E and W_y"]
+        answer["rnn built from rng after E and W_y"] = len(again) == len(raw["layers"]) and all(
+            _equal_params(a, b) for a, b in zip(raw["layers"], again)
         )
     return answer
+
+
+def lstmlm_judged(args, answer):
+    """What lstmlm's answers are judged as: a construction through its summary, the rest as they are."""
+    return lm_construction_summary(args, answer) if args.get("construct") else answer
 
 
 def lstmlm(modules, args):
