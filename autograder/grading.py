@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import atomic, catalog, composition, forbidden, stand_in, timing_grading
+from . import atomic, composition, forbidden, stand_in, timing_grading
 from .assignment import Assignment
 from .assignment_plugin import package_folder
 from .checks import Case, Check, Mistake
@@ -107,7 +107,9 @@ class Grader:
         folders = {path.parent for path in self.assignment.check_module_files().values()}
         try:
             pm = get_manager()
-            folders.update(catalog.assignment_folders(pm).values())
+            # The hook itself, not `catalog.sources`, which also asks each plugin's distribution (slow).
+            given = [source for sources in pm.hook.lmgrade_assignments() for source in sources or []]
+            folders.update(Path(getattr(source, "folder", source)) for source in given)
             for plugin in pm.get_plugins():
                 package = getattr(plugin, "package", None)  # an AssignmentPlugin; else a module of hooks
                 if isinstance(package, str):
