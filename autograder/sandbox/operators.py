@@ -110,8 +110,11 @@ def block(operators: Mapping[str, Iterable[str]], stop: Stop) -> list[str]:
                         overload = _overload(torch, qualified)
                         if overload is not None:
                             overloads[overload] = (api, qualified)
-                if not found:
-                    # Read only when needed: TorchScript's registry is slower to list.
+                if not found and not set(pattern) & set("*?["):
+                    if torch._C._jit_get_schemas_for_operator(pattern):
+                        done += [pattern] if _withhold_jit_only(torch, pattern, api, stop) else []
+                elif not found:
+                    # Listed only for a pattern: TorchScript's registry is slow to list whole.
                     jit_only = _by_name(_jit_only_names(torch, dispatched)) if jit_only is None else jit_only
                     done += [q for q in _matching(jit_only, pattern) if _withhold_jit_only(torch, q, api, stop)]
     done += _stop_python_versions(overloads, stop)
