@@ -34,19 +34,25 @@ FOUND = "CHEAT-FOUND"
 IPC_RMID = 0
 
 
-def _remove_ipc(keys) -> None:
-    """Remove the System V objects of these keys, where a cheat left them."""
+def _remove_ipc(keys) -> list[str]:
+    """Remove the System V objects of these keys from this machine; what was there."""
     libc = ctypes.CDLL(None, use_errno=True)
+    left = []
     for key in keys:
         shmid = libc.shmget(key, 0, 0)
         if shmid >= 0:
             libc.shmctl(shmid, IPC_RMID, None)
+            left.append(f"shared memory {key:#x}")
         queue = libc.msgget(key, 0)
         if queue >= 0:
             libc.msgctl(queue, IPC_RMID, None)
+            left.append(f"message queue {key:#x}")
+    return left
 
 
-def _remove_left_files() -> None:
+def _remove_left_files() -> list[str]:
+    """Remove the files the persistence attacks name their own from the machine's shared folders; which."""
+    left = []
     for folder in ("/tmp", "/dev/shm", "/var/tmp", "/run", os.path.expanduser("~")):
         try:
             names = os.listdir(folder)
@@ -55,19 +61,22 @@ def _remove_left_files() -> None:
         for name in names:
             if name.startswith(LEFT_FILES):
                 Path(folder, name).unlink(missing_ok=True)
+                left.append(str(Path(folder, name)))
+    return left
+
+
+def _left_behind(names) -> list[str]:
+    """What cheats of these assignments left on this machine, outside every sandbox (removed)."""
+    return _remove_ipc([key for name in names for key in ipc_keys(name)]) + _remove_left_files()
 
 
 @pytest.fixture(scope="module")
 def clean_machine():
     """Nothing a cheat may leave outside its sandbox (System V objects, files) before the cheats, nor after."""
 
-    def clean():
-        _remove_ipc([key for name in assignments() for key in ipc_keys(name)])
-        _remove_left_files()
-
-    clean()
+    _left_behind(assignments())
     yield
-    clean()
+    _left_behind(assignments())
 
 
 def _stray_daemons() -> list[int]:
@@ -122,4 +131,5 @@ def test_a_cheat_scores_nothing(graders, clean_machine, tmp_path, assignment, ch
     score = sum(v.score for v in verdicts)
     found = sorted({line.strip() for v in verdicts for line in v.output.splitlines() if FOUND in line})
     problems = _paid(verdicts) + found + [f"a daemon outlived its run: pid {pid}" for pid in daemons]
+    problems += [f"left on the machine: {what}" for what in _left_behind([assignment])]
     assert score == 0 and not problems, f"{assignment}/{cheat} scored {score:g}:\n" + "\n".join(problems)

@@ -138,10 +138,10 @@ class LSTMLM:
             layer.grads = {key: _real(value.shape, key, l, *self._seen) for key, value in layer.params.items()}
 
     def named_grads(self):
-        named = dict(self.grads)
+        shapes = {key: value.shape for key, value in self.params.items()}
         for l, layer in enumerate(self.rnn.layers):
-            named.update({f"rnn.{l}.{key}": value for key, value in layer.grads.items()})
-        return named
+            shapes.update({f"rnn.{l}.{key}": value.shape for key, value in layer.params.items()})
+        return {name: _real(shape, name, *self._seen) for name, shape in shapes.items()}
 
     def step(self, lr, max_norm=None):
         if max_norm is not None and not max_norm > 0:
