@@ -68,6 +68,25 @@ class TorchGenerator:
         self.state = state
 
 
+class Function:
+    """A function an object holds (an activation, np.tanh): by name, a stand-in that computes nothing."""
+
+    def __init__(self, name: str):
+        self.name = name
+
+
+# Functions an object may hold; a method bound to another object is left where it is instead.
+FUNCTIONS = (types.FunctionType, types.BuiltinFunctionType, np.ufunc, type)
+
+
+def _function_named(name: str):
+    def function(*args, **kwargs):
+        raise Miss(f"{name} is a name in the table, not a function that computes")
+
+    function.__name__ = function.__qualname__ = name
+    return function
+
+
 SELF = "$self"  # a method that returned its own object (fit returns self)
 GONE = "$gone"  # an attribute a method deleted
 
@@ -114,8 +133,8 @@ def _canon(value: Any, seen: dict) -> Any:  # noqa: C901 (one branch per kind of
         return ("G", _canon(value.bit_generator.state, seen))
     if isinstance(value, np.random.RandomState):
         return ("RS", _canon(value.get_state(), seen))
-    if isinstance(value, (types.FunctionType, types.MethodType, types.BuiltinFunctionType, type)):
-        return ("fn", getattr(value, "__qualname__", repr(value)))
+    if isinstance(value, (*FUNCTIONS, types.MethodType)):
+        return ("fn", getattr(value, "__qualname__", getattr(value, "__name__", repr(value))))
     if isinstance(value, types.ModuleType):
         return ("module", value.__name__)
     if id(value) in seen:
@@ -241,8 +260,10 @@ class _Freezer:
             out = TorchGenerator(value.get_state())
         elif isinstance(value, (np.random.Generator, np.random.RandomState)):
             out = copy.deepcopy(value)
-        elif isinstance(value, (types.FunctionType, types.MethodType, types.BuiltinFunctionType, type)):
-            out = Opaque(getattr(value, "__qualname__", repr(value)))
+        elif isinstance(value, FUNCTIONS):
+            out = Function(getattr(value, "__qualname__", getattr(value, "__name__", repr(value))))
+        elif isinstance(value, types.MethodType):
+            out = Opaque(value.__qualname__)
         elif isinstance(value, types.ModuleType):
             out = Opaque(value.__name__)
         elif isinstance(value, list):
@@ -290,6 +311,8 @@ def thaw(value: Any, classes: dict[tuple[str, str], type], memo: dict | None = N
             out = torch.nn.Parameter(data, requires_grad=value.requires_grad)
         else:
             out = data.requires_grad_(True) if value.requires_grad else data
+    elif isinstance(value, Function):
+        out = _function_named(value.name)
     elif isinstance(value, TorchGenerator):
         out = torch.Generator()
         out.set_state(value.state)

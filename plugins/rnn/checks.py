@@ -66,14 +66,19 @@ def linear_cases(ctx: CaseContext) -> list[Case]:
     return cases
 
 
+def _extremes(rng) -> np.ndarray:
+    """One row: -1e4, 0 and 1e4, and -0.5 and 0.5 (a sign test off by a little, x >= -1, shows near 0), among
+    drawn entries of both signs up to 1e4, in a drawn order."""
+    drawn = rng.choice([-1.0, 1.0], 6) * 10 ** rng.uniform(0.5, 4.0, 6)
+    return rng.permutation(np.concatenate([[-1e4, -0.5, 0.0, 0.5, 1e4], drawn]))[None, :]
+
+
 def activation_cases(ctx: CaseContext) -> list[Case]:
-    # -0.5 and 0.5: a sign test off by a little (x >= -1) shows near 0.
-    extreme = np.array([[-1e4, -800.0, -30.0, -0.5, 0.0, 0.5, 30.0, 800.0, 1e4]])
     cases = []
     for kind in ("Sigmoid", "Tanh"):
         for x, what in [
             (_normal(ctx.rng, 3, 4, scale=3.0), "x of shape (3, 4)"),
-            (extreme, "x with entries from -1e4 to 1e4, and +-0.5"),
+            (_extremes(ctx.rng), "x with entries from -1e4 to 1e4, and +-0.5"),
             (_normal(ctx.rng, 5, scale=2.0), "a 1-D x of 5 entries"),
         ]:
             cases.append(
@@ -85,10 +90,18 @@ def activation_cases(ctx: CaseContext) -> list[Case]:
     return cases
 
 
+def _large_rows(rng) -> np.ndarray:
+    """A row of 1e4, a drawn entry near 0 and -1e4; a row of three entries near 1e4, 1 apart; each in a drawn order."""
+    top = float(rng.uniform(9e3, 1e4))
+    return np.array(
+        [rng.permutation([1e4, float(rng.uniform(-10.0, 10.0)), -1e4]), rng.permutation([top, top - 1, top - 2])]
+    )
+
+
 def softmax_cases(ctx: CaseContext) -> list[Case]:
     inputs = [
         (_normal(ctx.rng, 4, 5, scale=3.0), "x of shape (4, 5)"),
-        (np.array([[1e4, 0.0, -1e4], [1e4, 1e4 - 1, 1e4 - 2]]), "rows with entries up to 1e4"),
+        (_large_rows(ctx.rng), "rows with entries up to 1e4"),
         (_normal(ctx.rng, 1, 6), "one row of 6"),
         (_normal(ctx.rng, 3, 1), "3 rows of one entry"),
     ]

@@ -446,11 +446,21 @@ def ce_stable_cases(ctx: CaseContext) -> list[Case]:
     return cases
 
 
+def _indivisible(rng) -> tuple[int, int]:
+    """(d_model, n_heads) with n_heads not dividing d_model."""
+    while True:
+        d, h = int(rng.integers(5, 40)), int(rng.integers(2, 9))
+        if d % h:
+            return d, h
+
+
 def bad_argument_cases(ctx: CaseContext) -> list[Case]:
     pre_ln = ctx.variant["pre_ln"]
     attn = _attention_case(ctx.rng, 2, 3, 8, 2, "float64")
-    attn.args.update(what="CausalSelfAttention", bad_d_model=6, bad_n_heads=4)
-    attn.label = "CausalSelfAttention(d_model=6, n_heads=4) must raise ValueError, float64"
+    # A d_model that n_heads does not divide, drawn.
+    bad_d, bad_h = _indivisible(ctx.rng)
+    attn.args.update(what="CausalSelfAttention", bad_d_model=bad_d, bad_n_heads=bad_h)
+    attn.label = f"CausalSelfAttention(d_model={bad_d}, n_heads={bad_h}) must raise ValueError, float64"
     config = lm_config(7, 4, 4, 1, 2, 8, pre_ln)
     rng = ctx.rng
     lm = _case(

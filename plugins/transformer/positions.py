@@ -306,10 +306,17 @@ def odd_size_cases(ctx: CaseContext) -> list[Case]:
     from .checks import _attention_case, _lm_args, lm_config
 
     positions = positions_of(ctx.variant)
+    rng = ctx.rng
     if positions == ROPE:
-        case = _attention_case(ctx.rng, 2, 4, 8, 2, "float64")
-        case.args.update(what="odd size", rope=True, bad_d_model=6, bad_n_heads=2)
-        case.label = "CausalSelfAttention(d_model=6, n_heads=2, rope=True), d_head = 3 odd, must raise ValueError"
+        case = _attention_case(rng, 2, 4, 8, 2, "float64")
+        # n_heads heads of an odd size, drawn.
+        heads, d_head = int(rng.integers(1, 5)), 2 * int(rng.integers(0, 5)) + 1
+        d = heads * d_head
+        case.args.update(what="odd size", rope=True, bad_d_model=d, bad_n_heads=heads)
+        case.label = (
+            f"CausalSelfAttention(d_model={d}, n_heads={heads}, rope=True), d_head = {d_head} odd, "
+            "must raise ValueError"
+        )
         return [case]
     if positions == SINUSOIDAL:
         config = {**lm_config(7, 4, 4, 1, 2, 8, ctx.variant.get("pre_ln", True)), "positions": SINUSOIDAL}
@@ -317,13 +324,13 @@ def odd_size_cases(ctx: CaseContext) -> list[Case]:
             **_lm_args(ctx.rng, config),
             "what": "odd size",
             "idx": ctx.rng.integers(0, 7, (2, 4)),
-            "bad_d_model": 5,
+            "bad_d_model": 2 * int(rng.integers(1, 8)) + 1,  # odd, drawn
         }
         args["state"].pop("pos_emb.weight")
         return [
             Case(
-                "TransformerLM(vocab_size=7, context_length=4, d_model=5, n_layers=1, n_heads=1, d_ff=8, "
-                "positions='sinusoidal'), d_model odd, must raise ValueError, float64",
+                f"TransformerLM(vocab_size=7, context_length=4, d_model={args['bad_d_model']}, n_layers=1, "
+                "n_heads=1, d_ff=8, positions='sinusoidal'), d_model odd, must raise ValueError, float64",
                 args,
                 tolerance=Tolerance(rtol=1e-8, atol=1e-10),
             )
