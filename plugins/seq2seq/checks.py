@@ -251,7 +251,7 @@ def _attention_label(B, S, H, with_W, scale, junk) -> str:
     what = "W a non-symmetric (H, H)" if with_W else "W left out (dot product)"
     return (
         f"attention(h_dec ({B}, {H}), H_enc ({B}, {S}, {H}), a mask not only a prefix, {what}); {score}; "
-        f"junk of about {junk:.0e} in H_enc at the masked positions"
+        f"junk of about 1e{round(np.log10(junk))} in H_enc at the masked positions"
     )
 
 
@@ -327,6 +327,7 @@ FORWARD_SIZES = [
     (3, 4, 3, sizes(6, 7, 4, 3), "bilinear", "float64", False, False),
     (2, 4, 5, sizes(6, 7, 3, 4), "none", "float64", True, True),
     (1, 1, 1, sizes(4, 5, 2, 2), "dot", "float64", False, True),
+    (2, 3, 2, sizes(4, 5, 1, 1), "bilinear", "float64", False, True),
     (3, 4, 3, sizes(6, 7, 3, 4), "bilinear", "float32", True, True),
 ]
 FORWARD_HIDDEN_SIZES = [
@@ -367,6 +368,8 @@ def _targets(rng, shape: tuple, V: int, pad: int, row_of_pads: bool) -> np.ndarr
     """Ids with several pads at the end of each row (a row of pads only, where asked), the first row unpadded."""
     real = [i for i in range(V) if i != pad]
     targets = rng.choice(real, size=shape)
+    if not shape:  # logits (V,): one position, its target not pad (an int: the wire sends a 0-d array as 1-d)
+        return int(targets)
     if len(shape) == 2:
         for b in range(1, shape[0]):
             targets[b, int(rng.integers(1, shape[1] + 1)) :] = pad
@@ -386,6 +389,7 @@ LOSS_SIZES = [
     ((3, 4, 5), 1e4, None, "float64", False, False),
     ((2, 3, 6), 1e4, 3, "float32", False, False),
     ((2, 5, 4), 2.0, None, "float64", False, True),
+    ((6,), 2.0, None, "float64", False, False),
 ]
 
 
@@ -399,12 +403,11 @@ def masked_cross_entropy_cases(ctx: CaseContext) -> list[Case]:
             logits[targets == 0] = np.nan
         args = {"logits": logits, "targets": targets, "pad": pad, "dtype": dtype}
         said = "pad left out (0)" if pad is None else f"pad={pad}"
+        what = "targets with several pads" if len(shape) > 1 else "one target, of shape ()"
         size = "logits of about 1e4" if scale > 10 else f"logits of std {scale:g}"
         extra = "; a row of pads only" if row_of_pads else ""
         extra += "; nan logits at the padded positions" if nan else ""
-        cases.append(
-            _case(f"masked_cross_entropy({size}, shape {shape}; targets with several pads, {said}{extra})", args)
-        )
+        cases.append(_case(f"masked_cross_entropy({size}, shape {shape}; {what}, {said}{extra})", args))
     return cases
 
 
@@ -693,46 +696,24 @@ def bad_argument_cases(ctx: CaseContext) -> list[Case]:
     s = sizes(6, 7, 3, 4)
     cases = []
 
-    def bad_sizes() -> dict:
-        bad = dict(s)
-        bad[str(rng.choice(["src_vocab_size", "tgt_vocab_size", "embed_dim", "hidden_size"]))] = int(
-            rng.integers(-1, 1)
-        )
-        return bad
-
-    bad = bad_sizes()
+    # Each size argument at 0 in turn: ValueError from every one.
     lens = lengths(rng, 3, 4)
+    made = [[0, 3, 4], [6, 0, 4], [6, 3, 0]]
     args = {
-        "what": "Encoder size",
+        "what": "Encoder sizes",
         "sizes": s,
         "state": {k.removeprefix("encoder."): v for k, v in encoder_state(rng, s).items()},
         "dtype": "float64",
         "src": source(rng, lens, 4, 6, False),
         "src_lengths": lens,
-        "bad_sizes": {**bad, "tgt_vocab_size": s["tgt_vocab_size"]},
+        "bad_calls": made,
     }
-    if args["bad_sizes"] == s:
-        args["bad_sizes"]["embed_dim"] = 0
-    cases.append(
-        _case(
-            f"Encoder({args['bad_sizes']['src_vocab_size']}, {args['bad_sizes']['embed_dim']}, "
-            f"{args['bad_sizes']['hidden_size']}) must raise ValueError",
-            args,
-        )
-    )
-    for what, kind in (("Decoder size", "dot"), ("Decoder attention", "general")):
-        args = {**_step_args(rng, 2, 3, s, "dot", "float64"), "what": what, "bad_kind": kind}
-        args["bad_sizes"] = {**bad_sizes(), "src_vocab_size": s["src_vocab_size"]} if what == "Decoder size" else s
-        if what == "Decoder size" and args["bad_sizes"] == s:
-            args["bad_sizes"]["hidden_size"] = 0
-        b = args["bad_sizes"]
-        cases.append(
-            _case(
-                f"Decoder({b['tgt_vocab_size']}, {b['embed_dim']}, {b['hidden_size']}, attention={kind!r}) must raise "
-                "ValueError",
-                args,
-            )
-        )
+    said = ", ".join(f"Encoder({a}, {b}, {c})" for a, b, c in made)
+    cases.append(_case(f"{said} must each raise ValueError", args))
+    made = [[0, 3, 4, "dot"], [7, 0, 4, "bilinear"], [7, 3, 0, "none"], [7, 3, 4, "general"]]
+    args = {**_step_args(rng, 2, 3, s, "dot", "float64"), "what": "Decoder", "bad_calls": made}
+    said = ", ".join(f"Decoder({a}, {b}, {c}, attention={k!r})" for a, b, c, k in made)
+    cases.append(_case(f"{said} must each raise ValueError", args))
     args = {**_attention_args(rng, 3, 4, 4, False, "float64", 1.0, 1e3), "what": "attention"}
     args["bad_mask"] = args["mask"].copy()
     args["bad_mask"][int(rng.integers(3))] = False

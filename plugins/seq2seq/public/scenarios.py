@@ -270,7 +270,8 @@ def masked_cross_entropy(modules, args):
     pad = {} if args["pad"] is None else {"pad": args["pad"]}
     loss = modules["seq2seq"].masked_cross_entropy(logits, targets, **pad)
     if not isinstance(loss, torch.Tensor):
-        return {"loss": _sent(loss)}
+        why = f"none: masked_cross_entropy returned {type(loss).__name__}, not a tensor"
+        return _unusable(("loss shape", "loss", "gradient w.r.t. logits"), why)
     answer = {"loss shape": tuple(loss.shape), "loss": _array(loss).astype(np.float64).reshape(-1)}
     if loss.requires_grad and loss.numel() == 1:
         loss.sum().backward()
@@ -312,14 +313,24 @@ def _batches(args) -> list:
     return [(_ids(b["src"]), _ids(b["src_lengths"]), _ids(b["tgt_in"]), _ids(b["tgt_out"])) for b in args["batches"]]
 
 
+TRAINED_KEYS = ("losses", "parameters after training", "the generator's state after training")
+
+
 def train(modules, args):
     """Every step's loss, every parameter after training, and the generator's state after the call."""
     model = build_model(modules, args)
     generator = torch.Generator().manual_seed(args["seed"])
+    answer = {}
+    if args.get("zero_epochs_first"):
+        # epochs=0: no step and no draw, so the call after it starts from the same model and generator.
+        nothing = modules["seq2seq"].train(model, _batches(args), epochs=0, lr=args["lr"], generator=generator)
+        answer["losses of epochs=0"] = nothing if isinstance(nothing, list) else _sent(nothing)
     losses = modules["seq2seq"].train(model, _batches(args), epochs=args["epochs"], lr=args["lr"], generator=generator)
     if not isinstance(losses, list):
-        return {"losses": _sent(losses)}
+        why = f"none: train returned {type(losses).__name__}, not a list of floats"
+        return {**answer, **_unusable(TRAINED_KEYS, why)}
     return {
+        **answer,
         "losses": [float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else _sent(v) for v in losses],
         "parameters after training": {name: _array(p) for name, p in model.state_dict().items()},
         "the generator's state after training": _array(generator.get_state()),
@@ -525,30 +536,20 @@ def no_mutation(modules, args):
 def bad_argument(modules, args):
     """The contract's ValueError for one bad argument, beside the answer of the same call made rightly."""
     what, s2s = args["what"], modules["seq2seq"]
-    if what == "Encoder size":
+    if what == "Encoder sizes":
         enc = _encoder(modules, args)
         with torch.no_grad():
-            H_enc, h_n = enc(_ids(args["src"]), _ids(args["src_lengths"]))
-        bad = args["bad_sizes"]
-        return property_result(
-            _sent(h_n), raised(lambda: s2s.Encoder(bad["src_vocab_size"], bad["embed_dim"], bad["hidden_size"]))
-        )
-    if what in ("Decoder size", "Decoder attention"):
+            answer = _sent(enc(_ids(args["src"]), _ids(args["src_lengths"]))[1])
+        return property_result(answer, [raised(lambda sizes=sizes: s2s.Encoder(*sizes)) for sizes in args["bad_calls"]])
+    if what == "Decoder":
         dec = _decoder(modules, args)
         inputs = _step_inputs(args, grad=False)
         mask = torch.tensor(np.asarray(args["mask"]), dtype=torch.bool)
         with torch.no_grad():
             out = dec.step(_ids(args["y_prev"]), inputs["h_prev"], inputs["H_enc"], mask, inputs["c"])
         answer = _sent(out[0]) if _tensors(out, 3) else _sent(out)
-        bad = args["bad_sizes"]
-        return property_result(
-            answer,
-            raised(
-                lambda: s2s.Decoder(
-                    bad["tgt_vocab_size"], bad["embed_dim"], bad["hidden_size"], attention=args["bad_kind"]
-                )
-            ),
-        )
+        made = [raised(lambda call=call: s2s.Decoder(*call[:3], attention=call[3])) for call in args["bad_calls"]]
+        return property_result(answer, made)
     if what == "attention":
         inputs = _attention_inputs(args, grad=False)
         with torch.no_grad():
