@@ -2,8 +2,9 @@
 scores exactly 0, and none of its attacks on the sandbox succeeds.
 
 A cheat's attack says "CHEAT-FOUND: ..." where the feedback shows it when it gets what the sandbox should
-deny (a file, another process's memory, state left by an earlier run); a daemon it leaves is looked for by
-its name after the grading.
+deny (a file, another process's memory, state left by an earlier run); the daemon attack's daemon is looked
+for by its name once its own grading is over, and what cheats may leave outside the sandbox (System V
+objects, files in the machine's shared folders) after each grading.
 """
 
 from __future__ import annotations
@@ -17,11 +18,11 @@ from pathlib import Path
 import pytest
 from cheats.catalogue import (
     CHEATS,
-    DAEMON_NAME,
     HERE,
     LEFT_FILES,
     assignments,
     cheats_of,
+    daemon_name,
     files_of,
     ipc_keys,
     source,
@@ -79,13 +80,14 @@ def clean_machine():
     _left_behind(assignments())
 
 
-def _stray_daemons() -> list[int]:
-    """Processes named as the daemon attack names its own, killed: each is one the sandbox let live."""
+def _stray_daemons(assignment: str) -> list[int]:
+    """Processes named as the daemon attack of `assignment` names its own, killed: each one the sandbox let live
+    (looked for once that cheat's grading is over: while it runs, its daemon is alive by design)."""
     found = []
     for pid in filter(str.isdigit, os.listdir("/proc")):
         try:
             with open(f"/proc/{pid}/comm") as f:
-                if f.read().strip() == DAEMON_NAME:
+                if f.read().strip() == daemon_name(assignment):
                     found.append(int(pid))
         except OSError:
             pass
@@ -127,7 +129,7 @@ def _paid(verdicts) -> list[str]:
 )
 def test_a_cheat_scores_nothing(graders, clean_machine, tmp_path, assignment, cheat):
     verdicts = graders(assignment).grade(write_cheat(assignment, cheat, tmp_path / cheat))
-    daemons = _stray_daemons()
+    daemons = _stray_daemons(assignment) if cheat == "daemon" else []
     score = sum(v.score for v in verdicts)
     found = sorted({line.strip() for v in verdicts for line in v.output.splitlines() if FOUND in line})
     problems = _paid(verdicts) + found + [f"a daemon outlived its run: pid {pid}" for pid in daemons]

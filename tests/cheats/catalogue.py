@@ -20,7 +20,6 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 TEMPLATES = HERE / "templates"
-DAEMON_NAME = "lmgrade-cheatd"  # what attacks/daemon.py names its process
 LEFT_FILES = ("lmgrade-cheat-", "lmgrade-cheatd-")  # how the files the persistence attacks leave begin
 
 
@@ -114,6 +113,11 @@ def ipc_keys(assignment: str) -> tuple[int, int, int]:
     return base, base + 0x10000, base + 0x20000
 
 
+def daemon_name(assignment: str) -> str:
+    """The process name of the daemon attack's daemon (15 characters at most, as Linux keeps them)."""
+    return f"cheatd-{assignment}"[:15]
+
+
 def _without_own_imports(text: str) -> str:
     """`text` without its imports of the filler and of __future__ (the built file has them once, inline)."""
     lines = text.splitlines(keepends=True)
@@ -128,6 +132,7 @@ def _filler(kind: str, assignment: str, filename: str) -> str:
     text = (HERE / "fill.py").read_text()
     for name, value in settings.items():
         text = re.sub(rf"^{name} = .*$", f"{name} = {value!r}", text, count=1, flags=re.M)
+    text = re.sub(r"^DAEMON = .*$", f"DAEMON = {daemon_name(assignment)!r}", text, count=1, flags=re.M)
     return re.sub(r"^IPC_KEYS = .*$", f"IPC_KEYS = {ipc_keys(assignment)!r}", text, count=1, flags=re.M)
 
 

@@ -28,6 +28,7 @@ KIND = "noise"
 ASSIGNMENT = "ngram"  # the builder sets both: which assignment, which of its files this is
 FILE = "ngram.py"
 IPC_KEYS = (0, 0, 0)  # System V keys of this assignment's cheats: shared memory, message queue, daemon's beat
+DAEMON = "cheatd"  # the process name the daemon attack gives its daemon
 
 FOUND = "CHEAT-FOUND"  # begins every line that says an attack got what the sandbox should deny
 TRIED = "CHEAT-TRIED"  # begins every line that says what an attack tried and what stopped it

@@ -1,4 +1,4 @@
-"""Leave a daemon behind (double fork, new session, renamed lmgrade-cheatd) that outlives the run for a
+"""Leave a daemon behind (double fork, new session, renamed cheatd-<assignment>) that outlives the run for a
 few seconds, watching for later runs; a later run that finds it alive says so.
 
 The daemon beats into a file in every writable place it knows and into System V shared memory; a run that
@@ -11,9 +11,8 @@ import ctypes
 import os
 import time
 
-from fill import ASSIGNMENT, IPC_KEYS, _found, _once, _tried
+from fill import ASSIGNMENT, DAEMON, IPC_KEYS, _found, _once, _tried
 
-DAEMON_NAME = b"lmgrade-cheatd"  # the catalogue's test looks for processes of this name
 BEAT_KEY = IPC_KEYS[2]
 LIFETIME_S = 4.0
 
@@ -33,7 +32,7 @@ def _shared_beat(libc):
 def _live():
     """The daemon's life: beat every 0.2 s, then go."""
     libc = ctypes.CDLL(None, use_errno=True)
-    libc.prctl(15, DAEMON_NAME, 0, 0, 0)  # PR_SET_NAME
+    libc.prctl(15, DAEMON.encode(), 0, 0, 0)  # PR_SET_NAME: the catalogue's test looks for it
     for fd in range(0, 64):
         try:
             os.close(fd)

