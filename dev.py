@@ -6,6 +6,7 @@
     python3 dev.py test -m "not slow"            # the fast subset: no wheels, zips, bundles or installs
     python3 dev.py lint                          # set up, then ruff: lint and format check
     python3 dev.py mutants [NAME ...]            # set up, then grade every mutant of each reference
+    python3 dev.py cheats [pytest options]       # set up, then grade every cheat of tests/cheats (hours)
     python3 dev.py setup                         # only set up
 
 Set-up creates .venv (LMGRADE_VENV elsewhere), installs torch and the
@@ -73,7 +74,7 @@ def main() -> int:
     if sys.version_info < (3, 10):  # noqa: UP036 -- dev.py runs on any python3, to say which it needs
         sys.exit("lmgrade needs Python 3.10 or newer")
     command, *rest = sys.argv[1:] or ["help"]
-    if command not in ("setup", "demo", "test", "lint", "mutants"):
+    if command not in ("setup", "demo", "test", "lint", "mutants", "cheats"):
         print(__doc__)
         return 0 if command in ("help", "-h", "--help") else 2
     setup()
@@ -82,6 +83,10 @@ def main() -> int:
         return subprocess.run([str(BIN / "lmgrade"), "demo", *rest], cwd=ROOT).returncode
     if command == "test":
         return subprocess.run([str(BIN / "python"), "-m", "pytest", *rest], cwd=ROOT).returncode
+    if command == "cheats":  # the whole cheat catalogue, a benchmark: the suite grades a sample
+        env = {**os.environ, "LMGRADE_ALL_CHEATS": "1"}
+        test = [str(BIN / "python"), "-m", "pytest", "tests/test_cheat_catalogue.py", *rest]
+        return subprocess.run(test, cwd=ROOT, env=env).returncode
     if command == "lint":
         ruff = str(BIN / "ruff")
         return (

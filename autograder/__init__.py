@@ -25,6 +25,7 @@ _LAZY = {
     "Check": "checks",
     "Mistake": "checks",
     "property_result": "checks",
+    "asked_beside": "checks",
     "raised": "checks",
     "Tolerance": "comparison",
     "compare": "comparison",

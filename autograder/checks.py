@@ -27,6 +27,7 @@ the call's own answer is right: a property never pays beside a wrong answer.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -62,6 +63,32 @@ def raised(call) -> str:
     except Exception as exc:
         return type(exc).__name__
     return "no exception"
+
+
+BESIDE = "beside"  # a case's second input (`asked_beside`)
+
+
+def asked_beside(scenario: Callable | None = None, *, left_out: tuple[str, ...] = ()) -> Callable:
+    """`scenario` answering the case's second input too, where the case holds one (`args["beside"]`, the
+    arguments that differ): an edge whose right answer needs no work (an empty corpus, rows of one entry,
+    an infinite perplexity) is asked beside an ordinary input, so that only real work earns that case.
+    The second answers come under their keys with " beside" added, but for `left_out` (a text the child
+    words, not an answer); an answer that is not a dict comes as {"answer": ..., "answer beside": ...}."""
+
+    if scenario is None:  # @asked_beside(left_out=...)
+        return functools.partial(asked_beside, left_out=left_out)
+
+    @functools.wraps(scenario)
+    def with_beside(modules, args):
+        answer = scenario(modules, args)
+        if not (isinstance(args, dict) and args.get(BESIDE)):
+            return answer
+        other = scenario(modules, {**args, **args[BESIDE], BESIDE: None})
+        if not isinstance(answer, dict):
+            answer, other = {ANSWER: answer}, {ANSWER: other}
+        return {**answer, **{f"{key} {BESIDE}": v for key, v in other.items() if key not in left_out}}
+
+    return with_beside
 
 
 @dataclass

@@ -78,6 +78,18 @@ def stand_in_names(check: Check, failed: list[Check]) -> tuple[str, ...] | None:
     return names
 
 
+def stand_in_candidates(check: Check, by_name: dict[str, Check]) -> tuple[str, ...] | None:
+    """Every name a stand-in run of `check` may replace: the names of its components that can stand in
+    for it, recorded together once (a run replacing some of them answers from that record's calls of
+    theirs, `lmgrade.stand_in.only`); None where none can."""
+    able = [
+        c
+        for c in components(check, by_name)
+        if c.grades and c.stands_in and not any(_overlap(n, own) for n in c.grades for own in check.grades)
+    ]
+    return stand_in_names(check, able) if able else None
+
+
 def _overlap(a: str, b: str) -> bool:
     """Whether two graded names meet: the same, or one a class and the other its method."""
     return a == b or a.startswith(b + ".") or b.startswith(a + ".")

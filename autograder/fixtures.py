@@ -4,7 +4,9 @@ A student bundle carries no reference. What its checks need from it is
 recorded when the bundle is built: every public check (visibility
 ``visible``) with its cases, the reference's answer to each case, and the
 answer each of the check's known mistakes gives there, so that feedback
-names a mistake offline. Hidden checks are not recorded at all.
+names a mistake offline, and the reference's calls of each component a
+composed check runs, for its stand-in run where a component failed
+(`lmgrade.stand_in`). Hidden checks are not recorded at all.
 
 The cases are drawn from the public seed (`seeds.PUBLIC_SECRET`), never from
 the course secret, and recorded with their arguments: the bundle draws
@@ -35,7 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import __version__, wire
+from . import __version__, composition, wire
 from .assignment import Assignment, AssignmentSpec
 from .checks import Case, Check, Mistake
 from .expected import draw_cases
@@ -103,6 +105,8 @@ class Fixtures:
     checks: dict[str, dict]  # check name -> recorded Check fields
     cases: dict[str, list[RecordedCase]]  # check name -> its recorded cases
     left_out: list[dict] = dataclasses.field(default_factory=list)  # see `left_out`
+    # check name -> {"names": the stand-in candidates, "tables": each case's recorded calls of them}
+    stand_ins: dict[str, dict] = dataclasses.field(default_factory=dict)
     version: str = __version__
     folder: Path | None = None  # where it was read from
 
@@ -165,6 +169,7 @@ class Fixtures:
                     for name, recorded in self.cases.items()
                 },
                 "spec": self.spec,
+                "stand_ins": self.stand_ins,
             }
         )
         buffer = io.BytesIO()
@@ -219,6 +224,7 @@ class Fixtures:
             checks=body["checks"],
             cases=cases,
             left_out=top.get("left_out", []),
+            stand_ins=body.get("stand_ins", {}),
             version=top.get("lmgrade", "?"),
             folder=folder,
         )
@@ -270,7 +276,22 @@ def record(assignment: Assignment, variant: dict, oracle: LiveReference | None =
             RecordedCase(case, value, {m.name: _mistaken(oracle, check, case, m) for m in check.mistakes})
             for case, value in zip(drawn, expected)
         ]
+    fixtures.stand_ins = _stand_ins(visible_checks(assignment), fixtures, oracle)
     return fixtures
+
+
+def _stand_ins(checks: list[Check], fixtures: Fixtures, oracle: LiveReference) -> dict[str, dict]:
+    """The reference's calls of every component that may stand in for a composed check, on its recorded
+    cases: what a composed check's stand-in run replays where a component it runs failed (`lmgrade.stand_in`)."""
+    by_name = {c.name: c for c in checks}
+    out = {}
+    for check in checks:
+        names = composition.stand_in_candidates(check, by_name)
+        if names is not None:
+            tables = oracle.stand_in_calls(check, [r.case for r in fixtures.cases[check.name]], names)
+            if tables is not None:
+                out[check.name] = {"names": list(names), "tables": tables}
+    return out
 
 
 def _mistaken(oracle: LiveReference, check: Check, case: Case, mistake: Mistake) -> dict:

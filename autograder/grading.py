@@ -98,7 +98,7 @@ class Grader:
         )
         self._lock = threading.Lock()
         self._reference_copy: Path | None = None
-        self._stand_in_tables: dict[tuple, list | None] = {}
+        self._stand_in_tables: dict[str, list | None] = {}
         self.imports = ImportProbe(assignment, variant, self.pool)
 
     def _plugin_paths(self) -> list[Path]:
@@ -346,17 +346,21 @@ class Grader:
         )
 
     def stand_in_tables(self, check: Check, names: tuple[str, ...]) -> list | None:
-        """The calls the reference makes of `names` on each case of `check`, recorded once per grader;
-        None where they cannot be (no reference here, or too many calls)."""
-        key = (check.name, names)
+        """The calls the reference makes of `names` on each case of `check`; None where they cannot be
+        recorded (no reference and no record of them, or too many calls). The calls of every component
+        that may stand in are recorded together, once per grader and check (`stand_in.only`)."""
         with self._lock:
-            if key in self._stand_in_tables:
-                return self._stand_in_tables[key]
-        cases, _ = self.cases_and_expected(check)
-        tables = self.oracle.stand_in_calls(check, cases, names)
-        with self._lock:
-            self._stand_in_tables[key] = tables
-        return tables
+            known = check.name in self._stand_in_tables
+            tables = self._stand_in_tables.get(check.name)
+        if not known:
+            by_name = {c.name: c for c in self.assignment.checks}
+            candidates = composition.stand_in_candidates(check, by_name)
+            if candidates is not None and set(names) <= set(candidates):
+                cases, _ = self.cases_and_expected(check)
+                tables = self.oracle.stand_in_calls(check, cases, candidates)
+            with self._lock:
+                self._stand_in_tables[check.name] = tables
+        return None if tables is None else [stand_in.only(table, names) for table in tables]
 
     def run_case(self, check: Check, number: int, submission: Path) -> CaseRun:
         """Case `number` (from 1) of `check` run on the submission, under the check's own limits, and the known
@@ -451,7 +455,8 @@ class Grader:
                 # The timing checks, last, will recompute the reference's laps here: its import (torch)
                 # overlaps the runs still to come instead of following them.
                 self.oracle.prepare()
-            if components and not verdict.passed and verdict.answers:
+            # A check whose own code answered nothing (a stub raising) cannot pass with stand-ins either.
+            if components and not verdict.passed and any(a is not None for a in verdict.answers or ()):
                 verdict = self.with_stand_ins(verdict, components, submission)
             with report_lock:
                 if not verdict.passed:

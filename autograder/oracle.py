@@ -224,9 +224,14 @@ class RecordedReference:
     def prepare(self) -> None:
         """Nothing to import: the answers are recorded."""
 
-    def stand_in_calls(self, check: Check, cases: list[Case], names: tuple[str, ...]) -> None:
-        """No stand-ins without the reference: a composed check earns what its own cases earn."""
-        return None
+    def stand_in_calls(self, check: Check, cases: list[Case], names: tuple[str, ...]) -> list | None:
+        """The calls recorded with the fixtures (`fixtures._stand_ins`), where they are of these names on
+        these cases; None where none were recorded (the check earns what its own cases earn)."""
+        recorded = self.fixtures.stand_ins.get(check.name)
+        if recorded is None or not set(names) <= set(recorded["names"]):
+            return None
+        self._matching(check, cases)
+        return [stand_in.only(table, names) for table in recorded["tables"]]
 
     def expected(self, check: Check, cases: list[Case]) -> list[Any]:
         recorded = self._matching(check, cases)

@@ -34,7 +34,7 @@ import numpy as np
 from . import stand_in_torch
 from .recorded_calls import NoRecordedCall, index, materialize, pick, restore, snapshot
 
-__all__ = ["NoRecordedCall", "TooManyCalls", "record", "replay", "REPLAY"]
+__all__ = ["NoRecordedCall", "TooManyCalls", "only", "record", "replay", "REPLAY"]
 
 # A run records at most this many calls of its stand-ins; more, and the check has no stand-in run.
 MAX_RECORDED_CALLS = 20000
@@ -138,6 +138,14 @@ def record(scenario, fresh_modules: dict, names: tuple[str, ...], args: Any) -> 
     with np.errstate(all="ignore"):
         scenario(fresh_modules, args)
     return recorder.calls
+
+
+def only(table: list[dict], names: tuple[str, ...]) -> list[dict]:
+    """The calls of `table` made of `names` ("file stem.Name" or "file stem.Class.method"): a record of
+    several components' calls answers for any of them, since recording one leaves the others' calls
+    as they were (a recorder only watches)."""
+    attrs = [name.partition(".")[2] for name in names]
+    return [call for call in table if any(call["name"] == a or call["name"].startswith(a + ".") for a in attrs)]
 
 
 # --- replaying, in the child ---

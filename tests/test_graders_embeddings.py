@@ -37,7 +37,9 @@ def graded(bug_verdicts):
 def test_every_check_a_message_names_lost_points_too(graded, bug):
     verdicts = graded[bug]
     named = {(v.check.name, other) for v in verdicts.values() for other in NAMED.findall(v.output)}
-    assert named or bug == "ties_by_first_occurrence"
+    # Named nowhere: a tie only train_bpe shows, and a step whose train has no stand-in (step's effect is
+    # SkipGram's state, which the contract leaves free), so train keeps its own verdict and blames nothing.
+    assert named or bug in ("ties_by_first_occurrence", "c_updated_before_w_gradient")
     for check, other in named:
         assert verdicts[other].score < verdicts[other].max_score, f"{check} names {other}, which passed"
 

@@ -115,7 +115,12 @@ BUGS = {
     "c_updated_before_w_gradient": _made(
         M.C_BEFORE_W,
         "step updates C, then takes W's gradient with the new C.",
-        {"step": "C is updated before W's gradient is taken", "no_mutation": "own answer is wrong"},
+        {
+            "step": "C is updated before W's gradient is taken",
+            "no_mutation": "own answer is wrong",
+            # step has no stand-in (what it leaves in W and C is SkipGram's state): train keeps its own verdict.
+            "train": "wrong value at ['losses']",
+        },
         demo=True,
     ),
     "repeated_negatives_not_added": _made(

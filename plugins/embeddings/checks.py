@@ -517,6 +517,10 @@ def make_examples_cases(ctx: CaseContext) -> list[Case]:
                 {"tokens": tokens, "context_size": n, "pad": pad},
             )
         )
+    # The empty corpus's answers (two empty arrays) need no work: asked beside a drawn one.
+    beside = [int(t) for t in rng.integers(0, 9, 4)]
+    cases[-1].args["beside"] = {"tokens": beside}
+    cases[-1].label += f"; and make_examples({beside}, the same context_size and pad)"
     return cases
 
 

@@ -233,10 +233,14 @@ def clip_cases(ctx: CaseContext) -> list[Case]:
     rng = ctx.rng
     zeros = {k: np.zeros(tuple(int(d) for d in rng.integers(1, 5, int(rng.integers(1, 3))))) for k in "abc"}
     max_norm = round(float(rng.uniform(0.5, 2.0)), 3)
+    # All zeros are what no work answers too: asked beside drawn gradients above the same threshold.
+    beside = _grads(rng, {"a": (2, 3)})
+    beside["a"] *= 3 * max_norm / np.linalg.norm(beside["a"])
     cases.append(
         Case(
-            f"clip_grad_norm(every gradient zero, max_norm={max_norm}): nothing to scale",
-            {"grads": zeros, "max_norm": max_norm},
+            f"clip_grad_norm(every gradient zero, max_norm={max_norm}): nothing to scale; and the same on "
+            "one array above the threshold",
+            {"grads": zeros, "max_norm": max_norm, "beside": {"grads": beside}},
         )
     )
     return cases
@@ -420,15 +424,17 @@ def bad_argument_cases(ctx: CaseContext) -> list[Case]:
             said, right = f"{what}{bad}", f"{what}({I}, {J})"
         elif what == "StackedRNN":
             layers = f"num_layers={bad[1]}" if bad[1] < 1 else bad[1]
-            said, right = f"StackedRNN({bad[0]!r}, {I}, {J}, {layers})", f"StackedRNN('lstm', {I}, {J}, 2)"
+            said = f"StackedRNN({bad[0]!r}, {I}, {J}, {layers})"
+            right = f"StackedRNN('lstm', {I}, {J}, 2) with its layers' params assigned: forward(x)"
         else:
-            said, right = f"BiRNN({bad!r}, {I}, {J})", f"BiRNN('lstm', {I}, {J})"
-        cases.append(
-            Case(
-                f"{said} must raise ValueError (beside what {right} makes)",
-                {"what": what, "bad": bad, "cell": kind, "I": I, "J": J},
-            )
-        )
+            said = f"BiRNN({bad!r}, {I}, {J})"
+            right = f"BiRNN('lstm', {I}, {J}) with fwd's and bwd's params assigned: forward(x)"
+        args = {"what": what, "bad": bad, "cell": kind, "I": I, "J": J}
+        if what in ("StackedRNN", "BiRNN"):  # the answer beside is a forward pass: shapes alone need no work
+            halves = [_cell_params(rng, kind, I, J) for _ in range(2)]
+            args.update(layers=_layers(rng, kind, I, J, 2) if what == "StackedRNN" else halves)
+            args.update(x=_normal(rng, int(rng.integers(1, 5)), I))
+        cases.append(Case(f"{said} must raise ValueError (beside what {right} makes)", args))
     for bad in (0.0, -1.0):
         cases.append(
             Case(

@@ -130,6 +130,9 @@ def fit_cases(ctx: CaseContext) -> list[Case]:
         Case(_model_label(c, n, k), {"corpus": c, "n": n, "k": k})
         for c, n, k in [(corpus, 2, 0.0), (corpus, 3, 0.5), ([made_up_words(ctx.rng, 1), []], 1, 0.0)]
     ]
+    # A corpus of one word has the vocabulary of any pick of its words: asked beside the ten sentences.
+    cases[-1].args["beside"] = {"corpus": corpus}
+    cases[-1].label += "; and the same model fitted on the 10 sentences above"
     odd, first = with_unk(with_odd_tokens(ctx.rng, sentences(ctx.rng, 12), share=0.6)), sentences(ctx.rng, 5)
     cases.append(Case(_model_label(odd, 2, before=first), {"corpus": odd, "n": 2, "fitted_before_on": first}))
     return cases
@@ -194,14 +197,14 @@ def perplexity_cases(ctx: CaseContext, count: int = 30) -> list[Case]:
         corpus = with_odd_tokens(ctx.rng, sentences(ctx.rng, count))
         # Unequal lengths expose a mean of per-sentence perplexities.
         test = sentences(ctx.rng, 6) if held_out else corpus[:6]
+        args = {"corpus": corpus, "n": n, "k": k, "test": test}
+        label = f"{_model_label(corpus, n, k)}; perplexity({_corpus_label(test)})"
         if n == 2 and k == 0.0 and held_out:
-            test = test[:2] + [["the", "zebra", "sleeps"]]  # an unseen word under MLE: inf
-        cases.append(
-            Case(
-                f"{_model_label(corpus, n, k)}; perplexity({_corpus_label(test)})",
-                {"corpus": corpus, "n": n, "k": k, "test": test},
-            )
-        )
+            # An unseen word under MLE: inf, what no work answers too, so asked beside seen sentences.
+            args.update(test=test[:2] + [["the", "zebra", "sleeps"]], beside={"test": corpus[:3]})
+            label = f"{_model_label(corpus, n, k)}; perplexity({_corpus_label(args['test'])}) and perplexity"
+            label += f"({_corpus_label(corpus[:3])})"
+        cases.append(Case(label, args))
     return cases
 
 
@@ -214,7 +217,9 @@ DRAWS, REPEAT = 400, 50
 def sample_cases(ctx: CaseContext) -> list[Case]:
     cases = []
     # max_len None: sample(rng), its default used by omission.
-    for n, k, max_len in [(2, 0.0, None), (3, 0.0, 100), (2, 0.2, 6)]:
+    # k = 0.05 keeps the seen successors far likelier than the rest (a sampler drawing any word of the
+    # vocabulary shows), and the unseen ones drawn often enough to show a sampler ignoring the smoothing.
+    for n, k, max_len in [(2, 0.0, None), (3, 0.0, 100), (2, 0.05, 6)]:
         corpus = with_odd_tokens(ctx.rng, sentences(ctx.rng, 25))
         args = {
             "corpus": corpus,

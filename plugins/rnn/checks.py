@@ -105,13 +105,19 @@ def softmax_cases(ctx: CaseContext) -> list[Case]:
         (_normal(ctx.rng, 1, 6), "one row of 6"),
         (_normal(ctx.rng, 3, 1), "3 rows of one entry"),
     ]
-    return [
+    cases = [
         Case(
             f"Softmax: forward({what}), then backward(g)",
             {"module": "Softmax", "x": x, "g": _normal(ctx.rng, *x.shape)},
         )
         for x, what in inputs
     ]
+    # Rows of one entry have the answers of no work at all (1, and a zero gradient): asked beside rows of
+    # three, so that the case is earned by a softmax only.
+    x = _normal(ctx.rng, 2, 3)
+    cases[-1].args["beside"] = {"x": x, "g": _normal(ctx.rng, *x.shape)}
+    cases[-1].label = "Softmax: forward(3 rows of one entry), then backward(g); and the same on x of shape (2, 3)"
+    return cases
 
 
 def _probs(rng, N, K):
@@ -228,6 +234,29 @@ def sgd_cases(ctx: CaseContext) -> list[Case]:
 DRAWS = 500  # the chi-square tests' power against the catalogue's samplers: benchmarks/sampling_power.py
 
 
+MODE_MAX = 0.5  # the most mass a sampling case's model puts on one sample
+
+
+def _likeliest_sample(params: dict, activation: str, start: int, max_len: int, end: int | None) -> float:
+    """The probability of the likeliest sample of an RNNLM with `params`, by the contract's equations:
+    h_t = act(W_ah h_{t-1} + W_ax E[x_t] + b_a) from h_0 = 0, p(. | x_<=t) = softmax(W_yh h_t + b_y)."""
+    E, W_ah, W_ax, b_a, W_yh, b_y = (params[k] for k in ("E", "W_ah", "W_ax", "b_a", "W_yh", "b_y"))
+
+    def act(a):
+        return np.tanh(a) if activation == "tanh" else 1.0 / (1.0 + np.exp(-a))
+
+    def best(h, token, length) -> float:  # the likeliest way on from `token`, `length` tokens drawn so far
+        h = act(W_ah @ h + W_ax @ E[token] + b_a)  # (J,)
+        z = W_yh @ h + b_y  # (V,)
+        p = np.exp(z - z.max())
+        p /= p.sum()
+        if length + 1 == max_len:
+            return float(p.max())
+        return max(float(p[v]) * (1.0 if v == end else best(h, v, length + 1)) for v in range(len(p)))
+
+    return best(np.zeros(W_ah.shape[0]), start, 0)
+
+
 def sample_cases(ctx: CaseContext) -> list[Case]:
     cases = []
     # Large biases make every parameter move the distribution far beyond
@@ -235,8 +264,14 @@ def sample_cases(ctx: CaseContext) -> list[Case]:
     sizes = [(3, 2, 3, 3, 1, None), (4, 2, 2, 3, 0, 3), (3, 3, 2, 1, 2, None), (4, 3, 2, 4, 3, 0)]
     for (V, D, J, max_len, start, end), act in zip(sizes, emphasis(ctx, len(sizes))):
         rng = ctx.rng
+        # A model that all but always draws one sample cannot tell a sampler from a constant: redrawn
+        # until no sample has more than MODE_MAX of the mass.
+        for _ in range(1000):
+            params = _lm_params(rng, V, D, J, scale=1.5, bias=1.5)
+            if _likeliest_sample(params, act, start, max_len, end) <= MODE_MAX:
+                break
         args = {
-            "params": _lm_params(rng, V, D, J, scale=1.5, bias=1.5),
+            "params": params,
             "activation": act,
             "start": start,
             "max_len": max_len,

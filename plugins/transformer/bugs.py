@@ -315,19 +315,19 @@ BUGS.update(
         "rope_rotate_half": _as_bug(
             P.ROPE_ROTATE_HALF,
             'RoPE pairs feature i with i + d_head/2 ("rotate half"), not 2i with 2i + 1.',
-            {"rope": "rotate half", "block": "rotate half", "model": "rotate half"},
+            {"rope": "rotate half", "rope_relative": "attention's own output is wrong"},
             variant=ROPE,
         ),
         "rope_rotates_v": _as_bug(
             P.ROPE_ROTATES_V,
             "RoPE rotates the values as well as the queries and keys.",
-            {"rope": "rotates the values", "model": "rotates the values", "rope_relative": "v is rotated too"},
+            {"rope": "rotates the values", "rope_relative": "v is rotated too"},
             variant=ROPE,
         ),
         "rope_angle_d_model": _as_bug(
             P.ROPE_ANGLE_D_MODEL,
             "the RoPE angles are t * 10000^(-2i / d_model).",
-            {"rope": "use d_model", "model": "use d_model"},
+            {"rope": "use d_model", "rope_relative": "attention's own output is wrong"},
             variant=ROPE,
         ),
         "rope_q_only": Bug(

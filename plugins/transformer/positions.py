@@ -132,7 +132,7 @@ def threaded(checks: list[Check], variant: dict) -> list[Check]:
         if check.name in LM_CHECKS or check.name in BLOCK_CHECKS:
             # A model's numbers follow its attention's: RoPE's mistakes show there. The table is supplied (above).
             extra = ROPE_MISTAKES if positions == ROPE and check.mistakes else ()
-            # They run the student's RoPE attention: where `rope` fails, they name it and lose only their share.
+            # They run the student's RoPE attention: where `rope` fails, their stand-in runs replace it.
             # The sinusoidal table is supplied to them, so they do not compose `sinusoidal`.
             composes = ("rope",) if positions == ROPE else ()
             check = replace(
@@ -375,6 +375,8 @@ def position_checks(variant: dict) -> list[Check]:
                 mistakes=(*ROPE_MISTAKES, *ATTENTION_MISTAKES),
                 uses=uses,
                 limits=quick,
+                # RoPE lives in the attention: where it is wrong, the checks running it stand the grader's in.
+                grades=("layers.CausalSelfAttention",),
             ),
             Check(
                 "rope_relative",

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from lmgrade import lazy_import, property_result, raised, warnings_of
+from lmgrade import asked_beside, lazy_import, property_result, raised, warnings_of
 
 # Imported where first used: at once in the sandbox, only for the reference's values in the grading process.
 torch = lazy_import("torch")
@@ -284,6 +284,7 @@ def ffnn_forward(modules, args):
     return answer
 
 
+@asked_beside
 def make_examples(modules, args):
     contexts, targets = modules["ffnn_lm"].make_examples(list(args["tokens"]), args["context_size"], args["pad"])
     return {

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from lmgrade import agreement, finite_differences, property_result, warnings_of
+from lmgrade import agreement, asked_beside, finite_differences, property_result, warnings_of
 
 CONSISTENCY = "backward against finite differences of forward"
 
@@ -321,6 +321,7 @@ def depth_direction_holds(args, observed) -> dict:
     return {"shape": list(base.shape), "changed": changed}
 
 
+@asked_beside
 def clip(modules, args):
     grads = {k: v.copy() for k, v in args["grads"].items()}
     clipped, total = modules["recurrent"].clip_grad_norm(grads, args["max_norm"])
@@ -558,10 +559,12 @@ def bad_argument(modules, args):
         raised = _raises(lambda: getattr(r, what)(*bad, rng=np.random.default_rng(0)))
     elif what == "StackedRNN":
         net = r.StackedRNN(kind, I, J, 2, rng=np.random.default_rng(0))
-        answer = [_shapes(layer.params) for layer in net.layers]
+        _assign_layers(net.layers, args["layers"])
+        answer = _array(net.forward(args["x"].copy()))
         raised = _raises(lambda: r.StackedRNN(bad[0], I, J, bad[1], rng=np.random.default_rng(0)))
     else:
         net = r.BiRNN(kind, I, J, rng=np.random.default_rng(0))
-        answer = [_shapes(net.fwd.params), _shapes(net.bwd.params)]
+        _assign_layers([net.fwd, net.bwd], args["layers"])
+        answer = _array(net.forward(args["x"].copy()))
         raised = _raises(lambda: r.BiRNN(bad, I, J, rng=np.random.default_rng(0)))
     return property_result(answer, raised)

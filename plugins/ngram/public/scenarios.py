@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from lmgrade import property_result, raised
+from lmgrade import asked_beside, property_result, raised
 
 
 def pad(modules, args):
@@ -37,6 +37,7 @@ def _fitted(modules, args):
     return lm.fit(args["corpus"])
 
 
+@asked_beside
 def fit(modules, args):
     lm = _model(modules, args)
     if "fitted_before_on" in args:
@@ -55,6 +56,7 @@ def logprob(modules, args):
     return {f"logprob({s!r})": lm.logprob(s) for s in args["sentences"]}
 
 
+@asked_beside
 def perplexity(modules, args):
     lm = _fitted(modules, args)
     return lm.perplexity(args["test"])
@@ -116,17 +118,18 @@ def no_mutation(modules, args):
 
 
 def bad_argument(modules, args):
-    """The name of the exception raised outside the domain, beside the answer to a call inside it."""
+    """The name of the exception raised outside the domain, beside the answer to a call inside it, both on
+    the case's drawn sentence (answers recorded on other sentences fit neither)."""
     ngram = modules["ngram"]
-    n, k = args["n"], args["k"]
+    n, k, sentence = args["n"], args["k"], args["sentence"]
     if args["call"] == "pad":
-        answer = ngram.pad(["a"], 2)
-        outside = raised(lambda: ngram.pad(["a"], n))
+        answer = ngram.pad(sentence, 2)
+        outside = raised(lambda: ngram.pad(sentence, n))
     elif args["call"] == "count_ngrams":
-        answer = ngram.count_ngrams([["a"]], 2)
-        outside = raised(lambda: ngram.count_ngrams([["a"]], n))
+        answer = ngram.count_ngrams([sentence], 2)
+        outside = raised(lambda: ngram.count_ngrams([sentence], n))
     else:
-        answer = ngram.NGramLM(2, k=0.5).fit([["a"]]).prob("a", ["a"])
+        answer = ngram.NGramLM(2, k=0.5).fit([sentence]).prob(sentence[-1], [sentence[0]])
         outside = raised(lambda: ngram.NGramLM(n, k=k))
     return property_result(answer, outside)
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from lmgrade import agreement, finite_differences, property_result, raised, warnings_of
+from lmgrade import agreement, asked_beside, finite_differences, property_result, raised, warnings_of
 
 
 def _array(value) -> np.ndarray:
@@ -44,6 +44,7 @@ def kind_warns(kind: str) -> bool:
     return kind in WARNING_FREE
 
 
+@asked_beside(left_out=("backward against finite differences of forward",))
 def module(modules, args):
     """Forward, backward and parameter gradients of one module; its backward against its own forward."""
     mod = _module(modules, args)
