@@ -36,6 +36,7 @@ _LAZY = {
     "AssignmentSource": "assignment_plugin",
     "Bug": "flawed",
     "AGREE": "gradcheck",
+    "NOT_MEASURED": "gradcheck",
     "agreement": "gradcheck",
     "finite_differences": "gradcheck",
     "warnings_of": "gradcheck",

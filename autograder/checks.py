@@ -124,6 +124,30 @@ class Mistake:
     edits: tuple[tuple[str, str, str], ...] = ()
 
 
+def together(first: Mistake, second: Mistake) -> Mistake:
+    """Both mistakes made at once: published code often carries two (the handout's GRU form with the
+    inputs concatenated the other way), and then neither alone explains its answers."""
+
+    def both(modules: dict[str, Any]) -> None:
+        for patch in (first.patch, second.patch):
+            if patch is not None:
+                patch(modules)
+
+    return Mistake(
+        f"{first.name}+{second.name}",
+        f"two known mistakes together: {first.explanation}; and {second.explanation}",
+        patch=both if first.patch or second.patch else None,
+        edits=first.edits + second.edits,
+    )
+
+
+@functools.lru_cache(maxsize=256)
+def pairs(mistakes: tuple[Mistake, ...]) -> tuple[Mistake, ...]:
+    """Every two of `mistakes` made together (`together`), in their order: the same objects each time, so
+    that their answers are computed once."""
+    return tuple(together(a, b) for i, a in enumerate(mistakes) for b in mistakes[i + 1 :])
+
+
 @dataclass
 class CaseContext:
     """What `make_cases` may use: the seeded generator, the chosen variant, the device it runs on."""

@@ -293,13 +293,40 @@ def _compare_arrays(expected: Any, got: Any, tol: Tolerance, reveal: bool, where
     index = np.unravel_index(int(np.argmax(err)), e.shape) if e.ndim else ()
     bad = int((~ok).sum())
     head = f"{bad} of {e.size} values wrong{where}"
+    hint = _float32_hint(e, g, got.dtype, float(err.max()), tol)
     if not reveal:
-        return f"{head}; the largest error is {_error(float(err.max()))} (tolerance {tol})"
+        return f"{head}; the largest error is {_error(float(err.max()))} (tolerance {tol}){hint}"
     idx = tuple(int(i) for i in index)
     return (
         f"{head}; the largest error is at index {idx}: expected {number(e[index], tol, beside=g[index])}, "
         f"got {number(g[index], tol, beside=e[index])} (max error {_error(float(err.max()))}, tolerance {tol})"
+        f"{hint}"
     )
+
+
+# How a difference that float32's rounding explains is told (gradcheck.which_half then claims nothing of
+# a backward beside it: finite differences of float32 values measure their rounding).
+FLOAT32 = "float32"
+# The largest error, relative to the array's largest value, that computing in float32 leaves (its unit
+# roundoff is 6e-8; a few dozen operations accumulate it) in a check whose tolerance is float64's.
+FLOAT32_REACH = 2e-5
+
+
+def _float32_hint(e: np.ndarray, g: np.ndarray, dtype: np.dtype, largest: float, tol: Tolerance) -> str:
+    """A sentence where the answers are float32, or where every error is as small as float32's rounding
+    leaves and the check's tolerance is far below it (what the values show, and nothing more)."""
+    if dtype == np.float32 and tol.rtol < 1e-6:
+        return f"\nThese values are {FLOAT32}: the contract computes in float64."
+    scale = float(np.max(np.abs(e))) if e.size and np.all(np.isfinite(e)) else 0.0
+    if e.dtype.kind != "f" or tol.rtol >= 1e-6 or not scale or not np.isfinite(largest):
+        return ""
+    if largest <= FLOAT32_REACH * scale and largest > 1e-9 * scale:
+        return (
+            f"\nEvery error is at most {largest / scale:.1g} of the largest value, what computing in {FLOAT32} "
+            "leaves: if any step of yours is float32 (an array made float32, a cast, a float32 "
+            "parameter), make it float64."
+        )
+    return ""
 
 
 def _dtype_words(dtype: np.dtype) -> str:

@@ -15,7 +15,7 @@ import time
 from typing import Any
 
 from .assignment import Assignment
-from .checks import ANSWER, PROPERTY, Case, CaseContext, Check, Mistake, explains
+from .checks import ANSWER, PROPERTY, Case, CaseContext, Check, Mistake, explains, pairs
 from .errors import HarnessFault
 from .expected_store import ExpectedStore, code_digest, entry_key
 from .oracle import Oracle
@@ -164,7 +164,8 @@ class ExpectedValues:
             return None
         right = self._expected[check.name][1] if check.name in self._expected else None
         tolerances = [check.tolerance_of(cases[i]) for i in answered]
-        for mistake in check.mistakes:
+        # One mistake first; only where none explains the answers, every two together (`pairs`).
+        for mistake in (*check.mistakes, *pairs(check.mistakes)):
             answers = self.mistake_answers(check, cases, mistake)
             if any(answers[i] is CRASHES for i in answered):
                 continue

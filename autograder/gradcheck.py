@@ -15,43 +15,86 @@ from typing import Any
 
 import numpy as np
 
-EPS = 1e-6
+from .comparison import FLOAT32
+
+EPS = 1e-6  # the step of the central differences, relative to the entry moved (absolute below 1)
 AGREE = "agree"
+# How an agreement that was not measured begins (the loss was not finite where it was differentiated).
+NOT_MEASURED = "not measured"
+# The largest share of the loss's own rounding a difference quotient may carry: (up - down) holds the
+# rounding of two losses (2 * eps * |loss|), divided by 2h; a margin of 50 keeps a right backward from
+# ever being called wrong on the largest losses, and a wrong term is far beyond it.
+ROUNDING_MARGIN = 50.0
+
+
+class Differences(dict):
+    """Central differences by array name, with what they can be trusted to: `noise`, the absolute error
+    the loss's rounding may put in any of them; `spread`, by array, how far each entry's quotient moved
+    between steps h and 2h (a curvature the step does not resolve, as in a saturated unit); and `finite`,
+    whether every loss they took was finite."""
+
+    noise: float = 0.0
+    finite: bool = True
+
+    def __init__(self):
+        super().__init__()
+        self.spread: dict[str, np.ndarray] = {}
 
 
 def finite_differences(
     loss: Callable[[], float], arrays: dict[str, np.ndarray], assign: Callable[[str, np.ndarray], None]
-) -> dict[str, np.ndarray]:
-    """d loss / d each array, by central differences; `assign(name, array)` puts an array in place."""
-    grads = {}
+) -> Differences:
+    """d loss / d each array, by central differences; `assign(name, array)` puts an array in place.
+
+    The step of each entry is EPS times its size (EPS below 1): a fixed step would be lost in the
+    rounding of a large entry. Each entry is differenced at h and 2h and extrapolated (Richardson:
+    (4 D(h) - D(2h)) / 3), and how far the two quotients lie apart is kept as that entry's spread."""
+    grads = Differences()
+    eps64 = np.finfo(np.float64).eps
+
+    def at(name, value, index, x):
+        value[index] = x
+        assign(name, value.copy())
+        return float(loss())
+
     for name, value in arrays.items():
         value = np.array(value, dtype=np.float64)
-        grad = np.zeros_like(value)
+        grad, spread = np.zeros_like(value), np.zeros_like(value)
         for index in np.ndindex(value.shape):
             saved = value[index]
-            value[index] = saved + EPS
-            assign(name, value.copy())
-            up = loss()
-            value[index] = saved - EPS
-            assign(name, value.copy())
-            down = loss()
+            h = EPS * max(1.0, abs(float(saved)))
+            losses = [at(name, value, index, saved + k * h) for k in (1, -1, 2, -2)]
             value[index] = saved
-            grad[index] = (up - down) / (2 * EPS)
+            if not all(np.isfinite(losses)):
+                grads.finite = False
+                continue
+            near, far = (losses[0] - losses[1]) / (2 * h), (losses[2] - losses[3]) / (4 * h)
+            grad[index], spread[index] = (4 * near - far) / 3, abs(near - far)
+            grads.noise = max(grads.noise, ROUNDING_MARGIN * eps64 * max(map(abs, losses)) / h)
         assign(name, value.copy())
-        grads[name] = grad
+        grads[name], grads.spread[name] = grad, spread
     return grads
 
 
 def agreement(analytic: dict[str, Any], numeric: dict[str, np.ndarray], rtol: float = 1e-5) -> str:
-    """AGREE, or where the code's backward and the finite differences of its own forward part."""
+    """AGREE, or where the code's backward and the finite differences of its own forward part, or
+    NOT_MEASURED where those differences could not be taken (a loss that is not finite)."""
+    if not getattr(numeric, "finite", True):
+        return f"{NOT_MEASURED}: the loss is not finite where it was differentiated"
+    noise = max(1e-7, getattr(numeric, "noise", 0.0))
+    spreads = getattr(numeric, "spread", {})
     for name, n in numeric.items():
         a = np.asarray(analytic.get(name), dtype=np.float64)
         if a.shape != n.shape:
             return f"disagree at {name} (shape {a.shape}, not {n.shape})"
+        if not np.all(np.isfinite(a)):
+            return f"disagree at {name} (not finite)"
         error = np.abs(a - n) / np.maximum(1e-8, np.abs(a) + np.abs(n))
         # Far looser than float64 rounding, far tighter than a wrong term: central differences of a
-        # smooth function at EPS agree to about 1e-9.
-        if not np.all(error <= rtol) and np.max(np.abs(a - n)) > 1e-7:
+        # smooth function agree to about 1e-9 relative, and to `noise` absolute (the loss's rounding);
+        # where the quotient still moves with the step (a sharp curvature), to ten times that move.
+        allowed = np.maximum(noise, 10 * spreads.get(name, 0.0))
+        if np.any((error > rtol) & (np.abs(a - n) > allowed)):
             return f"disagree at {name}"
     return AGREE
 
@@ -65,15 +108,32 @@ def warnings_of(call: Callable[[], Any]) -> tuple[Any, list[str]]:
     return value, sorted({f"{w.category.__name__}: {w.message}" for w in caught})
 
 
-def which_half(forward: str | None, backward: str | None, what: str, agrees: bool, said: str | None) -> str:
+def which_half(
+    forward: str | None, backward: str | None, what: str, agrees: bool, said: str | None, reveal: bool = True
+) -> str:
     """The feedback of a forward and backward graded together, where at least one differs.
 
     `forward`, `backward`: the comparison's difference of each half (None where it matched); `what`:
     "forward" or "loss"; `agrees`: whether the backward agrees with finite differences of the code's own
-    `what`; `said`: that agreement as the scenario put it, None where it was not measured.
+    `what`; `said`: that agreement as the scenario put it, None where it was not measured. A hidden
+    case (`reveal` False) says only that they disagree: how is the child's text.
     """
+    if any(FLOAT32 in (half or "") for half in (forward, backward)):
+        # Differences of float32 values measure their rounding: nothing is said of the backward's agreement.
+        said = None
+    if said is not None and said.startswith(NOT_MEASURED):
+        agrees, said = False, None
+        unmeasured = (
+            f"\nYour own {what} is not finite where the backward was checked against it (inf or nan), so "
+            "nothing is said of the backward beside it."
+        )
+    else:
+        unmeasured = ""
+    if said is not None and not reveal and not agrees:
+        said = "they disagree"
     if said is None:
-        return f"the {what} is wrong: {forward}" if forward else f"the backward is wrong: {backward}"
+        first = f"the {what} is wrong: {forward}" if forward else f"the backward is wrong: {backward}"
+        return first + unmeasured
     if forward is not None and agrees:
         return (
             f"the {what} is wrong: {forward}\nYour backward does agree with finite differences of your own "

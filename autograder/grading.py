@@ -319,7 +319,10 @@ class Grader:
         check = verdict.check
         names = composition.stand_in_names(check, failed)
         tables = self.stand_in_tables(check, names) if names else None
-        if tables is None:
+        # Named and replaced: the failed components the reference itself calls on these cases (its record
+        # holds their calls); a component the check never runs is not blamed, and none called, no run.
+        called = [c for c in failed if tables and any(stand_in.only(table, c.grades) for table in tables)]
+        if not called:
             return verdict
         cases, expected = self.cases_and_expected(check)
         try:
@@ -329,7 +332,8 @@ class Grader:
         reveal = check.visibility == "visible"
         if all(outcome_verdict(check, c, e, o, reveal).passed for c, e, o in zip(cases, expected, run.outcomes)):
             verdict.score = check.points
-            verdict.output = composition.note(check, failed) + "\n" + verdict.output
+            verdict.output = composition.note(check, called) + "\n" + verdict.output
+            verdict.stood_in = tuple(c.name for c in called)
         return verdict
 
     def _stand_in_run(self, check: Check, submission: Path, cases: list[Case], names: tuple, tables: list):

@@ -38,6 +38,8 @@ class Verdict:
     # What the reference answered and what the submission did, case by case (None where it raised).
     expected: list = field(default_factory=list)
     answers: list = field(default_factory=list)
+    # The components (check names) the grader's stand-ins replaced in the run that paid this check.
+    stood_in: tuple[str, ...] = ()
 
     @property
     def max_score(self) -> float:
@@ -55,6 +57,7 @@ class Verdict:
             self.max_score,
             self.output,
             self.mistake.name if self.mistake else "",
+            self.stood_in,
         )
 
 
@@ -96,6 +99,7 @@ class CheckScore:
     max_score: float
     output: str
     mistake: str = ""  # the known mistake the feedback named, if any
+    stood_in: tuple[str, ...] = ()  # the failed components whose stand-ins paid it (its feedback names them)
 
     @property
     def passed(self) -> bool:
@@ -127,7 +131,7 @@ class Graded:
     @classmethod
     def from_dict(cls, data: dict) -> Graded:
         return cls(
-            checks=tuple(CheckScore(**c) for c in data.get("checks", ())),
+            checks=tuple(CheckScore(**{**c, "stood_in": tuple(c.get("stood_in", ()))}) for c in data.get("checks", ())),
             note=data.get("note", ""),
             wall_s=data.get("wall_s", 0.0),
             error=data.get("error", ""),

@@ -214,6 +214,9 @@ def test_the_report_shows_the_distribution_the_checks_and_the_mistakes(regraded)
     for name in named:
         assert f"<td>{name}</td>" in mistakes
     assert "Not graded" not in html
+    # The checks the bugs' gradings paid with the grader's components, as their feedback says.
+    stood_in = {c.name for _, g in summary.rows for c in g.checks if c.stood_in}
+    assert stood_in and all(f"<td>{name}</td>" in html[html.index('<table id="stood-in">') :] for name in stood_in)
     # The same file twice (the reference): one group, as a hint. The syntax error: a zero of its own cause.
     identical = html[html.index('<table id="identical">') :]
     assert "<td>late, submission_1</td><td>Ada Lovelace</td>" in identical[: identical.index("</table>")]

@@ -1,4 +1,5 @@
-"""What the class report finds by comparing submissions: zeros by cause, identical groups, explained failures."""
+"""What the class report finds by comparing submissions: zeros by cause, identical groups, checks earned with the
+grader's components."""
 
 from __future__ import annotations
 
@@ -10,12 +11,7 @@ import pytest
 from helpers import ROOT
 from lmgrade import catalog, templates
 from lmgrade.regrade.graded import CheckScore, Graded, grade_folder
-from lmgrade.regrade.insights import (
-    components,
-    explained_failures,
-    identical_groups,
-    zero_causes,
-)
+from lmgrade.regrade.insights import identical_groups, paid_by_stand_ins, zero_causes
 from lmgrade.regrade.layout import Student, SubmissionFolder
 
 
@@ -49,9 +45,10 @@ def test_a_score_above_zero_has_no_cause_and_the_same_files_hash_the_same(ngram,
     assert a.score == 100 and a.zero_cause == "" and a.files_hash and a.files_hash == b.files_hash
 
 
-def _row(key: str, files_hash: str = "", zero: str = "", failed: tuple[str, ...] = (), students=()):
+def _row(key: str, files_hash: str = "", zero: str = "", failed: tuple[str, ...] = (), students=(), stood_in=None):
+    stood_in = stood_in or {}
     checks = tuple(
-        CheckScore(name, 0.0 if name in failed else 1.0, 1.0, "")
+        CheckScore(name, 0.0 if name in failed else 1.0, 1.0, "", stood_in=tuple(stood_in.get(name, ())))
         for name in ("layer_norm", "attention", "block", "model", "attention_speed")
     )
     return (
@@ -78,31 +75,20 @@ def test_identical_groups_are_listed_largest_first_without_untouched_stubs():
     assert [(z.cause, z.submissions) for z in causes] == [("stub", ("s4", "s5"))]
 
 
-def test_a_checks_failures_are_put_down_to_the_component_that_failed_beside_it():
+def test_checks_earned_with_stand_ins_are_counted_from_what_the_gradings_observed():
     assignment, _ = catalog.load("transformer")
-    built_on = components(assignment)
-    assert built_on["model"][:1] == ["layer_norm"] and "block" in built_on["model"]
-    assert "model" not in built_on["layer_norm"] and "attention_speed" not in built_on["model"]
-    # rnn's checks name no `uses`: what their scenarios take from `modules` decides. The reference's
-    # elman.py imports nothing of modules.py, so a failing softmax explains no Elman check.
-    rnn, _ = catalog.load("rnn")
-    rnn_built_on = components(rnn)
-    assert not any(rnn_built_on[name] for name in ("elman_forward", "elman_backward", "rnnlm", "train"))
-    # A property check of both files' modules (backward twice, of Linear and of the RNN) builds on both.
-    assert {"linear", "elman_backward"} <= set(rnn_built_on["repeatable_backward"])
     rows = [
-        _row("s1", failed=("layer_norm", "block", "model")),
-        _row("s2", failed=("layer_norm", "block", "model")),
-        _row("s3", failed=("model",)),
-        _row("s4", failed=("attention", "block", "model")),
-        # Nothing compared: a stub fails everything together and explains nothing.
-        _row("s5", zero="stub", failed=("layer_norm", "attention", "block", "model")),
+        _row("s1", failed=("layer_norm",), stood_in={"block": ("layer_norm",), "model": ("layer_norm",)}),
+        _row("s2", failed=("layer_norm", "attention"), stood_in={"model": ("layer_norm", "attention")}),
+        _row("s3", failed=("attention", "block"), stood_in={"model": ("attention",)}),
+        _row("s4", failed=("model",)),
+        # A failed component beside a failed check is no evidence: only a stand-in run that passed counts.
+        _row("s5", failed=("layer_norm", "block")),
     ]
-    found = explained_failures(assignment, rows)
-    explained = {e.check: e for e in found}
-    # model failed 4 times, 3 of them beside a component; the most basic one that failed: layer_norm twice.
-    model = explained["model"]
-    assert (model.failed, model.explained, model.component, model.together) == (4, 3, "layer_norm", 2)
-    assert explained["block"].component == "layer_norm" and explained["block"].share == pytest.approx(2 / 3)
-    assert "layer_norm" not in explained and "attention" not in explained
-    assert found[0].check == "block"  # the most explained first
+    found = {e.check: e for e in paid_by_stand_ins(assignment, rows)}
+    assert set(found) == {"block", "model"}
+    model = found["model"]
+    assert (model.paid, model.failed, model.together) == (3, 1, 2) and model.component in ("layer_norm", "attention")
+    assert (found["block"].paid, found["block"].failed, found["block"].component) == (1, 2, "layer_norm")
+    assert [e.check for e in paid_by_stand_ins(assignment, rows)] == ["model", "block"]  # most often first
+    assert paid_by_stand_ins(assignment, [_row("s", failed=("layer_norm", "block", "model"))]) == []

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import random
 
+import pytest
+
 from lmgrade.checks import Case, Check
 from lmgrade.comparison import Tolerance
 from lmgrade.speed import Timing
@@ -51,3 +53,18 @@ def test_right_answers_that_differ_only_in_the_timed_call_are_told_why():
     check = _timed_check()
     verdict = judge_case(check, Case("c", {}), _laps([1.0]), _laps([5.0]), lambda nonce: [1.0], random.Random(0), "cpu")
     assert not verdict.passed and "before the call returns" in verdict.message
+
+
+def test_a_table_registered_as_a_frozen_parameter_is_not_said_to_train():
+    torch = pytest.importorskip("torch")
+    from lmgrade.plugins.transformer.public.position_scenarios import _registered
+
+    lm = torch.nn.Module()
+    lm.pos_enc = torch.nn.Parameter(torch.zeros(4, 2), requires_grad=False)
+    said = _registered(lm)
+    assert "requires_grad=False" in said and "does not train" in said and "would train" not in said
+    lm.pos_enc = torch.nn.Parameter(torch.zeros(4, 2))
+    assert "would train" in _registered(lm)
+    del lm.pos_enc
+    lm.register_buffer("pos_enc", torch.zeros(4, 2), persistent=False)
+    assert _registered(lm) == "a buffer outside state_dict"

@@ -140,7 +140,7 @@ def render_report(assignment: Assignment, variant: dict, rows: list[tuple[Submis
         mistakes=mistake_counts(assignment, graded),
         zeros=insights.zero_causes(rows),
         identical=insights.identical_groups(rows),
-        explained=insights.explained_failures(assignment, rows),
+        stood_in=insights.paid_by_stand_ins(assignment, rows),
         failures=[(s.key, g.error) for s, g in rows if g.error],
     )
 

@@ -56,6 +56,22 @@ BUGS = {
         "encode_word matches the longest known symbol from the left, WordPiece style.",
         {"encode_word": "longest symbol first"},
     ),
+    "earliest_present_pair": _made(
+        M.ENCODE_EARLIEST_PAIR,
+        "encode_word merges, at each step, the present pair learned earliest (minbpe's loop).",
+        {"encode_word": "learned earliest"},
+    ),
+    "noise_power_in_place": Bug(
+        "noise_distribution raises the counts to the power in place (counts **= power).",
+        W2V,
+        (
+            (
+                "    weights = np.asarray(counts, dtype=np.float64) ** power  # (V,)",
+                "    weights = np.asarray(counts, dtype=np.float64)  # (V,)\n    weights **= power",
+            ),
+        ),
+        {"no_mutation": "noise_distribution"},
+    ),
     "split_on_one_space": _made(
         M.SPLIT_ON_SPACE, "encode splits the text on single spaces.", {"encode": 'text.split(" ")'}
     ),

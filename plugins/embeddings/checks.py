@@ -157,6 +157,9 @@ def _renamed_example(rng, merges, words) -> tuple[list[tuple[str, str]], list[st
     return rename.merges(merges), [rename(w) for w in words]
 
 
+UNORDERED_MERGES = [("ab", "c"), ("a", "b"), ("c", "d"), ("ab", "cd")]
+
+
 def encode_word_cases(ctx: CaseContext) -> list[Case]:
     rng = ctx.rng
     random = random_merges(rng, "abcd", 14)
@@ -170,6 +173,9 @@ def encode_word_cases(ctx: CaseContext) -> list[Case]:
     ends = _renamed_example(
         rng, [("o", END), ("g", "o" + END), ("g", "o"), ("o" + END, "g")], ["go", "ego", "goo", "gog", "o"]
     )
+    # No training makes these: a merge of a symbol that only a later merge creates. Merges applied in their
+    # order never use it; a loop taking, at each step, the present pair learned earliest (minbpe's) does.
+    unordered = _renamed_example(rng, UNORDERED_MERGES, ["abc", "abcd", "abab", "cabc", "dabcab"])
     return [
         Case(
             f"encode_word(word, the textbook's 10 merges, their letters renamed: {textbook[0]!r}) for words seen "
@@ -185,6 +191,11 @@ def encode_word_cases(ctx: CaseContext) -> list[Case]:
             f"encode_word(word, merges) with merges that join END: {ends[0]!r}",
             {"merges": ends[0], "words": ends[1]},
         ),
+        Case(
+            f"encode_word(word, {unordered[0]!r}) (out of training order: the first merge joins a symbol only the "
+            "second makes)",
+            {"merges": unordered[0], "words": unordered[1]},
+        ),
     ]
 
 
@@ -193,6 +204,7 @@ def encode_cases(ctx: CaseContext) -> list[Case]:
     merges = random_merges(rng, "abc", 10)
     texts = ["ab ca", "  abc\tcab \n bb  ", "a", "\n\t c  c c", "abcabc bca"]
     textbook, handout = _renamed_example(rng, TEXTBOOK_MERGES, ["low lowest  newer", " widest "])
+    unordered, unordered_texts = _renamed_example(rng, UNORDERED_MERGES, ["abc abcd", " cabc\tabab "])
     return [
         Case(
             f"encode(text, the textbook's merges, their letters renamed: {textbook!r}) for {handout!r}",
@@ -201,6 +213,10 @@ def encode_cases(ctx: CaseContext) -> list[Case]:
         Case(
             f"encode(text, {merges!r}) for texts with tabs, newlines and runs of spaces: {texts!r}",
             {"merges": merges, "texts": texts},
+        ),
+        Case(
+            f"encode(text, {unordered!r}) (out of training order) for {unordered_texts!r}",
+            {"merges": unordered, "texts": unordered_texts},
         ),
     ]
 
@@ -599,6 +615,8 @@ def no_mutation_cases(ctx: CaseContext) -> list[Case]:
         ),
         ("encode_word", {"merges": merges, "word": word}, "merges"),
         ("noise_distribution", {"counts": counts}, "counts"),
+        # Float counts too (the contract names no dtype): `counts **= power` changes them in place.
+        ("noise_distribution", {"counts": np.round(rng.uniform(0.0, 10.0, 5), 2)}, "counts (floats)"),
         ("sgns_grads", {"w_vec": w, "c_vec": c, "neg_vecs": n}, "w_vec, c_vec and neg_vecs"),
         (
             "SkipGram.step",
@@ -663,6 +681,8 @@ def embeddings_checks() -> list[Check]:
             files=BPE,
             mistakes=M.ENCODE,
             limits=quick,
+            # Each word encoded: where encode calls encode_word, the grader's stands in for a wrong one.
+            composes=("encode_word",),
             grades=("bpe.encode",),
         ),
         Check(

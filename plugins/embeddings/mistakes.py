@@ -47,6 +47,13 @@ ENCODE_LONGEST = """    made = {a + b for a, b in merges}
         out.append("".join(symbols[i:j]))
         i = j
     return out"""
+# minbpe's loop: at each step, the present pair learned earliest is merged.
+ENCODE_EARLIEST = """    rank = {tuple(pair): i for i, pair in enumerate(merges)}
+    while True:
+        present = [pair for pair in zip(symbols, symbols[1:]) if pair in rank]
+        if not present:
+            return list(symbols)
+        symbols = _replace(symbols, min(present, key=rank.get))"""
 SPLIT = "for word in text.split() for symbol"
 DECODE = """    text = "".join(symbols).replace(END, " ")
     return text[:-1] if text.endswith(" ") else text"""
@@ -133,6 +140,13 @@ ENCODE_LONGEST_FIRST = _mistake(
     "longest_first",
     "the merges are applied greedily, longest symbol first from the left, instead of one by one in training order",
     (B, ENCODE_LOOP, ENCODE_LONGEST),
+)
+ENCODE_EARLIEST_PAIR = _mistake(
+    "earliest_present_pair",
+    "at each step the pair learned earliest among those present in the word is merged (minbpe's loop), "
+    "instead of every merge applied once, in training order: they differ where a merge joins a symbol "
+    "that only a later merge makes",
+    (B, ENCODE_LOOP, ENCODE_EARLIEST),
 )
 ENCODE_NO_END = _mistake(
     "encode_end_forgotten",
@@ -391,7 +405,7 @@ PERPLEXITY_BASE_2 = _mistake(
 )
 
 TRAIN_BPE = (TIES_FIRST, TIES_LARGEST, OVERLAP, NO_END, END_FIRST, UNWEIGHTED)
-ENCODE_WORD = (ENCODE_LONGEST_FIRST, OVERLAP, ENCODE_NO_END, ENCODE_END_FIRST)
+ENCODE_WORD = (ENCODE_LONGEST_FIRST, ENCODE_EARLIEST_PAIR, OVERLAP, ENCODE_NO_END, ENCODE_END_FIRST)
 ENCODE = (SPLIT_ON_SPACE,)
 DECODE = (DECODE_KEEPS_LAST, DECODE_NO_SPACES)
 SIGMOID = (SIGMOID_OVERFLOW,)

@@ -52,6 +52,17 @@ BUGS = {
         "h_t is computed before C_t is updated.",
         {"lstm_forward": "update the cell state first", "lstm_backward": "the forward is wrong", "lstmlm": ""},
     ),
+    # nicodjimenez's lstm.py: [x; h] and no tanh on the cell at once, named as the pair.
+    "hx_order_and_no_tanh": Bug(
+        "the LSTM concatenates z_t = [x_t; h_{t-1}] and takes h_t = o_t * C_t.",
+        R,
+        tuple((old, new) for _, old, new in M.HX_ORDER.edits + M.NO_TANH_C.edits),
+        {
+            "lstm_forward": "two known mistakes together",
+            "lstm_backward": "two known mistakes together",
+            "lstmlm": "",
+        },
+    ),
     "no_tanh_on_cell": _bug(
         M.NO_TANH_C,
         "h_t = o_t * C_t.",

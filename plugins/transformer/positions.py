@@ -221,14 +221,18 @@ def sinusoidal_cases(ctx: CaseContext) -> list[Case]:
             "d_ff": 2 * d,
             "pre_ln": ctx.variant.get("pre_ln", True),
         }
-        cases.append(
-            Case(
-                f"TransformerLM(vocab_size={V}, context_length={context}, d_model={d}, n_layers=1, "
-                f"n_heads={h}, d_ff={2 * d}, pre_ln={config['pre_ln']}, positions='sinusoidal'): "
-                f"pos_enc, and how it is registered",
-                {"config": config},
-            )
+        made = (
+            f"TransformerLM(vocab_size={V}, context_length={context}, d_model={d}, n_layers=1, "
+            f"n_heads={h}, d_ff={2 * d}, pre_ln={config['pre_ln']}, positions='sinusoidal')"
         )
+        cases.append(Case(f"{made}: the values of pos_enc", {"config": config, "ask": "values"}))
+    # How it is registered, a case of its own: a bookkeeping detail costs a case, not every value's.
+    cases.append(
+        Case(
+            cases[0].label.replace(": the values of pos_enc", ": how pos_enc is registered"),
+            {"config": cases[0].args["config"], "ask": "registration"},
+        )
+    )
     return cases
 
 

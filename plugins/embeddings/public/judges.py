@@ -8,9 +8,9 @@ declare them with `composes`: the harness names the one that failed.)
 
 from __future__ import annotations
 
-from lmgrade import CaseVerdict, compare
+from lmgrade import AGREE, NOT_MEASURED, CaseVerdict, compare
 
-from .scenarios import AGREE, COMPONENTS
+from .scenarios import COMPONENTS
 
 
 def _answers(value) -> dict:
@@ -41,6 +41,11 @@ def judge_gradients(check, case, expected, got, *, reveal: bool) -> CaseVerdict:
         )
     if consistency == AGREE:
         return CaseVerdict(False, f"the gradients are wrong: {diff}")
+    if not isinstance(consistency, str) or consistency.startswith(NOT_MEASURED):
+        # Not measured (no finite loss, or nothing to compare): nothing is said of the agreement.
+        return CaseVerdict(False, f"the gradients are wrong: {diff}")
+    if not reveal:  # how they disagree is the child's text: a hidden case says only that they do
+        consistency = "they disagree"
     if loss_wrong:
         return CaseVerdict(
             False,

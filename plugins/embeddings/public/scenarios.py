@@ -18,13 +18,20 @@ from __future__ import annotations
 
 import numpy as np
 
-from lmgrade import asked_beside, lazy_import, property_result, raised, warnings_of
+from lmgrade import (
+    NOT_MEASURED,
+    agreement,
+    asked_beside,
+    finite_differences,
+    lazy_import,
+    property_result,
+    raised,
+    warnings_of,
+)
 
 # Imported where first used: at once in the sandbox, only for the reference's values in the grading process.
 torch = lazy_import("torch")
 
-EPS = 1e-6
-AGREE = "agree"
 COMPONENTS = "components"
 
 
@@ -115,33 +122,6 @@ def sgns_loss(modules, args):
     return [_number(modules["word2vec"].sgns_loss(w.copy(), c.copy(), n.copy())) for w, c, n in args["vectors"]]
 
 
-def agreement(analytic, numeric, rtol: float = 1e-5) -> str:
-    """ "agree", or where analytic gradients and the finite differences of the loss part."""
-    for name, n in numeric.items():
-        a = np.asarray(analytic[name], dtype=np.float64)
-        if a.shape != n.shape:
-            return f"disagree at {name} (shape {a.shape}, not {n.shape})"
-        error = np.abs(a - n) / np.maximum(1e-8, np.abs(a) + np.abs(n))
-        if not np.all(error <= rtol) and np.max(np.abs(a - n)) > 1e-7:
-            return f"disagree at {name}"
-    return AGREE
-
-
-def _central_differences(loss, arrays: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-    """d loss(**arrays) / d each array by central differences, one entry at a time."""
-    grads = {}
-    for name in arrays:
-        grad = np.zeros_like(arrays[name])
-        for index in np.ndindex(grad.shape):
-            moved = {k: v.copy() for k, v in arrays.items()}
-            moved[name][index] += EPS
-            up = float(loss(**moved))
-            moved[name][index] -= 2 * EPS
-            grad[index] = (up - float(loss(**moved))) / (2 * EPS)
-        grads[name] = grad
-    return grads
-
-
 GRAD_NAMES = ("d loss / d w_vec", "d loss / d c_vec", "d loss / d neg_vecs")
 
 
@@ -157,13 +137,13 @@ def sgns_grads(modules, args):
     )
     own_loss = _attempt(lambda: _number(w2v.sgns_loss(w.copy(), c.copy(), n.copy())))
     if isinstance(own_loss, float) and all(isinstance(v, np.ndarray) for v in answer.values()):
-        numeric = _central_differences(
-            lambda w_vec, c_vec, neg_vecs: w2v.sgns_loss(w_vec, c_vec, neg_vecs),
-            {"w_vec": w.copy(), "c_vec": c.copy(), "neg_vecs": n.copy()},
+        point = {"w_vec": w.copy(), "c_vec": c.copy(), "neg_vecs": n.copy()}
+        numeric = finite_differences(
+            lambda: w2v.sgns_loss(*(point[k].copy() for k in ("w_vec", "c_vec", "neg_vecs"))), point, point.__setitem__
         )
         consistency = agreement(dict(zip(("w_vec", "c_vec", "neg_vecs"), answer.values())), numeric)
     else:
-        consistency = "not compared (no loss or no gradients to compare)"
+        consistency = f"{NOT_MEASURED}: no loss or no gradients to compare"
     return {
         **answer,
         COMPONENTS: {"sgns_loss at this point": own_loss, "against finite differences of your sgns_loss": consistency},

@@ -16,7 +16,6 @@ from lmgrade import AGREE, ANSWER, PROPERTY, CaseVerdict, compare, which_half
 
 CONSISTENCY = ("backward against finite differences of forward", "backward against finite differences of loss")
 BACKWARD_PREFIXES = ("dx", "grad", "layers[", "rnn.layers[", "fwd.grads", "bwd.grads", "backward")
-HIDDEN_DISAGREEMENT = "they disagree"
 
 
 def _without(d: dict, *keys) -> dict:
@@ -48,9 +47,7 @@ def judge_gradients(check, case, expected, got, *, reveal: bool) -> CaseVerdict:
         return CaseVerdict(True)
     what = "loss" if consistency and consistency.endswith("loss") else "forward"
     said = f"{got.get(consistency)}" if consistency else None  # None: not measured
-    if said is not None and not reveal:  # the scenario's text, sent by the child: a hidden case says only that
-        said = HIDDEN_DISAGREEMENT
-    return CaseVerdict(False, which_half(forward, backward, what, agrees, said))
+    return CaseVerdict(False, which_half(forward, backward, what, agrees, said, reveal))
 
 
 def _pattern_words(net: str, t: int, s: int, half: int, changed: bool) -> str:

@@ -17,7 +17,6 @@ from collections import Counter
 from lmgrade import AGREE, CaseVerdict, compare, fit_problem, seeding_problem, which_half
 
 CONSISTENCY = ("backward against finite differences of forward", "backward against finite differences of loss")
-HIDDEN_DISAGREEMENT = "they disagree"
 
 
 def judge_gradients(check, case, expected, got, *, reveal: bool) -> CaseVerdict:
@@ -36,9 +35,7 @@ def judge_gradients(check, case, expected, got, *, reveal: bool) -> CaseVerdict:
     if forward is None and backward is None:
         return CaseVerdict(True)
     what = "loss" if consistency.endswith("loss") else "forward"
-    # How they disagree is the scenario's text, sent by the child: a hidden case says only that they do.
-    said = got[consistency] if reveal else HIDDEN_DISAGREEMENT
-    return CaseVerdict(False, which_half(forward, backward, what, agrees, said))
+    return CaseVerdict(False, which_half(forward, backward, what, agrees, str(got[consistency]), reveal))
 
 
 def _valid(draw: list, max_len: int, end: int | None, V: int) -> str | None:

@@ -60,8 +60,11 @@ def supply_table(lm: torch.nn.Module, config: dict) -> None:
 
 
 def _registered(lm: torch.nn.Module) -> str:
-    if "pos_enc" in dict(lm.named_parameters()):
-        return "a parameter (it would train)"
+    parameters = dict(lm.named_parameters())
+    if "pos_enc" in parameters:  # whether it would train is its requires_grad's to say
+        if parameters["pos_enc"].requires_grad:
+            return "a parameter that requires grad (in parameters() and state_dict: an optimizer would train it)"
+        return "a parameter with requires_grad=False (in parameters() and state_dict, though it does not train)"
     if "pos_enc" in dict(lm.named_buffers()):
         return "a buffer in state_dict (persistent)" if "pos_enc" in lm.state_dict() else "a buffer outside state_dict"
     if hasattr(lm, "pos_enc"):
@@ -73,11 +76,10 @@ def sinusoidal(modules, args):
     c = args["config"]
     sizes = (c["vocab_size"], c["context_length"], c["d_model"], c["n_layers"], c["n_heads"], c["d_ff"])
     lm = modules["model"].TransformerLM(*sizes, pre_ln=c["pre_ln"], positions=SINUSOIDAL)
+    if args.get("ask") == "registration":
+        return {"pos_enc is": _registered(lm)}
     table = getattr(lm, "pos_enc", None)
-    return {
-        "pos_enc": table.detach().double().cpu().numpy() if isinstance(table, torch.Tensor) else repr(table),
-        "pos_enc is": _registered(lm),
-    }
+    return {"pos_enc": table.detach().double().cpu().numpy() if isinstance(table, torch.Tensor) else repr(table)}
 
 
 RELATIVE_TOLERANCE = {"float64": 1e-7, "float32": 2e-3}
