@@ -128,6 +128,16 @@ BUGS = {
         {"clip_grad_norm": "one global norm"},
         demo=True,
     ),
+    "clip_per_entry": _bug(
+        M.CLIP_PER_ENTRY,
+        "clip_grad_norm clips each entry to [-max_norm, max_norm] with np.clip.",
+        {"clip_grad_norm": "min-char-rnn"},
+    ),
+    "clip_epsilon": _bug(
+        M.CLIP_EPSILON,
+        "clip_grad_norm scales by min(1, max_norm / (total + 1e-6)), as torch does.",
+        {"clip_grad_norm": "torch's clip_grad_norm_"},
+    ),
     "clip_mutates_input": _bug(
         M.CLIP_MUTATES,
         "clip_grad_norm scales its input arrays in place.",

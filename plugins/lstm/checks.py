@@ -569,7 +569,7 @@ def lstm_checks() -> list[Check]:
             scenarios.clip,
             clip_cases,
             tolerance=VALUES,
-            mistakes=(M.CLIP_PER_ARRAY, M.CLIP_MUTATES),
+            mistakes=(M.CLIP_PER_ARRAY, M.CLIP_MUTATES, M.CLIP_PER_ENTRY, M.CLIP_EPSILON, M.CLIP_EPSILON_ABOVE),
             limits=quick,
             grades=("recurrent.clip_grad_norm",),
         ),

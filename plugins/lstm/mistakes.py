@@ -174,6 +174,31 @@ CLIP_MUTATES = Mistake(
     edits=((R, _CLIP, "    for g in grads.values():\n        g *= scale\n    return grads, total"),),
 )
 
+CLIP_PER_ENTRY = Mistake(
+    "clip_per_entry",
+    "each entry is clipped to [-max_norm, max_norm] on its own (np.clip, as min-char-rnn does), which "
+    "changes the gradient's direction; the contract scales every array by max_norm / total, total being "
+    "one norm over every entry of every array, when total > max_norm",
+    edits=((R, _CLIP, "    return {k: np.clip(g, -max_norm, max_norm) for k, g in grads.items()}, total"),),
+)
+
+_SCALE = "scale = max_norm / total if total > max_norm else 1.0"
+
+CLIP_EPSILON = Mistake(
+    "clip_epsilon",
+    "the arrays are scaled by min(1, max_norm / (total + 1e-6)) (torch's clip_grad_norm_), which scales "
+    "them at total == max_norm too and leaves the clipped norm a little below max_norm; the contract "
+    "scales by max_norm / total exactly, and only when total > max_norm",
+    edits=((R, _SCALE, "scale = min(1.0, max_norm / (total + 1e-6))"),),
+)
+
+CLIP_EPSILON_ABOVE = Mistake(
+    "clip_epsilon_above",
+    "above max_norm the arrays are scaled by max_norm / (total + 1e-6), so the clipped norm is a little "
+    "below max_norm; the contract scales by max_norm / total exactly",
+    edits=((R, _SCALE, "scale = max_norm / (total + 1e-6) if total > max_norm else 1.0"),),
+)
+
 CLIP_AFTER_STEP = Mistake(
     "clip_after_step",
     "step updates the parameters with the gradients before clipping (clipped after the "
