@@ -106,6 +106,11 @@ BUGS = {
         "skipgram_pairs takes positions modulo the length instead of clipping them.",
         {"skipgram_pairs": "wraps around"},
     ),
+    "window_short_on_the_right": _made(
+        M.PAIRS_SHORT_RIGHT,
+        "skipgram_pairs loops over range(t - window, t + window), leaving t + window out.",
+        {"skipgram_pairs": "one short on the right", "bad_arguments": "own answer is wrong"},
+    ),
     "counts_not_raised": _made(
         M.NO_POWER,
         "noise_distribution forgets the power.",
@@ -139,6 +144,20 @@ BUGS = {
         },
         demo=True,
     ),
+    "w_updated_before_c_gradient": _made(
+        M.W_BEFORE_C,
+        "step updates W, then takes C's gradients with the new W.",
+        {
+            "step": "W is updated before C's gradients are taken",
+            "no_mutation": "own answer is wrong",
+            "train": "wrong value at ['losses']",
+        },
+    ),
+    "updates_one_at_a_time": _made(
+        M.SEQUENTIAL_UPDATES,
+        "step updates the context, then each negative in turn, word2vec.c style.",
+        {"step": "word2vec.c's order", "no_mutation": "own answer is wrong", "train": "wrong value at ['losses']"},
+    ),
     "repeated_negatives_not_added": _made(
         M.NEGATIVES_OVERWRITE, "step updates C[negatives] with fancy indexing.", {"step": "buffered fancy indexing"}
     ),
@@ -147,6 +166,11 @@ BUGS = {
     ),
     "c_init_random": _made(M.C_RANDOM, "SkipGram draws C like W.", {"skipgram_init": "C is drawn like W"}),
     "negatives_uniform": _made(M.UNIFORM_NEGATIVES, "train draws negatives without p.", {"train": "drawn uniformly"}),
+    "negatives_drawn_before_the_permutation": _made(
+        M.NEGATIVES_BEFORE_SHUFFLE,
+        "train draws every pair's negatives at the start of the epoch, before rng.permutation.",
+        {"train": "before rng.permutation"},
+    ),
     "epoch_loss_summed": _made(M.EPOCH_SUM, "train returns each epoch's summed loss.", {"train": "the sum over"}),
     "dot_product_not_cosine": _made(
         M.DOT_PRODUCT, "most_similar ranks by dot products.", {"most_similar": "dot product"}
@@ -178,6 +202,11 @@ BUGS = {
         "make_examples starts at t = n, without padded examples.",
         {"make_examples": "get no (padded) example"},
     ),
+    "examples_newest_first": _made(
+        M.EXAMPLES_NEWEST_FIRST,
+        "make_examples reverses each context, newest token first.",
+        {"make_examples": "newest first", "no_mutation": "own answer is wrong"},
+    ),
     "epoch_loss_mean_of_batches": _made(
         M.MEAN_OF_BATCHES, "train_ffnn averages its batches' losses.", {"train_ffnn": "mean of its batches' losses"}
     ),
@@ -185,7 +214,15 @@ BUGS = {
     "one_order_for_every_epoch": _made(
         M.ONE_ORDER, "train_ffnn draws one order before the epochs.", {"train_ffnn": "drawn once"}
     ),
+    "randperm_without_generator": _made(
+        M.RANDPERM_GLOBAL,
+        "train_ffnn calls torch.randperm(N) without the generator.",
+        {"train_ffnn": "global generator"},
+    ),
     "perplexity_mean": _made(
         M.PERPLEXITY_MEAN, "perplexity averages per-example perplexities.", {"perplexity": "per-example"}
+    ),
+    "perplexity_exp_of_bits": _made(
+        M.PERPLEXITY_EXP_OF_BITS, "perplexity takes exp of the mean NLL in bits.", {"perplexity": "in bits (log2)"}
     ),
 }

@@ -198,6 +198,12 @@ PAIRS_SHORT = _mistake(
     "the window stops one short: 1 <= |t - t'| <= window includes the distance window itself",
     (W, WINDOW, "for u in range(max(0, t - window + 1), min(T, t + window)):\n            if u != t:"),
 )
+PAIRS_SHORT_RIGHT = _mistake(
+    "window_short_on_the_right",
+    "the window stops one short on the right: t' goes up to t + window - 1 (range(t - window, t + window) "
+    "leaves its end out); the contract takes every t' with 1 <= |t - t'| <= window, t + window included",
+    (W, WINDOW, "for u in range(max(0, t - window), min(T, t + window)):\n            if u != t:"),
+)
 PAIRS_BY_DISTANCE = _mistake(
     "pairs_by_distance",
     "each position's contexts are listed nearest first (t-1, t+1, t-2, ...); the contract "
@@ -274,6 +280,39 @@ C_BEFORE_W = _mistake(
         self.W[w] -= lr * d_w""",
     ),
 )
+W_BEFORE_C = _mistake(
+    "w_updated_before_c_gradient",
+    "W is updated before C's gradients are taken, so d loss / d c and d loss / d n_k use the new W[w]; "
+    "take every gradient first, then update",
+    (
+        W,
+        UPDATES,
+        """        self.W[w] -= lr * d_w
+        _, d_c, d_neg = sgns_grads(self.W[w], c_vec, neg_vecs)
+        self.C[c] -= lr * d_c
+        np.add.at(self.C, negatives, -lr * d_neg)""",
+    ),
+)
+# word2vec.c's loop: the context, then each negative, its gradient from C's row as it stands then
+# and its row updated at once; W's gradient gathered along the way and applied at the end.
+SEQUENTIAL_UPDATES = _mistake(
+    "updates_one_at_a_time",
+    "the context and each negative are updated one after another, each one's gradient taken after the "
+    "previous update (word2vec.c's order): a repeated negative, or one equal to c, sees its C row already "
+    "moved, in its own gradient and in W's; the contract takes every gradient before any update, and the "
+    "updates add up",
+    (
+        W,
+        UPDATES,
+        """        w_old = self.W[w].copy()
+        d_w = np.zeros_like(w_old)
+        for row, label in [(c, 1.0)] + [(int(n), 0.0) for n in negatives]:
+            g = sigmoid(self.C[row] @ w_old) - label
+            d_w += g * self.C[row]
+            self.C[row] -= lr * g * w_old
+        self.W[w] -= lr * d_w""",
+    ),
+)
 NEGATIVES_OVERWRITE = _mistake(
     "repeated_negatives_not_added",
     "C[negatives] -= lr * d_neg applies a repeated negative's update once (numpy's "
@@ -309,6 +348,19 @@ PAIRS_IN_ORDER = _mistake(
     "pairs_in_order",
     "the pairs are visited in order; the contract visits them in rng.permutation(len(pairs)) order, each epoch",
     (W, ORDER, "for i in range(len(pairs)):"),
+)
+NEGATIVES_BEFORE_SHUFFLE = _mistake(
+    "negatives_drawn_before_the_permutation",
+    "each epoch draws every pair's negatives before rng.permutation, so the permutation and the negatives "
+    "come from other draws of rng; the contract draws the permutation first, then, for each pair in its "
+    "order, negatives = rng.choice(V, size=k, p=p) and its step",
+    (
+        W,
+        ORDER,
+        "negatives_of = rng.choice(V, size=(len(pairs), k), p=p)  # (P, K)\n"
+        "            for i in rng.permutation(len(pairs)):",
+    ),
+    (W, DRAW, "negatives = negatives_of[i]"),
 )
 DOT_PRODUCT = _mistake(
     "dot_product_not_cosine",
@@ -366,6 +418,12 @@ PADDED_RIGHT = _mistake(
         "[:context_size] for t in range(len(tokens))]",
     ),
 )
+EXAMPLES_NEWEST_FIRST = _mistake(
+    "examples_newest_first",
+    "each context lists its tokens newest first (w_{t-1} .. w_{t-n}, the padding last); the contract's row "
+    "is w_{t-n} .. w_{t-1}, oldest first and left-padded, as forward reads it",
+    (F, CONTEXTS, "contexts = [padded[t : t + context_size][::-1] for t in range(len(tokens))]"),
+)
 MEAN_OF_BATCHES = _mistake(
     "epoch_loss_mean_of_batches",
     "each epoch's loss is the mean of its batches' losses; with a shorter last batch "
@@ -387,6 +445,12 @@ ONE_ORDER = _mistake(
         "    losses = []\n    order = torch.randperm(N, generator=generator)\n    for _ in range(epochs):\n",
     ),
 )
+RANDPERM_GLOBAL = _mistake(
+    "randperm_without_generator",
+    "torch.randperm(N) draws each epoch's order from torch's global generator; the contract draws it from "
+    "the generator given: torch.randperm(N, generator=generator)",
+    (F, PERMUTATION, "order = torch.randperm(N)"),
+)
 PERPLEXITY_MEAN = _mistake(
     "perplexity_mean",
     "perplexity is the mean of per-example (or per-batch) perplexities; it is exp of the mean "
@@ -403,21 +467,27 @@ PERPLEXITY_BASE_2 = _mistake(
     "perplexity is 2 to the power of a mean NLL measured in nats; it is exp of it",
     (F, PPL, "return 2 ** F.cross_entropy(model(contexts), targets).item()"),
 )
+PERPLEXITY_EXP_OF_BITS = _mistake(
+    "perplexity_exp_of_bits",
+    "perplexity is exp of a mean negative log-likelihood in bits (log2); exp goes with natural logs: exp "
+    "of the mean in nats, or 2 to the power of the mean in bits",
+    (F, PPL, "return math.exp(F.cross_entropy(model(contexts), targets).item() / math.log(2))"),
+)
 
 TRAIN_BPE = (TIES_FIRST, TIES_LARGEST, OVERLAP, NO_END, END_FIRST, UNWEIGHTED)
 ENCODE_WORD = (ENCODE_LONGEST_FIRST, ENCODE_EARLIEST_PAIR, OVERLAP, ENCODE_NO_END, ENCODE_END_FIRST)
 ENCODE = (SPLIT_ON_SPACE,)
 DECODE = (DECODE_KEEPS_LAST, DECODE_NO_SPACES)
 SIGMOID = (SIGMOID_OVERFLOW,)
-PAIRS = (PAIRS_CENTRE, PAIRS_WRAP, PAIRS_SHORT, PAIRS_BY_DISTANCE)
+PAIRS = (PAIRS_CENTRE, PAIRS_WRAP, PAIRS_SHORT, PAIRS_BY_DISTANCE, PAIRS_SHORT_RIGHT)
 NOISE = (NO_POWER, ZERO_SMOOTHED)
 LOSS = (POSITIVE_SIGN, NEGATIVE_SIGN, UNSTABLE_LOG, NEGATIVES_MEAN)
 GRADS = (POSITIVE_SIGN, DW_WITHOUT_NEGATIVES, D_NEG_TRANSPOSED)
 INIT = (W_UNSCALED, C_RANDOM)
-STEP = (C_BEFORE_W, NEGATIVES_OVERWRITE, NEGATIVES_INTO_W, LOSS_AFTER_STEP)
-TRAIN = (EPOCH_SUM, UNIFORM_NEGATIVES, PAIRS_IN_ORDER)
+STEP = (C_BEFORE_W, NEGATIVES_OVERWRITE, NEGATIVES_INTO_W, LOSS_AFTER_STEP, W_BEFORE_C, SEQUENTIAL_UPDATES)
+TRAIN = (EPOCH_SUM, UNIFORM_NEGATIVES, PAIRS_IN_ORDER, NEGATIVES_BEFORE_SHUFFLE)
 SIMILAR = (DOT_PRODUCT, TIES_LARGER_ID, SELF_INCLUDED)
 FORWARD = (NEWEST_FIRST, NO_TANH, SIGMOID_HIDDEN)
-EXAMPLES = (NO_PADDING, TARGET_IN_CONTEXT, PADDED_RIGHT)
-TRAIN_FFNN = (MEAN_OF_BATCHES, NO_ZERO_GRAD, ONE_ORDER)
-PERPLEXITY = (PERPLEXITY_MEAN, PERPLEXITY_NO_EXP, PERPLEXITY_BASE_2)
+EXAMPLES = (NO_PADDING, TARGET_IN_CONTEXT, PADDED_RIGHT, EXAMPLES_NEWEST_FIRST)
+TRAIN_FFNN = (MEAN_OF_BATCHES, NO_ZERO_GRAD, ONE_ORDER, RANDPERM_GLOBAL)
+PERPLEXITY = (PERPLEXITY_MEAN, PERPLEXITY_NO_EXP, PERPLEXITY_BASE_2, PERPLEXITY_EXP_OF_BITS)
