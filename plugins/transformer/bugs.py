@@ -337,6 +337,36 @@ BUGS.update(
             {"rope": VALUES, "rope_relative": "not only on t - s"},
             variant=ROPE,
         ),
+        "rope_turns_backward": _as_bug(
+            P.ROPE_TURNS_BACKWARD,
+            "RoPE turns each pair by -theta: (x1 cos + x2 sin, -x1 sin + x2 cos).",
+            {"rope": "turns each pair the other way", "rope_relative": "attention's own output is wrong"},
+            variant=ROPE,
+        ),
+        "rope_before_projections": _as_bug(
+            P.ROPE_BEFORE_PROJECTIONS,
+            "RoPE turns the attention's input x, before q_proj, k_proj and v_proj.",
+            {"rope": "before the projections", "rope_relative": "the effect of the shift cannot be read"},
+            variant=ROPE,
+        ),
+        "rope_angle_pair_index": _as_bug(
+            P.ROPE_ANGLE_PAIR_INDEX,
+            "the RoPE angles are t * 10000^(-i / d_head) with i the pair's index, not 2i.",
+            {"rope": "the pair's index", "rope_relative": "attention's own output is wrong"},
+            variant=ROPE,
+        ),
+        "rope_per_head": _as_bug(
+            P.ROPE_NOT_BY_POSITION,
+            "RoPE turns q and k while they are (B, T, n_heads, d_head), so the angle counts heads, not positions.",
+            {"rope": "not turned by their position", "rope_relative": "attention's own output is wrong"},
+            variant=ROPE,
+        ),
+        "rope_keeps_pos_emb": _as_bug(
+            P.ROPE_KEEPS_POS_EMB,
+            "the rope model still adds the learned position embedding pos_emb to the token embeddings.",
+            {"model": "still makes the learned pos_emb", "model_hidden": "still makes the learned pos_emb"},
+            variant=ROPE,
+        ),
         "sin_cos_swapped": _as_bug(
             P.SIN_COS_SWAPPED,
             "the table has cos in the even columns and sin in the odd ones.",
@@ -353,6 +383,24 @@ BUGS.update(
             P.TABLE_PARAMETER,
             "the table is an nn.Parameter, which AdamW then trains.",
             {"sinusoidal": "registered as a parameter"},
+            variant=SINUSOIDAL,
+        ),
+        "table_halves": _as_bug(
+            P.TABLE_HALVES,
+            "the table holds sin in its first d_model/2 columns and cos in the rest, not interleaved.",
+            {"sinusoidal": "[sin | cos]"},
+            variant=SINUSOIDAL,
+        ),
+        "table_pair_index": _as_bug(
+            P.TABLE_PAIR_INDEX,
+            "the table's frequencies are 1 / 10000^(i / d_model) with i the pair's index, not 2i.",
+            {"sinusoidal": "the pair's index"},
+            variant=SINUSOIDAL,
+        ),
+        "table_t2t_timescale": _as_bug(
+            P.TABLE_T2T_TIMESCALE,
+            "the table's frequencies step by log(10000) / (d_model/2 - 1), as tensor2tensor's timescales do.",
+            {"sinusoidal": "tensor2tensor"},
             variant=SINUSOIDAL,
         ),
         "table_odd_d_model_accepted": Bug(

@@ -24,6 +24,9 @@ The model-level checks are given the exact sinusoidal table in the
 student's own pos_enc (`supply_table`): the table is data that the
 `sinusoidal` check grades on its own, and a table built in float32 in
 __init__ (the contract leaves its dtype free) must not fail a float64 model.
+A rope model that still makes the learned pos_emb (the contract's has none)
+is given the learned variant's drawn weights there, so that its answers are
+the same each run and the mistake can be named.
 """
 
 from __future__ import annotations
@@ -34,7 +37,15 @@ from dataclasses import replace
 
 from lmgrade import Case, CaseContext, Check, Limits, Mistake, Tolerance
 
-from .public.position_scenarios import LEARNED, ROPE, SINUSOIDAL, judge_rope_relative, rope_relative, sinusoidal
+from .public.position_scenarios import (
+    LEARNED,
+    LEARNED_POS_EMB,
+    ROPE,
+    SINUSOIDAL,
+    judge_rope_relative,
+    rope_relative,
+    sinusoidal,
+)
 
 L, M = "layers.py", "model.py"
 
@@ -61,6 +72,14 @@ def positions_of(variant: dict) -> str:
 
 ROTATE_QK = "q, k = rotate(torch.stack((q, k))).unbind(0)"
 ANGLE = "angle = t[:, None] * 10000.0 ** (-i / d_head)  # (T, d_head / 2)"
+FEATURE_INDEX = "i = torch.arange(0, d_head, 2, dtype=x.dtype, device=x.device)  # 2i, (d_head / 2,)"
+SHAPES = "B, T, _ = x.shape"
+ROPE_BLOCK = """        if self.rope:
+            # Queries and keys only: the score of t and s then depends on t - s
+            # alone; the values carry content, not position.
+            q, k = rotate(torch.stack((q, k))).unbind(0)  # both at once: (2, B, n_heads, T, d_head)
+"""
+HEADS = ".view(B, T, self.n_heads, self.d_head).transpose(1, 2)  # (B, n_heads, T, d_head)"
 PAIRS = "even, odd = x[..., 0::2], x[..., 1::2]  # (..., T, d_head / 2) each"
 TURNED = "turned = torch.stack((even * cos - odd * sin, even * sin + odd * cos), dim=-1)  # (..., T, d_head / 2, 2)"
 PAIRS_BACK = "return turned.flatten(-2)  # pairs back side by side: (..., T, d_head)"
@@ -68,6 +87,10 @@ TABLE_T = "t = torch.arange(context_length, dtype=torch.float64)[:, None]  # (co
 TABLE_SIN = "table[:, 0::2] = torch.sin(angle)"
 TABLE_COS = "table[:, 1::2] = torch.cos(angle)"
 BUFFER = 'self.register_buffer("pos_enc", sinusoidal_table(context_length, d_model), persistent=False)'
+TABLE_INDEX = "i = torch.arange(0, d_model, 2, dtype=torch.float64)  # 2i, (d_model / 2,)"
+TABLE_ANGLE = "angle = t / 10000.0 ** (i / d_model)  # (context_length, d_model / 2)"
+MAKES_POS_EMB = 'if positions == "learned":'
+ADDS_POS_EMB = 'if self.positions == "learned":'
 
 ROPE_ROTATE_HALF = Mistake(
     "rope_rotate_half",
@@ -93,6 +116,61 @@ ROPE_ANGLE_D_MODEL = Mistake(
     edits=((L, ANGLE, "angle = t[:, None] * 10000.0 ** (-i / (x.shape[-3] * d_head))"),),
 )
 
+ROPE_TURNS_BACKWARD = Mistake(
+    "rope_turns_backward",
+    "RoPE turns each pair the other way, (x[2i] cos + x[2i+1] sin, -x[2i] sin + x[2i+1] cos), by -theta: "
+    "the contract turns it by +theta, (x[2i] cos - x[2i+1] sin, x[2i] sin + x[2i+1] cos)",
+    edits=((L, TURNED, "turned = torch.stack((even * cos + odd * sin, -even * sin + odd * cos), dim=-1)"),),
+)
+
+ROPE_BEFORE_PROJECTIONS = Mistake(
+    "rope_before_projections",
+    "RoPE turns the input x (pairs of its d_model features, angles with d_model) before the "
+    "projections, so q_proj, k_proj and v_proj all read the turned x: the contract turns q and k, "
+    "each head's d_head features, after the projections, and leaves v alone",
+    edits=(
+        (L, SHAPES, f"{SHAPES}\n        if self.rope:\n            x = rotate(x)  # (B, T, d_model)"),
+        (L, ROPE_BLOCK, ""),
+    ),
+)
+
+ROPE_ANGLE_PAIR_INDEX = Mistake(
+    "rope_angle_pair_index",
+    "the RoPE angles are t * 10000^(-i / d_head) with i the pair's index: the contract's exponent is "
+    "-2i / d_head, the pair's first feature index 2i over d_head",
+    edits=((L, FEATURE_INDEX, "i = torch.arange(d_head // 2, dtype=x.dtype, device=x.device)  # (d_head / 2,)"),),
+)
+
+# rotate() applied before the heads are moved next to the batch reads the head index as the position: q and k
+# of one head turn by the same angle at every t, and (R q) . (R k) = q . k, so the scores are exactly those
+# without RoPE. The explanation says what such code does, whichever way it came to do it.
+ROPE_NOT_BY_POSITION = Mistake(
+    "rope_not_by_position",
+    "q and k are not turned by their position t: the scores are those of attention without RoPE (as when "
+    "rope is ignored, or when rotate runs on (B, T, n_heads, d_head) before the transpose, so that its "
+    "angle counts heads and turns q and k of one head alike at every t); the contract turns q and k at "
+    "position t by t * 10000^(-2i / d_head), after the heads are split",
+    edits=(
+        (L, f"q = self.q_proj(x){HEADS}", "q = self.q_proj(x).view(B, T, self.n_heads, self.d_head)"),
+        (L, f"k = self.k_proj(x){HEADS}", "k = self.k_proj(x).view(B, T, self.n_heads, self.d_head)"),
+        (
+            L,
+            f"{ROTATE_QK}  # both at once: (2, B, n_heads, T, d_head)",
+            f"{ROTATE_QK}  # (2, B, T, n_heads, d_head)\n        q, k = q.transpose(1, 2), k.transpose(1, 2)",
+        ),
+    ),
+)
+
+ROPE_KEEPS_POS_EMB = Mistake(
+    "rope_keeps_pos_emb",
+    "the model with positions='rope' still makes the learned pos_emb and adds it to the token embeddings: "
+    "with RoPE nothing is added to them (no pos_emb), the positions enter only as the turns of q and k",
+    edits=(
+        (M, MAKES_POS_EMB, 'if positions != "sinusoidal":'),
+        (M, ADDS_POS_EMB, 'if self.positions != "sinusoidal":'),
+    ),
+)
+
 SIN_COS_SWAPPED = Mistake(
     "sin_cos_swapped",
     "sin and cos are swapped in the table: pos_enc[t, 2i] = sin(t / 10000^(2i / d_model)) "
@@ -106,6 +184,31 @@ TABLE_FROM_ONE = Mistake(
     edits=((M, TABLE_T, "t = torch.arange(1, context_length + 1, dtype=torch.float64)[:, None]"),),
 )
 
+TABLE_HALVES = Mistake(
+    "table_halves",
+    "the table holds sin in its first d_model/2 columns and cos in the last d_model/2 ([sin | cos], as in "
+    "some libraries): the contract interleaves them, sin in column 2i and cos of the same angle in 2i + 1",
+    edits=(
+        (M, TABLE_SIN, "table[:, : d_model // 2] = torch.sin(angle)"),
+        (M, TABLE_COS, "table[:, d_model // 2 :] = torch.cos(angle)"),
+    ),
+)
+
+TABLE_PAIR_INDEX = Mistake(
+    "table_pair_index",
+    "the table's frequencies are 1 / 10000^(i / d_model) with i the pair's index: the contract's exponent "
+    "is 2i / d_model, the column 2i of the pair's sin over d_model",
+    edits=((M, TABLE_INDEX, "i = torch.arange(d_model // 2, dtype=torch.float64)  # (d_model / 2,)"),),
+)
+
+TABLE_T2T_TIMESCALE = Mistake(
+    "table_t2t_timescale",
+    "the table's frequencies step by log(10000) / (d_model/2 - 1), tensor2tensor's timescale increment, so "
+    "the last pair's is exactly 1/10000: the contract's step is log(10000) / (d_model/2), "
+    "frequencies 1 / 10000^(2i / d_model)",
+    edits=((M, TABLE_ANGLE, "angle = t / 10000.0 ** ((i / 2) / max(d_model // 2 - 1, 1))  # tensor2tensor"),),
+)
+
 TABLE_PARAMETER = Mistake(
     "table_parameter",
     "pos_enc is registered as a parameter (nn.Parameter), so AdamW would train it: the "
@@ -115,8 +218,18 @@ TABLE_PARAMETER = Mistake(
 
 # RoPE's positions starting at 1 is no mistake: q and k turn by one more step alike, and their scores depend
 # on t - s only. The same for RoPE after the scaling by 1/sqrt(d_head): a rotation commutes with a scale.
-ROPE_MISTAKES = (ROPE_ROTATE_HALF, ROPE_ROTATES_V, ROPE_ANGLE_D_MODEL)
-TABLE_MISTAKES = (SIN_COS_SWAPPED, TABLE_FROM_ONE, TABLE_PARAMETER)
+ROPE_MISTAKES = (
+    ROPE_ROTATE_HALF,
+    ROPE_ROTATES_V,
+    ROPE_ANGLE_D_MODEL,
+    ROPE_TURNS_BACKWARD,
+    ROPE_BEFORE_PROJECTIONS,
+    ROPE_ANGLE_PAIR_INDEX,
+    ROPE_NOT_BY_POSITION,
+)
+# A model's own mistakes in the rope variant: the checks that build a whole TransformerLM name them.
+ROPE_MODEL_MISTAKES = (ROPE_KEEPS_POS_EMB,)
+TABLE_MISTAKES = (SIN_COS_SWAPPED, TABLE_FROM_ONE, TABLE_PARAMETER, TABLE_HALVES, TABLE_PAIR_INDEX, TABLE_T2T_TIMESCALE)
 
 
 # --- the checks of checks.py, in the variant ---
@@ -132,6 +245,8 @@ def threaded(checks: list[Check], variant: dict) -> list[Check]:
         if check.name in LM_CHECKS or check.name in BLOCK_CHECKS:
             # A model's numbers follow its attention's: RoPE's mistakes show there. The table is supplied (above).
             extra = ROPE_MISTAKES if positions == ROPE and check.mistakes else ()
+            if positions == ROPE and check.mistakes and check.name in LM_CHECKS:
+                extra = (*extra, *ROPE_MODEL_MISTAKES)
             # They run the student's RoPE attention: where `rope` fails, their stand-in runs replace it.
             # The sinusoidal table is supplied to them, so they do not compose `sinusoidal`.
             composes = ("rope",) if positions == ROPE else ()
@@ -154,7 +269,10 @@ def _in_variant(make_cases, positions: str, ctx: CaseContext) -> list[Case]:
         if "config" in args:
             config = args["config"]
             config["positions"] = positions
-            args["state"].pop("pos_emb.weight", None)
+            learned = args["state"].pop("pos_emb.weight", None)
+            if positions == ROPE and learned is not None:
+                # Kept aside for a pos_emb the model should not have: its effect is then the same each run.
+                config[LEARNED_POS_EMB] = learned
             if positions == ROPE:
                 config["n_heads"] = _rope_heads(config["d_model"], config["n_heads"], case, "TransformerLM")
             case.label = re.sub(r"(TransformerLM\([^()]*)\)", rf"\1, positions='{positions}')", case.label)

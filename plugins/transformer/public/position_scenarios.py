@@ -1,9 +1,10 @@
 """The sandbox's side of the transformer's `positions` variant (see positions.py).
 
 Building what the variant needs (TransformerLM(..., positions=...), the
-exact sinusoidal table supplied to the model-level checks), the scenarios
-of the `sinusoidal` and `rope_relative` checks and the odd-size ValueErrors,
-and the judge of `rope_relative`. Imported by the fork server and carried in
+exact sinusoidal table supplied to the model-level checks, drawn weights for
+a pos_emb a rope model kept), the scenarios of the `sinusoidal` and
+`rope_relative` checks and the odd-size ValueErrors, and the judge of
+`rope_relative`. Imported by the fork server and carried in
 a student bundle: never imports the reference, nor any text of it.
 """
 
@@ -17,6 +18,8 @@ from lmgrade import Case, CaseVerdict, compare, lazy_import, property_result
 torch = lazy_import("torch")
 
 LEARNED, SINUSOIDAL, ROPE = "learned", "sinusoidal", "rope"
+# The config's key for the learned variant's drawn pos_emb weights, kept for a rope model that still makes one.
+LEARNED_POS_EMB = "learned_pos_emb"
 
 
 # --- in the sandbox: building what the variant needs ---
@@ -40,11 +43,13 @@ def exact_table(context_length: int, d_model: int) -> torch.Tensor:
 
 
 def supply_table(lm: torch.nn.Module, config: dict) -> None:
-    """The exact table into the student's own pos_enc, where it has one of the contract's shape.
+    """The exact table into the student's own pos_enc, where it has one of the contract's shape; in the
+    rope variant, the case's drawn weights into a pos_emb the model should not have (`_supply_pos_emb`).
 
     A table registered as a parameter is supplied as the contract's buffer: how it is registered is graded
     by the `sinusoidal` check alone, so a train step here never moves it (one mistake, one check).
     """
+    _supply_pos_emb(lm, config)
     if config.get("positions") != SINUSOIDAL:
         return
     table = getattr(lm, "pos_enc", None)
@@ -57,6 +62,22 @@ def supply_table(lm: torch.nn.Module, config: dict) -> None:
             return
         with torch.no_grad():
             table.copy_(exact)
+
+
+def _supply_pos_emb(lm: torch.nn.Module, config: dict) -> None:
+    """The learned variant's drawn weights into a pos_emb of the contract's shape that a rope model kept.
+
+    The contract's rope model has no pos_emb, so the case's state holds none: one left at torch's random
+    initialisation would change the answers from run to run, and a known mistake could never match them.
+    """
+    weights = config.get(LEARNED_POS_EMB)
+    kept = getattr(lm, "pos_emb", None)
+    kept = kept if isinstance(kept, torch.Tensor) else getattr(kept, "weight", None)
+    if weights is None or not isinstance(kept, torch.Tensor) or not kept.is_floating_point():
+        return
+    if tuple(kept.shape) == np.shape(weights):
+        with torch.no_grad():
+            kept.copy_(torch.as_tensor(np.asarray(weights), dtype=kept.dtype, device=kept.device))
 
 
 def _registered(lm: torch.nn.Module) -> str:
