@@ -141,10 +141,18 @@ def together(first: Mistake, second: Mistake) -> Mistake:
     )
 
 
+# Pairs are tried for checks with at most this many known mistakes (21 pairs): each pair is a run of the
+# reference per case, and a check with more (the transformer's model, 13: 78 pairs) would spend longer
+# naming two mistakes than grading the submission.
+MAX_PAIRED = 7
+
+
 @functools.lru_cache(maxsize=256)
 def pairs(mistakes: tuple[Mistake, ...]) -> tuple[Mistake, ...]:
-    """Every two of `mistakes` made together (`together`), in their order: the same objects each time, so
-    that their answers are computed once."""
+    """Every two of `mistakes` made together (`together`), in their order, where there are at most MAX_PAIRED
+    of them: the same objects each time, so that their answers are computed once."""
+    if len(mistakes) > MAX_PAIRED:
+        return ()
     return tuple(together(a, b) for i, a in enumerate(mistakes) for b in mistakes[i + 1 :])
 
 

@@ -310,6 +310,12 @@ FLOAT32 = "float32"
 # The largest error, relative to the array's largest value, that computing in float32 leaves (its unit
 # roundoff is 6e-8; a few dozen operations accumulate it) in a check whose tolerance is float64's.
 FLOAT32_REACH = 2e-5
+FLOAT32_SENTENCES = ("These values are float32", "Every error is at most")  # how its sentences begin
+
+
+def without_float32_hint(message: str) -> str:
+    """`message` without the float32 sentence: where a known mistake explains the answers, it is the cause."""
+    return "\n".join(line for line in message.split("\n") if not line.startswith(FLOAT32_SENTENCES))
 
 
 def _float32_hint(e: np.ndarray, g: np.ndarray, dtype: np.dtype, largest: float, tol: Tolerance) -> str:

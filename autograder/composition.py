@@ -12,6 +12,9 @@ message is about its own answers: no cap, no share.
 
 from __future__ import annotations
 
+import ast
+from pathlib import Path
+
 from .checks import Check
 
 
@@ -78,6 +81,12 @@ def stand_in_names(check: Check, failed: list[Check]) -> tuple[str, ...] | None:
     return names
 
 
+def outermost(failed: list[Check], by_name: dict[str, Check]) -> list[Check]:
+    """The failed components that no other failed one composes: replacing those replaces the rest."""
+    inner = {c.name for outer in failed for c in components(outer, by_name)}
+    return [c for c in failed if c.name not in inner]
+
+
 def stand_in_candidates(check: Check, by_name: dict[str, Check]) -> tuple[str, ...] | None:
     """Every name a stand-in run of `check` may replace: the names of its components that can stand in
     for it, recorded together once (a run replacing some of them answers from that record's calls of
@@ -108,3 +117,49 @@ def note(check: Check, failed: list[Check]) -> str:
 
 def _and(words: list[str]) -> str:
     return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
+
+
+def _enclosing(source: str, line: int) -> str:
+    """The qualified name of the function or method whose body holds `line` ("NGramLM.sample"), or ""."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return ""
+    found = ""
+
+    def visit(node: ast.AST, prefix: str) -> None:
+        nonlocal found
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                name = f"{prefix}{child.name}"
+                if child.lineno <= line <= (child.end_lineno or child.lineno):
+                    if not isinstance(child, ast.ClassDef):
+                        found = name
+                    visit(child, name + ".")
+
+    visit(tree, "")
+    return found
+
+
+def unwritten(check: Check, errors: list[dict | None], submission: Path, frames) -> bool:
+    """Whether every case raised NotImplementedError in the check's own code (a stub's body, not a
+    component it calls): then no stand-in can make it pass, and none is run. `frames` parses a traceback
+    into frames with the submitted file (None for others), line and name (`feedback.frames`)."""
+    if not errors or not check.grades:
+        return False
+    own = [name.partition(".")[2] for name in check.grades]
+    for error in errors:
+        if not error or error.get("type") != "NotImplementedError":
+            return False
+        submitted = [f for f in frames(error.get("traceback", "")) if f.file]
+        if not submitted:
+            return False
+        innermost = submitted[-1]
+        try:
+            source = (submission / innermost.file).read_text(encoding="utf-8")
+        except (OSError, ValueError):
+            return False
+        where = _enclosing(source, innermost.line)
+        if not any(where == name or where.startswith(name + ".") for name in own):
+            return False
+    return True

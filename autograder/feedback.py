@@ -18,10 +18,11 @@ from __future__ import annotations
 
 import builtins
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from .checks import Case, CaseVerdict, Check, Mistake
+from .comparison import without_float32_hint
 from .sandbox.pool import CaseOutcome, Output
 
 ALL_CASES_NOTE = "{passed}/{total} cases passed"
@@ -187,6 +188,8 @@ def summarize(cases: list[tuple[Case, CaseVerdict]], reveal: bool, mistake: Mist
     lines = [ALL_CASES_NOTE.format(passed=passed, total=len(cases)) + "."]
     if mistake is not None:
         lines.append(f"Every failed case matches a known mistake: {mistake.explanation}.")
+    if mistake is not None:  # the known mistake is the cause: no float32 sentence beside it
+        cases = [(c, replace(v, message=without_float32_hint(v.message))) for c, v in cases]
     messages = {v.message for _, v in cases}
     if not passed and len(cases) > 1 and len(messages) == 1:
         return "\n".join(lines) + f"\nevery case: {messages.pop()}"

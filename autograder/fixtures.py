@@ -39,7 +39,7 @@ from typing import Any
 
 from . import __version__, composition, wire
 from .assignment import Assignment, AssignmentSpec
-from .checks import Case, Check, Mistake
+from .checks import Case, Check, Mistake, pairs
 from .expected import draw_cases
 from .oracle import FixtureError, LiveReference
 from .seeds import PUBLIC_SECRET
@@ -273,24 +273,39 @@ def record(assignment: Assignment, variant: dict, oracle: LiveReference | None =
         drawn = draw_cases(check, assignment.name, variant, PUBLIC_SECRET)
         expected = oracle.expected(check, drawn)
         fixtures.cases[check.name] = [
-            RecordedCase(case, value, {m.name: _mistaken(oracle, check, case, m) for m in check.mistakes})
+            RecordedCase(
+                case,
+                value,
+                {m.name: _mistaken(oracle, check, case, m) for m in (*check.mistakes, *pairs(check.mistakes))},
+            )
             for case, value in zip(drawn, expected)
         ]
     fixtures.stand_ins = _stand_ins(visible_checks(assignment), fixtures, oracle)
     return fixtures
 
 
+# A student bundle carries a component's recorded calls where they are few (a LayerNorm called inside
+# every step of a generation is not): past this many on a case, that component has no stand-in there.
+MAX_BUNDLED_CALLS = 500
+
+
 def _stand_ins(checks: list[Check], fixtures: Fixtures, oracle: LiveReference) -> dict[str, dict]:
-    """The reference's calls of every component that may stand in for a composed check, on its recorded
-    cases: what a composed check's stand-in run replays where a component it runs failed (`lmgrade.stand_in`)."""
+    """The reference's calls of each component that may stand in for a composed check, on its recorded
+    cases, one component at a time: what a composed check's stand-in run replays where components it
+    runs failed (`lmgrade.stand_in`; a run replacing several answers from their records together)."""
     by_name = {c.name: c for c in checks}
     out = {}
     for check in checks:
-        names = composition.stand_in_candidates(check, by_name)
-        if names is not None:
-            tables = oracle.stand_in_calls(check, [r.case for r in fixtures.cases[check.name]], names)
-            if tables is not None:
-                out[check.name] = {"names": list(names), "tables": tables}
+        cases = [r.case for r in fixtures.cases[check.name]]
+        names, tables = [], [[] for _ in cases]
+        for component in composition.components(check, by_name):
+            own = composition.stand_in_names(check, [component])
+            recorded = oracle.stand_in_calls(check, cases, own, most=MAX_BUNDLED_CALLS) if own else None
+            if recorded is not None:
+                names += [n for n in own if n not in names]
+                tables = [table + more for table, more in zip(tables, recorded)]
+        if names:
+            out[check.name] = {"names": names, "tables": tables}
     return out
 
 

@@ -28,7 +28,7 @@ from .assignment_plugin import package_folder
 from .checks import Case, Check, Mistake
 from .expected import ExpectedValues
 from .expected_store import ExpectedStore
-from .feedback import describe_output, forbidden_message, outcome_verdict, summarize
+from .feedback import describe_output, forbidden_message, frames, outcome_verdict, summarize
 from .import_probe import ImportProbe, Imports
 from .oracle import Oracle
 from .plugin_manager import get_manager
@@ -98,7 +98,7 @@ class Grader:
         )
         self._lock = threading.Lock()
         self._reference_copy: Path | None = None
-        self._stand_in_tables: dict[str, list | None] = {}
+        self._stand_in_tables: dict[tuple, list | None] = {}
         self.imports = ImportProbe(assignment, variant, self.pool)
 
     def _plugin_paths(self) -> list[Path]:
@@ -289,6 +289,8 @@ class Grader:
             mistake=mistake,
             expected=list(expected),
             answers=[o.value if o.kind == "ok" else None for o in run.outcomes],
+            unwritten=untouched
+            and composition.unwritten(check, [o.error for o in run.outcomes], Path(submission), frames),
         )
 
     def grade_timing(
@@ -317,11 +319,15 @@ class Grader:
         stand-in run (values, prints, exceptions) reaches the student.
         """
         check = verdict.check
+        # A failed component inside another failed one (a LayerNorm in a failed TransformerLM) is never
+        # reached once the outer one stands in: only the outermost are replaced and recorded.
+        by_name = {c.name: c for c in self.assignment.checks}
+        failed = composition.outermost(failed, by_name)
         names = composition.stand_in_names(check, failed)
         tables = self.stand_in_tables(check, names) if names else None
         # Named and replaced: the failed components the reference itself calls on these cases (its record
         # holds their calls); a component the check never runs is not blamed, and none called, no run.
-        called = [c for c in failed if tables and any(stand_in.only(table, c.grades) for table in tables)]
+        called = [c for c in failed if tables and stand_in.made(tables, c.grades)]
         if not called:
             return verdict
         cases, expected = self.cases_and_expected(check)
@@ -350,21 +356,17 @@ class Grader:
         )
 
     def stand_in_tables(self, check: Check, names: tuple[str, ...]) -> list | None:
-        """The calls the reference makes of `names` on each case of `check`; None where they cannot be
-        recorded (no reference and no record of them, or too many calls). The calls of every component
-        that may stand in are recorded together, once per grader and check (`stand_in.only`)."""
+        """The calls the reference makes of `names` on each case of `check`, recorded once per grader and
+        set of names; None where they cannot be (no reference and no record of them, or too many calls)."""
+        key = (check.name, names)
         with self._lock:
-            known = check.name in self._stand_in_tables
-            tables = self._stand_in_tables.get(check.name)
-        if not known:
-            by_name = {c.name: c for c in self.assignment.checks}
-            candidates = composition.stand_in_candidates(check, by_name)
-            if candidates is not None and set(names) <= set(candidates):
-                cases, _ = self.cases_and_expected(check)
-                tables = self.oracle.stand_in_calls(check, cases, candidates)
-            with self._lock:
-                self._stand_in_tables[check.name] = tables
-        return None if tables is None else [stand_in.only(table, names) for table in tables]
+            if key in self._stand_in_tables:
+                return self._stand_in_tables[key]
+        cases, _ = self.cases_and_expected(check)
+        tables = self.oracle.stand_in_calls(check, cases, names)
+        with self._lock:
+            self._stand_in_tables[key] = tables
+        return tables
 
     def run_case(self, check: Check, number: int, submission: Path) -> CaseRun:
         """Case `number` (from 1) of `check` run on the submission, under the check's own limits, and the known
@@ -459,8 +461,7 @@ class Grader:
                 # The timing checks, last, will recompute the reference's laps here: its import (torch)
                 # overlaps the runs still to come instead of following them.
                 self.oracle.prepare()
-            # A check whose own code answered nothing (a stub raising) cannot pass with stand-ins either.
-            if components and not verdict.passed and any(a is not None for a in verdict.answers or ()):
+            if components and not verdict.passed and not verdict.unwritten:
                 verdict = self.with_stand_ins(verdict, components, submission)
             with report_lock:
                 if not verdict.passed:

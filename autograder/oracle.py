@@ -164,16 +164,19 @@ class LiveReference:
             mistake.patch(copies)
         return copies
 
-    def stand_in_calls(self, check: Check, cases: list[Case], names: tuple[str, ...]) -> list | None:
+    def stand_in_calls(
+        self, check: Check, cases: list[Case], names: tuple[str, ...], most: int = stand_in.MAX_RECORDED_CALLS
+    ) -> list | None:
         """What the reference's `names` were called with and did, case by case, when `check` ran on
-        fresh copies of the reference (`stand_in`); None where a case calls them too often to record."""
+        fresh copies of the reference (`stand_in`); None where a case calls them more than `most` times."""
         tables = []
         for case in cases:
             fresh = load_files(self.reference_folder, self.spec.files)
             try:
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
-                    tables.append(stand_in.record(check.scenario, fresh, names, wire.decode(wire.encode(case.args))))
+                    args = wire.decode(wire.encode(case.args))
+                    tables.append(stand_in.record(check.scenario, fresh, names, args, most=most))
             except stand_in.TooManyCalls:
                 return None
         return tables

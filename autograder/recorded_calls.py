@@ -10,6 +10,7 @@ one run (`index`), equal calls in the order they were made.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sys
 import types
@@ -251,6 +252,41 @@ def exact_key(snap: Any) -> Any:
     raise _Inexact
 
 
+# A module's parameters, kept once per run in the record: a forward call refers to them by digest (a
+# generation calls the same model hundreds of times with the same parameters).
+PARAMS = "$params"
+
+
+def params_digest(params: list) -> str:
+    """The parameters' values, bit for bit, as a short digest."""
+    digest = hashlib.sha256()
+    for p in params:
+        a = np.ascontiguousarray(p.detach().cpu().numpy() if hasattr(p, "detach") else np.asarray(p))
+        digest.update(f"{a.dtype}{a.shape}".encode())
+        digest.update(a.tobytes())
+    return digest.hexdigest()[:32]
+
+
+def keep_params(calls: list, params: list) -> str:
+    """The digest a recorded forward call refers to its parameters by, their values kept in `calls` the
+    first time they are seen."""
+    digest = params_digest(params)
+    if not any(c["name"] == PARAMS and c["digest"] == digest for c in calls):
+        calls.append({"name": PARAMS, "digest": digest, "values": snapshot(list(params))})
+    return digest
+
+
+def recorded_params(live: list) -> str:
+    """The digest under which the record kept parameters equal to `live`: bit for bit, else to the match
+    tolerance (an optimizer's steps may round apart); `live`'s own where the record kept none such."""
+    digest = params_digest(live)
+    kept = [c for c in _table if c["name"] == PARAMS]
+    if any(c["digest"] == digest for c in kept):
+        return digest
+    values = snapshot(list(live))
+    return next((c["digest"] for c in kept if matches(c["values"], values)), digest)
+
+
 def index(table: list[dict]) -> None:
     """Make `table` the recorded calls that `pick` answers from."""
     _table[:] = table
@@ -259,6 +295,8 @@ def index(table: list[dict]) -> None:
     _inexact.clear()
     _next.clear()
     for i, call in enumerate(table):
+        if call["name"] == PARAMS:  # looked up by recorded_params, not picked
+            continue
         try:
             _exact.setdefault(call["name"], {}).setdefault(exact_key(call["before"]), []).append(i)
         except _Inexact:

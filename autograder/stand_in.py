@@ -32,9 +32,9 @@ from typing import Any
 import numpy as np
 
 from . import stand_in_torch
-from .recorded_calls import NoRecordedCall, index, materialize, pick, restore, snapshot
+from .recorded_calls import PARAMS, NoRecordedCall, index, materialize, pick, restore, snapshot
 
-__all__ = ["NoRecordedCall", "TooManyCalls", "only", "record", "replay", "REPLAY"]
+__all__ = ["NoRecordedCall", "TooManyCalls", "made", "only", "record", "replay", "REPLAY"]
 
 # A run records at most this many calls of its stand-ins; more, and the check has no stand-in run.
 MAX_RECORDED_CALLS = 20000
@@ -52,19 +52,23 @@ class TooManyCalls(Exception):
 
 
 class _Bounded(list):
-    """A list of recorded calls that refuses more than `MAX_RECORDED_CALLS`."""
+    """A list of recorded calls that refuses more than `most`."""
+
+    def __init__(self, most: int):
+        super().__init__()
+        self.most = most
 
     def append(self, entry: dict) -> None:
-        if len(self) >= MAX_RECORDED_CALLS:
-            raise TooManyCalls(f"more than {MAX_RECORDED_CALLS} calls of the stand-ins")
+        if len(self) >= self.most:
+            raise TooManyCalls(f"more than {self.most} calls of the stand-ins")
         super().append(entry)
 
 
 class Recorder:
     """The calls of the stand-in names in one scenario run of the reference."""
 
-    def __init__(self):
-        self.calls: list[dict] = _Bounded()
+    def __init__(self, most: int = MAX_RECORDED_CALLS):
+        self.calls: list[dict] = _Bounded(most)
 
     def wrap(self, name: str, function, *, skip_self: bool = False):
         """`function` recording its calls as `name`; with `skip_self`, a method whose object's state is
@@ -131,9 +135,10 @@ def install_recorders(modules: dict, names: tuple[str, ...], recorder: Recorder)
                     setattr(module, key, wrapped)
 
 
-def record(scenario, fresh_modules: dict, names: tuple[str, ...], args: Any) -> list[dict]:
-    """The calls of `names` when `scenario` runs on `fresh_modules` (a copy of the reference) with `args`."""
-    recorder = Recorder()
+def record(scenario, fresh_modules: dict, names: tuple[str, ...], args: Any, most: int = MAX_RECORDED_CALLS) -> list:
+    """The calls of `names` when `scenario` runs on `fresh_modules` (a copy of the reference) with `args`
+    (TooManyCalls past `most` of them)."""
+    recorder = Recorder(most)
     install_recorders(fresh_modules, names, recorder)
     with np.errstate(all="ignore"):
         scenario(fresh_modules, args)
@@ -145,7 +150,16 @@ def only(table: list[dict], names: tuple[str, ...]) -> list[dict]:
     several components' calls answers for any of them, since recording one leaves the others' calls
     as they were (a recorder only watches)."""
     attrs = [name.partition(".")[2] for name in names]
-    return [call for call in table if any(call["name"] == a or call["name"].startswith(a + ".") for a in attrs)]
+    return [
+        call
+        for call in table
+        if call["name"] == PARAMS or any(call["name"] == a or call["name"].startswith(a + ".") for a in attrs)
+    ]
+
+
+def made(tables: list[list[dict]], names: tuple[str, ...]) -> bool:
+    """Whether the reference called any of `names` in these records."""
+    return any(call["name"] != PARAMS for table in tables for call in only(table, names))
 
 
 # --- replaying, in the child ---

@@ -20,7 +20,16 @@ import contextlib
 import sys
 from typing import Any
 
-from .recorded_calls import NoRecordedCall, matches, materialize, pick, snapshot
+from .recorded_calls import (
+    PARAMS,
+    NoRecordedCall,
+    keep_params,
+    matches,
+    materialize,
+    pick,
+    recorded_params,
+    snapshot,
+)
 
 _PLAIN = (int, float, str, bool)
 
@@ -93,7 +102,8 @@ def install_recorders(cls: type, attr: str, calls: list) -> None:
         if _Paused.depth:
             return forward(self, *inputs)
         params = dict(self.named_parameters())
-        entry = {"name": f"{attr}.forward", "before": snapshot((list(inputs), list(params.values()))), "vjps": []}
+        kept = keep_params(calls, list(params.values()))
+        entry = {"name": f"{attr}.forward", "before": snapshot((list(inputs), {PARAMS: kept})), "vjps": []}
         y = forward(self, *inputs)
         entry["result"] = snapshot(y)
         calls.append(entry)
@@ -183,7 +193,7 @@ def stand_in_class(attr: str) -> type:
 
     def forward(self, *inputs):
         params = [p for _, p in self.named_parameters()]
-        entry = pick(f"{attr}.forward", snapshot((list(inputs), params)))
+        entry = pick(f"{attr}.forward", snapshot((list(inputs), {PARAMS: recorded_params(params)})))
         return replay.apply(entry, *inputs, *params)
 
     return type(attr, (torch.nn.Module,), {"__init__": __init__, "forward": forward})
