@@ -141,25 +141,27 @@ def _enclosing(source: str, line: int) -> str:
     return found
 
 
-def unwritten(check: Check, errors: list[dict | None], submission: Path, frames) -> bool:
-    """Whether every case raised NotImplementedError in the check's own code (a stub's body, not a
-    component it calls): then no stand-in can make it pass, and none is run. `frames` parses a traceback
-    into frames with the submitted file (None for others), line and name (`feedback.frames`)."""
-    if not errors or not check.grades:
-        return False
-    own = [name.partition(".")[2] for name in check.grades]
+def not_implemented_in(errors: list[dict | None], submission: Path, frames) -> tuple[str, ...] | None:
+    """Where every case raised NotImplementedError: the functions ("NGramLM.__init__") whose bodies raised
+    it, from each traceback's innermost submitted frame; None where a case did anything else. `frames`
+    parses a traceback into frames with the submitted file (None for others), line and name."""
+    where = []
     for error in errors:
         if not error or error.get("type") != "NotImplementedError":
-            return False
+            return None
         submitted = [f for f in frames(error.get("traceback", "")) if f.file]
         if not submitted:
-            return False
-        innermost = submitted[-1]
+            return None
         try:
-            source = (submission / innermost.file).read_text(encoding="utf-8")
+            source = (submission / submitted[-1].file).read_text(encoding="utf-8")
         except (OSError, ValueError):
-            return False
-        where = _enclosing(source, innermost.line)
-        if not any(where == name or where.startswith(name + ".") for name in own):
-            return False
-    return True
+            return None
+        where.append(_enclosing(source, submitted[-1].line))
+    return tuple(dict.fromkeys(where)) if where else None
+
+
+def replaces(names: tuple[str, ...], function: str) -> bool:
+    """Whether a stand-in of `names` ("file stem.Name" or "file stem.Class.method") replaces `function`
+    ("Name", "Class.method", "Class.method.inner")."""
+    attrs = [name.partition(".")[2] for name in names]
+    return bool(function) and any(function == a or function.startswith(a + ".") for a in attrs)

@@ -29,16 +29,22 @@ ROUNDING_MARGIN = 50.0
 
 class Differences(dict):
     """Central differences by array name, with what they can be trusted to: `noise`, the absolute error
-    the loss's rounding may put in any of them; `spread`, by array, how far each entry's quotient moved
-    between steps h and 2h (a curvature the step does not resolve, as in a saturated unit); and `finite`,
-    whether every loss they took was finite."""
+    the loss's rounding may put in any of them, and `finite`, whether every loss they took was finite.
+    `refined` differences one entry again at twice the step (`finite_differences`)."""
 
     noise: float = 0.0
     finite: bool = True
 
-    def __init__(self):
+    def __init__(self, refine: Callable[[str, tuple], tuple[float, float]] | None = None):
         super().__init__()
-        self.spread: dict[str, np.ndarray] = {}
+        self._refine = refine
+
+    def refined(self, name: str, index: tuple) -> tuple[float, float]:
+        """The entry's quotient extrapolated from steps h and 2h (Richardson: (4 D(h) - D(2h)) / 3), and how
+        far the two lie apart: a curvature the step does not resolve (a saturated unit) shows there."""
+        if self._refine is None:
+            return float(self[name][index]), 0.0
+        return self._refine(name, index)
 
 
 def finite_differences(
@@ -47,33 +53,42 @@ def finite_differences(
     """d loss / d each array, by central differences; `assign(name, array)` puts an array in place.
 
     The step of each entry is EPS times its size (EPS below 1): a fixed step would be lost in the
-    rounding of a large entry. Each entry is differenced at h and 2h and extrapolated (Richardson:
-    (4 D(h) - D(2h)) / 3), and how far the two quotients lie apart is kept as that entry's spread."""
-    grads = Differences()
+    rounding of a large entry. An entry `agreement` doubts is differenced again at twice the step."""
     eps64 = np.finfo(np.float64).eps
+    values = {name: np.array(value, dtype=np.float64) for name, value in arrays.items()}
 
-    def at(name, value, index, x):
-        value[index] = x
+    def quotient(name: str, index: tuple, k: int) -> tuple[float, float, float]:
+        value = values[name]
+        saved = value[index]
+        h = EPS * max(1.0, abs(float(saved)))
+        losses = []
+        for x in (saved + k * h, saved - k * h):
+            value[index] = x
+            assign(name, value.copy())
+            losses.append(float(loss()))
+        value[index] = saved
         assign(name, value.copy())
-        return float(loss())
+        return (losses[0] - losses[1]) / (2 * k * h), max(map(abs, losses)), h
 
-    for name, value in arrays.items():
-        value = np.array(value, dtype=np.float64)
-        grad, spread = np.zeros_like(value), np.zeros_like(value)
+    def refine(name: str, index: tuple) -> tuple[float, float]:
+        near, far = float(grads[name][index]), quotient(name, index, 2)[0]
+        return (4 * near - far) / 3, abs(near - far)
+
+    grads = Differences(refine)
+    for name, value in values.items():
+        grad = np.zeros_like(value)
         for index in np.ndindex(value.shape):
-            saved = value[index]
-            h = EPS * max(1.0, abs(float(saved)))
-            losses = [at(name, value, index, saved + k * h) for k in (1, -1, 2, -2)]
-            value[index] = saved
-            if not all(np.isfinite(losses)):
+            grad[index], largest, h = quotient(name, index, 1)
+            if not np.isfinite(largest):
                 grads.finite = False
-                continue
-            near, far = (losses[0] - losses[1]) / (2 * h), (losses[2] - losses[3]) / (4 * h)
-            grad[index], spread[index] = (4 * near - far) / 3, abs(near - far)
-            grads.noise = max(grads.noise, ROUNDING_MARGIN * eps64 * max(map(abs, losses)) / h)
-        assign(name, value.copy())
-        grads[name], grads.spread[name] = grad, spread
+            else:
+                grads.noise = max(grads.noise, ROUNDING_MARGIN * eps64 * largest / h)
+        grads[name] = grad
     return grads
+
+
+# At most this many doubted entries of an array are differenced again: past them, they disagree.
+MAX_REFINED = 20
 
 
 def agreement(analytic: dict[str, Any], numeric: dict[str, np.ndarray], rtol: float = 1e-5) -> str:
@@ -82,21 +97,28 @@ def agreement(analytic: dict[str, Any], numeric: dict[str, np.ndarray], rtol: fl
     if not getattr(numeric, "finite", True):
         return f"{NOT_MEASURED}: the loss is not finite where it was differentiated"
     noise = max(1e-7, getattr(numeric, "noise", 0.0))
-    spreads = getattr(numeric, "spread", {})
     for name, n in numeric.items():
         a = np.asarray(analytic.get(name), dtype=np.float64)
         if a.shape != n.shape:
             return f"disagree at {name} (shape {a.shape}, not {n.shape})"
         if not np.all(np.isfinite(a)):
             return f"disagree at {name} (not finite)"
-        error = np.abs(a - n) / np.maximum(1e-8, np.abs(a) + np.abs(n))
         # Far looser than float64 rounding, far tighter than a wrong term: central differences of a
-        # smooth function agree to about 1e-9 relative, and to `noise` absolute (the loss's rounding);
-        # where the quotient still moves with the step (a sharp curvature), to ten times that move.
-        allowed = np.maximum(noise, 10 * spreads.get(name, 0.0))
-        if np.any((error > rtol) & (np.abs(a - n) > allowed)):
+        # smooth function agree to about 1e-9 relative, and to `noise` absolute (the loss's rounding).
+        doubted = np.argwhere(_apart(a, n, rtol, noise))
+        if len(doubted) > MAX_REFINED:
             return f"disagree at {name}"
+        for index in map(tuple, doubted):
+            # Where the quotient still moves with the step (a sharp curvature), to ten times that move.
+            better, spread = numeric.refined(name, index) if isinstance(numeric, Differences) else (n[index], 0.0)
+            if _apart(a[index], np.float64(better), rtol, max(noise, 10 * spread)):
+                return f"disagree at {name}"
     return AGREE
+
+
+def _apart(a, n, rtol: float, allowed: float):
+    error = np.abs(a - n) / np.maximum(1e-8, np.abs(a) + np.abs(n))
+    return (error > rtol) & (np.abs(a - n) > allowed)
 
 
 def warnings_of(call: Callable[[], Any]) -> tuple[Any, list[str]]:

@@ -289,8 +289,9 @@ class Grader:
             mistake=mistake,
             expected=list(expected),
             answers=[o.value if o.kind == "ok" else None for o in run.outcomes],
-            unwritten=untouched
-            and composition.unwritten(check, [o.error for o in run.outcomes], Path(submission), frames),
+            not_implemented_in=composition.not_implemented_in([o.error for o in run.outcomes], Path(submission), frames)
+            if untouched
+            else None,
         )
 
     def grade_timing(
@@ -324,6 +325,11 @@ class Grader:
         by_name = {c.name: c for c in self.assignment.checks}
         failed = composition.outermost(failed, by_name)
         names = composition.stand_in_names(check, failed)
+        # Every case stopped at a NotImplementedError that no stand-in replaces (a stub's own body, its
+        # class's __init__): no run could pass, and none is made (nor the reference imported for it).
+        raised = verdict.not_implemented_in
+        if names and raised is not None and not any(composition.replaces(names, f) for f in raised):
+            return verdict
         tables = self.stand_in_tables(check, names) if names else None
         # Named and replaced: the failed components the reference itself calls on these cases (its record
         # holds their calls); a component the check never runs is not blamed, and none called, no run.
@@ -461,7 +467,7 @@ class Grader:
                 # The timing checks, last, will recompute the reference's laps here: its import (torch)
                 # overlaps the runs still to come instead of following them.
                 self.oracle.prepare()
-            if components and not verdict.passed and not verdict.unwritten:
+            if components and not verdict.passed:
                 verdict = self.with_stand_ins(verdict, components, submission)
             with report_lock:
                 if not verdict.passed:

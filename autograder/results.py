@@ -40,8 +40,8 @@ class Verdict:
     answers: list = field(default_factory=list)
     # The components (check names) the grader's stand-ins replaced in the run that paid this check.
     stood_in: tuple[str, ...] = ()
-    # Every case raised NotImplementedError in the check's own code: no stand-in run can pay it.
-    unwritten: bool = False
+    # Where every case raised NotImplementedError, the functions that raised it (None: not so).
+    not_implemented_in: tuple[str, ...] | None = None
 
     @property
     def max_score(self) -> float:
