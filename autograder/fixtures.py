@@ -273,12 +273,7 @@ def record(assignment: Assignment, variant: dict, oracle: LiveReference | None =
         drawn = draw_cases(check, assignment.name, variant, PUBLIC_SECRET)
         expected = oracle.expected(check, drawn)
         fixtures.cases[check.name] = [
-            RecordedCase(
-                case,
-                value,
-                {m.name: _mistaken(oracle, check, case, m) for m in (*check.mistakes, *pairs(check.mistakes))},
-            )
-            for case, value in zip(drawn, expected)
+            RecordedCase(case, value, _mistakes(oracle, check, case)) for case, value in zip(drawn, expected)
         ]
     fixtures.stand_ins = _stand_ins(visible_checks(assignment), fixtures, oracle)
     return fixtures
@@ -307,6 +302,18 @@ def _stand_ins(checks: list[Check], fixtures: Fixtures, oracle: LiveReference) -
         if names:
             out[check.name] = {"names": names, "tables": tables}
     return out
+
+
+def _mistakes(oracle: LiveReference, check: Check, case: Case) -> dict[str, dict]:
+    """What each known mistake, and each pair of them that can be made together, answers on `case`. A pair
+    that cannot be made (both edit the same line) or raises is left out: the grader treats a missing one
+    as it treats one that raises, and what it raised may quote the reference."""
+    found = {m.name: _mistaken(oracle, check, case, m) for m in check.mistakes}
+    for pair in pairs(check.mistakes):
+        answer = _mistaken(oracle, check, case, pair)
+        if RAISED not in answer:
+            found[pair.name] = answer
+    return found
 
 
 def _mistaken(oracle: LiveReference, check: Check, case: Case, mistake: Mistake) -> dict:

@@ -8,22 +8,20 @@ import pytest
 from lmgrade import catalog
 from lmgrade.flawed import apply
 
+# A forbidden call in the attention costs its own checks, the properties and timings that run it, and the
+# training run; the block, model, train, evaluate_perplexity and generate checks are paid by their stand-in
+# runs, with the grader's attention in place of the student's (and say so).
 ATTENTION_CHECKS = {
     "attention",
     "attention_rows",
-    "block",
-    "model",
-    "model_hidden",
     "causality",
-    "train",
-    "evaluate_perplexity",
-    "generate",
     "bad_arguments",
     "training",
     "attention_speed",
     "train_step_speed",
 }
-CROSS_ENTROPY_CHECKS = {"cross_entropy", "ce_stable", "train", "evaluate_perplexity", "training", "train_step_speed"}
+PAID_WITH_THE_GRADERS_ATTENTION = {"block", "model", "model_hidden", "train", "evaluate_perplexity", "generate"}
+CROSS_ENTROPY_CHECKS = {"cross_entropy", "ce_stable", "train", "training", "train_step_speed"}
 
 SDPA = (
     """        att = q @ k.transpose(-2, -1) / math.sqrt(self.d_head)  # (B, n_heads, T, T)""",
@@ -60,8 +58,12 @@ def _lost(verdicts):
 
 
 def test_a_forbidden_call_in_the_source_fails_the_checks_that_run_it(graders, tmp_path):
-    lost = _lost(graders("transformer").grade(_submission(tmp_path, {"layers.py": SDPA})))
+    verdicts = graders("transformer").grade(_submission(tmp_path, {"layers.py": SDPA}))
+    lost = _lost(verdicts)
     assert set(lost) == ATTENTION_CHECKS
+    for v in verdicts:
+        if v.check.name in PAID_WITH_THE_GRADERS_ATTENTION:
+            assert v.output.startswith("Passes once CausalSelfAttention is fixed"), v.output
     for output in lost.values():
         assert "torch.nn.functional.scaled_dot_product_attention" in output and "forbids" in output
         assert "layers.py line" in output
