@@ -87,18 +87,6 @@ def outermost(failed: list[Check], by_name: dict[str, Check]) -> list[Check]:
     return [c for c in failed if c.name not in inner]
 
 
-def stand_in_candidates(check: Check, by_name: dict[str, Check]) -> tuple[str, ...] | None:
-    """Every name a stand-in run of `check` may replace: the names of its components that can stand in
-    for it, recorded together once (a run replacing some of them answers from that record's calls of
-    theirs, `lmgrade.stand_in.only`); None where none can."""
-    able = [
-        c
-        for c in components(check, by_name)
-        if c.grades and c.stands_in and not any(_overlap(n, own) for n in c.grades for own in check.grades)
-    ]
-    return stand_in_names(check, able) if able else None
-
-
 def _overlap(a: str, b: str) -> bool:
     """Whether two graded names meet: the same, or one a class and the other its method."""
     return a == b or a.startswith(b + ".") or b.startswith(a + ".")
@@ -158,10 +146,3 @@ def not_implemented_in(errors: list[dict | None], submission: Path, frames) -> t
             return None
         where.append(_enclosing(source, submitted[-1].line))
     return tuple(dict.fromkeys(where)) if where else None
-
-
-def replaces(names: tuple[str, ...], function: str) -> bool:
-    """Whether a stand-in of `names` ("file stem.Name" or "file stem.Class.method") replaces `function`
-    ("Name", "Class.method", "Class.method.inner")."""
-    attrs = [name.partition(".")[2] for name in names]
-    return bool(function) and any(function == a or function.startswith(a + ".") for a in attrs)

@@ -328,7 +328,7 @@ class Grader:
         # Every case stopped at a NotImplementedError that no stand-in replaces (a stub's own body, its
         # class's __init__): no run could pass, and none is made (nor the reference imported for it).
         raised = verdict.not_implemented_in
-        if names and raised is not None and not any(composition.replaces(names, f) for f in raised):
+        if names and raised is not None and not any(stand_in.replaces(names, f) for f in raised):
             return verdict
         tables = self.stand_in_tables(check, names) if names else None
         # Named and replaced: the failed components the reference itself calls on these cases (its record

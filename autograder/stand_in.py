@@ -34,7 +34,7 @@ import numpy as np
 from . import stand_in_torch
 from .recorded_calls import PARAMS, NoRecordedCall, index, materialize, pick, restore, snapshot
 
-__all__ = ["NoRecordedCall", "TooManyCalls", "made", "only", "record", "replay", "REPLAY"]
+__all__ = ["NoRecordedCall", "TooManyCalls", "made", "only", "record", "replaces", "replay", "REPLAY"]
 
 # A run records at most this many calls of its stand-ins; more, and the check has no stand-in run.
 MAX_RECORDED_CALLS = 20000
@@ -149,12 +149,14 @@ def only(table: list[dict], names: tuple[str, ...]) -> list[dict]:
     """The calls of `table` made of `names` ("file stem.Name" or "file stem.Class.method"): a record of
     several components' calls answers for any of them, since recording one leaves the others' calls
     as they were (a recorder only watches)."""
+    return [call for call in table if call["name"] == PARAMS or replaces(names, call["name"])]
+
+
+def replaces(names: tuple[str, ...], function: str) -> bool:
+    """Whether a stand-in of `names` ("file stem.Name" or "file stem.Class.method") replaces `function`
+    ("Name", "Class.method", "Class.method.inner"): a recorded call's name, or where a stub raised."""
     attrs = [name.partition(".")[2] for name in names]
-    return [
-        call
-        for call in table
-        if call["name"] == PARAMS or any(call["name"] == a or call["name"].startswith(a + ".") for a in attrs)
-    ]
+    return bool(function) and any(function == a or function.startswith(a + ".") for a in attrs)
 
 
 def made(tables: list[list[dict]], names: tuple[str, ...]) -> bool:
