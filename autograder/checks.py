@@ -44,20 +44,54 @@ VISIBILITIES = ("visible", "hidden", "after_due_date", "after_published")
 DEVICES = ("cpu", "cuda")
 # What a check that needs CUDA becomes where there is none.
 WHEN_ABSENT = ("cpu", "not_counted")
-ANSWER, PROPERTY = "answer", "property"
+ANSWER = "answer"
+"""The key of a property check's result (`property_result`) that holds the call's own answer."""
+PROPERTY = "property"
+"""The key of a property check's result (`property_result`) that holds what the property is judged from.
+
+What pays, for a property check (`Check.property_check`) without a `Check.judge`: a case passes, and
+earns its share of the check's points (`points * passed / cases`), exactly where
+
+1. the scenario returned `property_result(answer, observed)`, a dict of these two keys and no other;
+2. the property holds as the reference's does: `holds(args, observed)` (or `observed` itself, where the
+   check has no `holds`), computed in the grading process for the submission's observation and for the
+   reference's, compares equal within the case's tolerance; and
+3. the call's own answer matches the reference's answer within that tolerance.
+
+A property therefore never pays beside a wrong answer: a submission that returns constants, or
+raises, earns nothing on it. A failed case says which of the three it missed ("the property does not
+hold: ...", or "the property holds, but the call's own answer is wrong").
+"""
 
 
 def property_result(answer: Any, observed: Any) -> dict:
     """What the scenario of a property check returns: the call's answer and what the property is judged from.
 
     `observed` is data the student's code produced (never a verdict): the grading process judges it,
-    through the check's `holds` where it needs computing.
+    through the check's `holds` where it needs computing. The result is `{ANSWER: answer, PROPERTY:
+    observed}`; `PROPERTY` says exactly when a case of a property check pays.
+
+    Args:
+        answer: the call's own answer, compared with the reference's as any answer is.
+        observed: plain data the property is judged from: the arguments as the call left them, the
+            name of the exception raised (`raised`), both results of a repeated call.
+
+    Returns:
+        `{"answer": answer, "property": observed}`.
     """
     return {ANSWER: answer, PROPERTY: observed}
 
 
 def raised(call) -> str:
-    """The name of the exception `call` raises, or "no exception": a bad-argument property's value."""
+    """The name of the exception `call` raises, or "no exception": a bad-argument property's value.
+
+    Called in the sandbox by a scenario, so that the exception is data the grading process judges
+    (`"ValueError"`), never a verdict the child makes. Only `Exception`s are caught: a forbidden API's
+    stop, a `BaseException`, still ends the case.
+
+    Args:
+        call: a function of no arguments, e.g. `lambda: module.pad(words, 0)`.
+    """
     try:
         call()
     except Exception as exc:
@@ -96,15 +130,23 @@ class Case:
     """One input of a check. `label` is what a student reads, e.g. ``pad(['a'], n=3)``."""
 
     label: str
+    """The case in a few words a student reads in the feedback (shown only where the check is visible)."""
     args: Any
-    # This case's own tolerance, where it differs from the check's (float32 inputs).
+    """The scenario's `args`: plain data (numbers, strings, lists, dicts, numpy arrays), drawn in the grading
+    process and sent to the sandbox. An `args["beside"]` dict asks the same scenario a second input
+    (`asked_beside`)."""
     tolerance: Tolerance | None = None
+    """This case's own tolerance, where it differs from the check's (float32 inputs); None: the check's."""
 
 
 @dataclass
 class CaseVerdict:
+    """One case judged: what a judge (`Check.judge`) returns."""
+
     passed: bool
+    """Whether the case earns its share of the check's points."""
     message: str = ""
+    """What the student is told about the case: where and by how much it is off (nothing for a pass)."""
 
 
 @dataclass(frozen=True)
@@ -119,9 +161,14 @@ class Mistake:
     """
 
     name: str
+    """A short identifier, unique within the check (a `Bug`'s `loses` may name it)."""
     explanation: str
+    """What the student is told the answers match, e.g. "divides by len(values) - 1 instead of len(values)"."""
     patch: Callable[[dict[str, Any]], None] | None = None
+    """`patch(modules)`: changes fresh copies of the reference's modules, keyed by file stem as a scenario's
+    `modules` are; None: `edits` alone make the mistake."""
     edits: tuple[tuple[str, str, str], ...] = ()
+    """`(file, the reference's text, the mistaken text)`: each text must occur exactly once in that file."""
 
 
 def together(first: Mistake, second: Mistake) -> Mistake:
@@ -161,66 +208,117 @@ class CaseContext:
     """What `make_cases` may use: the seeded generator, the chosen variant, the device it runs on."""
 
     rng: np.random.Generator
+    """The check's own generator, seeded from the assignment, the check's name and the course secret
+    (`LMGRADE_SECRET`; `lmgrade check` and a student bundle use the public default): the same cases every
+    grading, and hidden cases that cannot be drawn without the secret."""
     variant: dict[str, Any]
+    """The chosen variant, its values typed as assignment.toml's defaults are (`{"activation": "tanh"}`,
+    `{"pre_ln": False}`)."""
     device: str = "cpu"
+    """Where the check's cases run: "cuda" for a GPU check on a machine with one, else "cpu" (draw CPU
+    sizes there)."""
 
 
 @dataclass
 class Check:
+    """One graded item of an assignment: its cases, how a case is run, how its answer is judged.
+
+    A plugin returns its checks from the `lmgrade_checks` hook (an `AssignmentPlugin`'s `checks`);
+    assignment.toml may then override `points`, `visibility`, `limits`, `device` and `when_absent`
+    (`[checks.NAME]`). The check's points are shared equally by its cases: a check earns
+    `points * passed / cases`. A case fails on a wrong answer, an exception, a forbidden API or a run
+    past its limits; a failed case says where and by how much, and names a known mistake (`mistakes`)
+    that explains every answer of the check.
+
+    Example:
+        ```python
+        Check("mean", "mean of a short list", scenarios.mean, lambda ctx: cases(ctx, 3),
+              tolerance=Tolerance(rtol=1e-9, atol=1e-12), mistakes=(OFF_BY_ONE,))
+        ```
+    """
+
     name: str
+    """The check's name, unique within the assignment: its table in assignment.toml (`[checks.NAME]`), the
+    `NAME` of `lmgrade check --case NAME:N`, and its column in regrade's scores.csv."""
     title: str
+    """What the check tests, in a few words a student reads (the handout's grading table, the reports)."""
     scenario: Callable[[dict[str, Any], Any], Any]
+    """`scenario(modules, args) -> plain data`, run once per case: in the sandboxed child on the submission's
+    modules (`{file stem: module}`, e.g. `modules["ngram"]`) and the case's `args`, and in the grading
+    process on the reference's, for the expected value. It must be a module-level function of a module
+    that does not import the reference (the fork server imports it by name), and return plain data:
+    numbers, strings, lists, dicts, numpy arrays (never pickled)."""
     make_cases: Callable[[CaseContext], list[Case]]
-    # The submitted files the scenario imports; left empty, every file of the
-    # assignment (filled in from assignment.toml when the check is bound).
+    """`make_cases(ctx) -> list[Case]`, run in the grading process: the check's cases, drawn from `ctx.rng`
+    (`CaseContext`), so the same every grading and, for hidden checks, unknown without the course secret."""
     files: tuple[str, ...] = ()
-    # What the scenario runs, as "file stem.top-level name" ("layers.LayerNorm"),
-    # with what those reach: a forbidden API found there fails this check.
-    # Left empty, anything in the check's files.
+    """The submitted files the scenario imports; left empty, every file of the assignment (filled in from
+    assignment.toml when the check is bound). A check that names its files costs nothing where another
+    file is broken."""
     uses: tuple[str, ...] = ()
+    """What the scenario runs, as "file stem.top-level name" ("layers.LayerNorm"), with what those reach: a
+    forbidden API (assignment.toml's `[forbidden]`) found there fails this check. Left empty, anything in
+    the check's files."""
     tolerance: Tolerance = field(default_factory=Tolerance)
+    """How close a number must be to the reference's, for every case without a tolerance of its own
+    (`Case.tolerance`)."""
     mistakes: tuple[Mistake, ...] = ()
-    # judge(check, case, expected, got, reveal=...) replaces the comparison.
+    """The known mistakes whose answers are computed beside the reference's: one that explains every answer
+    of the check (every case, the right ones included) is named in the feedback; for a check with at most
+    seven, every two of them made together are tried too."""
     judge: Callable[..., CaseVerdict] | None = None
-    # Said to the student when a case runs out of time.
+    """`judge(check, case, expected, got, *, reveal) -> CaseVerdict`, in place of the comparison (and of a
+    property check's verdict). `expected` and `got` are the reference's and the submission's answers to
+    `case` (summarised by `holds` first, for a check that is not a property check); `reveal` is False
+    for a check that is not `visible`, whose message must then show no input, expected value or output.
+    A module-level function of a public module: a student bundle carries it. None: `compare` with the
+    case's tolerance."""
     timeout_hint: str = ""
-    # A property check: its scenario returns property_result(answer, observed).
+    """Said to the student, after the time limit, when a case runs out of time."""
     property_check: bool = False
-    # holds(args, observed) -> what is judged, computed in the grading process from a case's arguments
-    # and the raw data the code returned (the reference's and the submission's alike): a property's
-    # values, or for another check a summary of its answer (a constructor's draws -> "every W within
-    # +-1/sqrt(J)"), so that no verdict is a claim the child makes. A module-level function of a
-    # public module. None: the answers are compared as they are.
+    """A property check: its scenario returns `property_result(answer, observed)`, and a case pays only where
+    the property holds beside a right answer (`lmgrade.PROPERTY` says exactly when)."""
     holds: Callable[[Any, Any], Any] | None = None
-    # A timing check: how its laps are timed and judged (`lmgrade.speed`).
+    """`holds(args, observed) -> what is judged`, computed in the grading process from a case's arguments and
+    the raw data the code returned (the reference's and the submission's alike): a property's values, or
+    for another check a summary of its answer (a constructor's draws -> "every W within +-1/sqrt(J)"), so
+    that no verdict is a claim the child makes. A module-level function of a public module. None: the
+    answers are compared as they are."""
     timing: Timing | None = None
-    # The checks of the components this check's scenario runs the student's code of
-    # (a block runs the student's LayerNorm): where one of them fails in the same
-    # grading and this check fails too, its cases run again with the failed
-    # components replaced by the grader's stand-ins (`stand_in`), and it is paid
-    # where that run passes.
+    """A timing check: how its laps are timed and judged (`lmgrade.speed.Timing`); its scenario calls
+    `run_laps`. None: an ordinary check."""
     composes: tuple[str, ...] = ()
-    # What this check grades, as "file stem.Name" or "file stem.Class.method": the classes,
-    # functions and methods whose answers it judges (a method of a class whose state the
-    # contract leaves free is stood in for alone, its object untouched). Where it fails, a
-    # check that composes it runs again with these names replaced by the grader's stand-ins
-    # (`lmgrade.stand_in`). A composed check is given stand-ins only where it names its own,
-    # none of them meeting the stand-ins' (so a stand-in never answers for what the check
-    # grades). Empty: the check says nothing of what it grades, and gets no stand-in.
+    """The checks of the components this check's scenario runs the student's code of (a block runs the
+    student's LayerNorm): where one of them fails in the same grading and this check fails too, its cases
+    run again with the failed components replaced by the grader's stand-ins (`lmgrade.stand_in`), and it
+    is paid where that run passes ("Passes once LayerNorm is fixed")."""
     grades: tuple[str, ...] = ()
-    # Whether a stand-in can answer for what this check grades: False where the contract leaves free
-    # the state it changes (fit's counts, kept however a student likes), so no replay could hand it on.
+    """What this check grades, as "file stem.Name" or "file stem.Class.method": the classes, functions and
+    methods whose answers it judges (a method of a class whose state the contract leaves free is stood in
+    for alone, its object untouched). Where it fails, a check that composes it runs again with these names
+    replaced by the grader's stand-ins (`lmgrade.stand_in`). A composed check is given stand-ins only where
+    it names its own, none of them meeting the stand-ins' (so a stand-in never answers for what the check
+    grades). Empty: the check says nothing of what it grades, and gets no stand-in."""
     stands_in: bool = True
-    # Defaults that assignment.toml may override.
+    """Whether a stand-in can answer for what this check grades: False where the contract leaves free the
+    state it changes (fit's counts, kept however a student likes), so no replay could hand it on."""
     points: float = 1.0
+    """The check's points, unless assignment.toml gives others (`points`, or `points_when` by variant)."""
     visibility: str = "visible"
+    """Gradescope's visibility, unless assignment.toml gives another: "visible" (the only one whose inputs,
+    expected values and output are ever shown, and the only one a student bundle runs), "hidden",
+    "after_due_date" or "after_published"."""
     limits: Limits = field(default_factory=Limits)
-    # The device it needs ("cuda" or "cpu") and, for "cuda", what it becomes
-    # on a machine without one: run on the CPU with CPU bounds, or not counted.
+    """What one sandboxed run of a case may use; assignment.toml's `[limits]` and `[checks.NAME.limits]`
+    override it key by key."""
     device: str = "cpu"
+    """The device the check needs: "cpu", or "cuda" for a check that runs on a GPU where there is one."""
     when_absent: str = "not_counted"
-    # Set when this machine cannot run it and its points do not count: why.
+    """What a "cuda" check becomes on a machine without one: "cpu" (run on the CPU, with CPU sizes and
+    bounds) or "not_counted" (listed at 0 of 0 points, with the reason). Replaced when the check is bound:
+    by assignment.toml's `when_absent` for the check, else its `[gpu] when_absent`, else "not_counted"."""
     unavailable: str = ""
+    """Set by the harness when this machine cannot run the check and its points do not count: why."""
 
     def tolerance_of(self, case: Case) -> Tolerance:
         return case.tolerance or self.tolerance
@@ -230,7 +328,9 @@ class Check:
         return f"{self.scenario.__module__}:{self.scenario.__qualname__}"
 
     def verdict(self, case: Case, expected: Any, got: Any, *, reveal: bool, dead: str | None = "") -> CaseVerdict:
-        """Judge one case's answer (`dead` is no longer read: answers that merely show work earn nothing)."""
+        """Judge one case's answer: `judge` where the check has one, else the property's verdict (`PROPERTY`)
+        or the comparison with the case's tolerance (`dead` is no longer read: answers that merely show work
+        earn nothing)."""
         if self.holds is not None and not self.property_check:
             expected = self.holds(case.args, expected)
             try:

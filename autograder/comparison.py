@@ -29,10 +29,16 @@ from .wire import Tensor
 
 @dataclass(frozen=True)
 class Tolerance:
-    """|got - expected| <= atol + rtol * |expected|, elementwise (numpy's isclose)."""
+    """|got - expected| <= atol + rtol * |expected|, elementwise (numpy's isclose).
+
+    A NaN matches only a NaN, and an infinity only the same infinity. The default suits float64
+    arithmetic; a float32 case takes its own (`Case.tolerance`, e.g. `Tolerance(rtol=2e-4, atol=1e-6)`).
+    """
 
     rtol: float = 1e-9
+    """The relative part: the error allowed per unit of |expected|."""
     atol: float = 1e-12
+    """The absolute part: the error allowed near zero."""
 
     def __str__(self) -> str:
         return f"rtol {self.rtol:g}, atol {self.atol:g}"
@@ -177,7 +183,23 @@ def _close(expected: float, got: float, tol: Tolerance) -> bool:
 
 
 def compare(expected: Any, got: Any, tol: Tolerance, *, reveal: bool = True, path: str = "") -> str | None:
-    """None when `got` matches `expected`; otherwise a sentence about the first difference."""
+    """None when `got` matches `expected`; otherwise a sentence about the first difference.
+
+    What a check without a judge does with each case, and what a judge may call on parts of an answer.
+    Numbers (Python's or numpy's, of any width) match within `tol`; an array matches an array of the
+    same shape and kind of number entry by entry (the sentence says how many entries are off and the
+    largest error, and, where the check is visible, at which index); strings, booleans and None match
+    exactly and by type; lists and tuples by type, length and item; sets by membership; dicts by their
+    keys, then value by value.
+
+    Args:
+        expected: the reference's answer (plain data).
+        got: the submission's answer.
+        tol: the tolerance of every number in it.
+        reveal: False for a check whose inputs are not shown: the sentence then says how many values
+            are wrong and by how much, never which ones, what came back or what was expected.
+        path: where in a larger answer this part sits (`["logits"]`), named in the sentence.
+    """
     where = f" at {path}" if path else ""
     if isinstance(expected, Tensor):
         if not isinstance(got, Tensor):

@@ -13,19 +13,33 @@ from dataclasses import asdict, dataclass
 
 @dataclass(frozen=True)
 class Limits:
-    """What one sandboxed run may use. Wall time is enforced by the parent."""
+    """What one sandboxed run may use. Wall time is enforced by the parent.
+
+    Every key may be set in assignment.toml, for the whole assignment (`[limits]`) or one check
+    (`[checks.NAME.limits]`), over the plugin's `Check.limits`. A run past a limit fails the case it
+    was on, with the reason; a fresh child takes the remaining cases.
+    """
 
     cpu_s: float = 10.0
+    """CPU seconds of one run (an rlimit), at least; see `wall_factor`."""
     wall_s: float = 20.0
+    """Wall-clock seconds of one run, measured and enforced by the grading side, at least; see
+    `wall_factor`."""
     memory_mb: int = 2048
+    """Memory, in MiB, beyond what the fork server has already loaded (address space; on CUDA runs, the
+    resident memory the fork server watches)."""
     processes: int = 4
+    """Processes the run may have at once (threads of a CUDA run are not counted)."""
     file_mb: int = 16
+    """The size of any one file the run writes, in MiB."""
     open_files: int = 256
-    gpu_memory_mb: int = 4096  # CUDA runs only
-    # Where the grader knows the reference's own time for the same cases (measured once per
-    # grading, as the expected values are), the CPU and wall limits are at least this many
-    # times it; cpu_s and wall_s are the floors. 0: fixed limits.
+    """Files open at once."""
+    gpu_memory_mb: int = 4096
+    """GPU memory of one CUDA run, in MiB (CUDA runs only)."""
     wall_factor: float = 30.0
+    """Where the grader knows the reference's own time on the same cases (measured once per grading, as
+    the expected values are), the CPU and wall limits are at least this many times it; `cpu_s` and
+    `wall_s` are the floors. 0: fixed limits. The handout states each check's limit in these words."""
 
     def as_dict(self) -> dict:
         return asdict(self)
