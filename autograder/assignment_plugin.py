@@ -39,9 +39,12 @@ from .hookspecs import hookimpl
 class AssignmentSource:
     """Where one assignment lives: what the `lmgrade_assignments` hook returns for it."""
 
-    folder: Path  # assignment.toml and its templates; the folder's name is the assignment's
-    reference: str | None = None  # the reference package (assignment.toml's `reference` overrides it)
-    public: str | None = None  # the package a student bundle carries, if any
+    folder: Path
+    """The folder of assignment.toml and its templates; the folder's name is the assignment's."""
+    reference: str | None = None
+    """The reference package, one module per submitted file (assignment.toml's `reference` overrides it)."""
+    public: str | None = None
+    """The package a student bundle carries (scenarios, judges), if any."""
 
 
 def package_folder(name: str) -> Path:
@@ -56,7 +59,30 @@ def package_folder(name: str) -> Path:
 
 
 class AssignmentPlugin:
-    """The hooks of one assignment, from where its parts are (see the module docstring)."""
+    """The hooks of one assignment, from where its parts are (see the module docstring).
+
+    An entry point of the `lmgrade` group names the object; it implements `lmgrade_assignments`,
+    `lmgrade_checks`, `lmgrade_bugs` and `lmgrade_equivalent_mutants` for its own assignment only.
+    Nothing named by a "module:name" string is imported before lmgrade asks for it, so listing the
+    assignments imports no torch.
+
+    Args:
+        name: the assignment's name: the name of its folder and assignment.toml's `[assignment] name`.
+        package: the plugin's own package (`__name__` in its `__init__.py`): locations with a leading dot
+            are inside it, and its `public` subpackage is what a student bundle carries.
+        folder: the folder of assignment.toml and the templates: a `Path`, or a package name
+            (`"lmgrade.assignments.ngram"`, `".ngram"`).
+        reference: the reference solution's package, one module per submitted file; assignment.toml's
+            `[assignment] reference` overrides it.
+        checks: a function of the variant (`{"activation": "tanh"}`), or of nothing where every variant has
+            the same checks, returning a list of `Check`; or a "module:name" string naming one.
+        bugs: the catalogue of realistic bugs, `{name: Bug}`: a dict, a function of nothing returning one,
+            or a "module:name" string; None: no catalogue.
+        equivalent_mutants: the TOML file of the reviewed equivalent mutants (`lmgrade mutants`); None:
+            `equivalent_mutants.toml` beside the package's `__init__.py`, where there is one.
+        public: the subpackage of `package` that a student bundle carries (scenarios, judges, never
+            checks, mistakes or bugs); None: the bundle carries nothing of the plugin.
+    """
 
     def __init__(
         self,
@@ -95,9 +121,11 @@ class AssignmentPlugin:
         return location if isinstance(location, Path) else package_folder(self._absolute(location))
 
     def folder(self) -> Path:
+        """The assignment's folder, wherever it is installed."""
         return self._path(self._folder)
 
     def has_public(self) -> bool:
+        """Whether the package a student bundle carries exists."""
         return self.public is not None and importlib.util.find_spec(self.public) is not None
 
     @hookimpl

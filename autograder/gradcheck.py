@@ -19,8 +19,9 @@ from .comparison import FLOAT32
 
 EPS = 1e-6  # the step of the central differences, relative to the entry moved (absolute below 1)
 AGREE = "agree"
-# How an agreement that was not measured begins (the loss was not finite where it was differentiated).
+"""What `agreement` returns where the backward agrees with finite differences of the code's own forward."""
 NOT_MEASURED = "not measured"
+"""How an agreement that was not measured begins (the loss was not finite where it was differentiated)."""
 # The largest share of the loss's own rounding a difference quotient may carry: (up - down) holds the
 # rounding of two losses (2 * eps * |loss|), divided by 2h; a margin of 50 keeps a right backward from
 # ever being called wrong on the largest losses, and a wrong term is far beyond it.

@@ -12,7 +12,10 @@ from __future__ import annotations
 import pluggy
 
 hookspec = pluggy.HookspecMarker("lmgrade")
+"""Marks the hook specifications below (lmgrade's own; a plugin never needs it)."""
 hookimpl = pluggy.HookimplMarker("lmgrade")
+"""Marks a plugin's implementation of a hook: `@lmgrade.hookimpl` on a function named as the hook, in the
+module (or on a method of the object) that an entry point of the `lmgrade` group names."""
 
 
 @hookspec

@@ -25,10 +25,18 @@ def as_setting(value: Any) -> str:
 
 @dataclass(frozen=True)
 class Selection:
-    """An assignment and the --set settings that choose its variant (sorted; none: the defaults)."""
+    """An assignment and the --set settings that choose its variant (sorted; none: the defaults).
+
+    Example:
+        ```python
+        Selection.parse("rnn", ["activation=tanh"]).options()  # ["--set", "activation=tanh"]
+        ```
+    """
 
     assignment: str
+    """The assignment's name, as `lmgrade list` prints it."""
     settings: tuple[tuple[str, str], ...] = field(default=())
+    """`(KEY, VALUE)` pairs as --set spells them, sorted by key; a mapping is accepted and sorted."""
 
     def __post_init__(self) -> None:
         given = self.settings.items() if isinstance(self.settings, Mapping) else self.settings
@@ -55,6 +63,7 @@ class Selection:
 
     @property
     def chosen(self) -> dict[str, str]:
+        """The settings as a dict: `{"activation": "tanh"}`."""
         return dict(self.settings)
 
     def options(self) -> list[str]:
@@ -66,10 +75,12 @@ class Selection:
         return ", ".join(f"{key}={value}" for key, value in self.settings)
 
     def as_dict(self) -> dict[str, Any]:
+        """Plain data for a file or a message: `{"assignment": ..., "settings": {...}}`."""
         return {"assignment": self.assignment, "settings": self.chosen}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Selection:
+        """The selection `as_dict` wrote; `SelectionError` for anything else."""
         try:
             assignment, settings = data["assignment"], data["settings"]
         except (KeyError, TypeError):

@@ -36,18 +36,29 @@ class Timing:
     """
 
     setup: Callable[[dict, Any], Any]
+    """`setup(modules, args) -> state`, once per case, outside the clock."""
     step: Callable[[Any, int], list[float]]
+    """`step(state, nonce) -> fingerprint`, the timed call: draws new inputs from the nonce, calls the code
+    and returns projections of every output (the grading process recomputes a sample of them)."""
     reset: Callable[[Any], None] | None = None
+    """`reset(state)`, before every lap, outside the clock; None: nothing to reset."""
     warmup: int = 3
+    """Laps run first and dropped."""
     laps: int = 12
-    rounds: int = 2  # interleaved runs of each side, at most ...
-    # ... but after a round that every case passes with its ratio within this share of the bound (and
-    # far from suspicious), the verdict is clear and no more rounds run (a sequential test).
+    """Laps timed per case and side, after the warm-up."""
+    rounds: int = 2
+    """Interleaved runs of each side (reference, submission, reference, submission), at most ..."""
     clear_share: float = 0.5
-    bound: float = 3.0  # largest student/reference ratio paid, on the CPU ...
-    bound_cuda: float = 2.0  # ... and on CUDA
-    suspicious: float = 10.0  # this many times faster than the reference: flagged for review
-    verified: int = 3  # laps of the submission recomputed with the reference
+    """... but after a round that every case passes with its ratio within this share of the bound (and far
+    from suspicious), the verdict is clear and no more rounds run (a sequential test)."""
+    bound: float = 3.0
+    """The largest ratio of the medians (submission / reference) paid, on the CPU ..."""
+    bound_cuda: float = 2.0
+    """... and on CUDA."""
+    suspicious: float = 10.0
+    """A submission this many times faster than the reference is flagged for review rather than paid."""
+    verified: int = 3
+    """Laps of the submission whose fingerprints the grading process recomputes with the reference."""
 
     @property
     def sandboxed_runs(self) -> int:
