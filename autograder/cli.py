@@ -35,6 +35,7 @@ from .results import GradingRun
 from .sandbox.limits import default_jobs
 from .seeds import PUBLIC_SECRET, SECRET_ENV, course_secret, public_secret_warning
 from .selection import Selection, SelectionError, as_setting
+from .submission import prepare
 
 console = Console(highlight=False)
 err_console = Console(stderr=True, highlight=False)
@@ -186,11 +187,22 @@ def list_() -> None:
 )
 @set_option
 @click.option("--force", is_flag=True, help="Overwrite files of the same names already in the folder.")
-def generate(assignment: str, out_dir: Path, settings: tuple[str, ...], force: bool) -> None:
-    """Render the student starter files and the handout into a folder."""
+@click.option(
+    "--notebook",
+    is_flag=True,
+    help="Write a starter notebook (ASSIGNMENT.ipynb) instead: the handout, a %%writefile cell per starter file "
+    "and a cell that runs the public checks (docs/notebooks.md).",
+)
+def generate(assignment: str, out_dir: Path, settings: tuple[str, ...], force: bool, notebook: bool) -> None:
+    """Render the student starter files and the handout into a folder, or with --notebook a starter notebook."""
     bound, variant = _load(_select(assignment, settings))
     try:
-        written = templates.generate(bound, variant, out_dir, overwrite=force)
+        if notebook:
+            from .notebook import write_starter
+
+            written = [write_starter(bound, variant, out_dir, overwrite=force)]
+        else:
+            written = templates.generate(bound, variant, out_dir, overwrite=force)
     except templates.WouldOverwrite as exc:
         raise UserError(
             f"{out_dir} already holds {', '.join(exc.names)}: nothing was written (--force overwrites them)"
@@ -412,7 +424,12 @@ def show_case(
                 ]
             )
             click.echo(f"\n(to rerun it in your own Python: {again}, then run the snippet it prints)")
-        ran = grader.run_case(check_, number, submission)
+        # A .zip or a notebook is run as the files it holds, as grading runs it.
+        with tempfile.TemporaryDirectory(prefix="lmgrade-upload-") as scratch:
+            folder, said = prepare(Path(submission), public.assignment.spec.files, Path(scratch))
+            for line in said:
+                click.echo(f"\n{line}")
+            ran = grader.run_case(check_, number, folder)
     outcome, mistake = ran.outcome, ran.mistake
     click.echo("\nexpected:\n" + reproduce.show(wanted, full=full, tol=tol))
     if outcome.kind != "ok":

@@ -25,7 +25,7 @@ from .reports.gradescope import ResultsFile
 from .results import HARNESS_FAULT_NOTE, GradingRun, Verdict
 from .sandbox.pool import Prestarted
 from .seeds import course_secret
-from .submission import UnreadableSubmission, graded_files_hash, locate, lone_zip, missing_hint, unpack_zip
+from .submission import graded_files_hash, prepare
 
 
 @contextlib.contextmanager
@@ -107,30 +107,7 @@ def _grade_submission(
     assignment = grader.assignment if grader is not None else assignment.on()
     checks = [c for c in assignment.checks if c.visibility == "visible" or not visible_only]
     position = {c.name: i for i, c in enumerate(checks, start=1)}
-    said = []
-    archive = submission if submission.is_file() and submission.suffix.lower() == ".zip" else None
-    alone = lone_zip(submission) if submission.is_dir() else None
-    if archive is not None or alone is not None:
-        try:
-            submission = unpack_zip(archive or alone, scratch / "submission")
-            said.append(
-                f"{archive.name}: graded the files of the .zip."
-                if archive is not None
-                else f"The submission holds only {alone.name}: it was unpacked and its files graded."
-            )
-        except UnreadableSubmission as exc:
-            said.append(str(exc))
-            submission = scratch / "empty"
-            submission.mkdir()
-    elif not submission.is_dir():
-        said.append(
-            f"{submission} {'is not a folder or a .zip' if submission.exists() else 'does not exist'}: "
-            "nothing was graded."
-        )
-        submission = scratch / "empty"
-        submission.mkdir()
-    submission, note = locate(submission, assignment.spec.files)
-    said += [text for text in (note, missing_hint(submission, assignment.spec.files)) if text]
+    submission, said = prepare(submission, assignment.spec.files, scratch)
     files_hash = graded_files_hash(submission, assignment.spec.files)
     results_file = ResultsFile(results, checks, output="\n\n".join(said)) if results else None
     verdicts: list[Verdict] = []

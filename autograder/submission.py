@@ -213,3 +213,83 @@ def locate(folder: Path, files: tuple[str, ...]) -> tuple[Path, str]:
     return found[
         0
     ], f"{', '.join(files)} {'was' if len(files) == 1 else 'were'} found in {where}/ and graded from there."
+
+
+def notebooks_in(folder: Path) -> list[Path]:
+    """The Jupyter notebooks a folder holds (hidden files and folders aside), to the depth `locate` searches.
+
+    A student who uploads a notebook to Gradescope gets a folder with that
+    file in it, perhaps beside other files.
+    """
+    try:
+        return [
+            path
+            for relative, path in submission_files(folder)
+            if path.suffix.lower() == ".ipynb"
+            and len(relative.split("/")) <= MAX_DEPTH + 1
+            and not any(part.startswith(".") for part in relative.split("/"))
+        ]
+    except OSError:
+        return []
+
+
+def prepare(submission: Path, files: tuple[str, ...], scratch: Path) -> tuple[Path, list[str]]:
+    """(the folder that holds the files to grade, what to tell the student about it).
+
+    `submission` is a folder, a .zip or a Jupyter notebook. A .zip, or a
+    folder holding nothing but one, is unpacked into `scratch`. A notebook, or
+    a folder (given or unpacked) that lacks the assignment's `files` and holds
+    one notebook, is graded as the files its cells write (see notebook.py),
+    beside the folder's other files. Files in one sub-folder are found there
+    (`locate`), and a file still missing is named with what the submission
+    holds instead. Every command grades what this returns.
+    """
+    said = []
+    archive = submission if submission.is_file() and submission.suffix.lower() == ".zip" else None
+    alone = lone_zip(submission) if submission.is_dir() else None
+    notebook = submission if submission.is_file() and submission.suffix.lower() == ".ipynb" else None
+    folder = submission
+    if archive is not None or alone is not None:
+        try:
+            folder = unpack_zip(archive or alone, scratch / "submission")
+            said.append(
+                f"{archive.name}: graded the files of the .zip."
+                if archive is not None
+                else f"The submission holds only {alone.name}: it was unpacked and its files graded."
+            )
+        except UnreadableSubmission as exc:
+            return _empty(scratch), [str(exc)]
+    elif notebook is None and not submission.is_dir():
+        what = "is not a folder, a .zip or a Jupyter notebook" if submission.exists() else "does not exist"
+        return _empty(scratch), [f"{submission} {what}: nothing was graded."]
+    if notebook is None:
+        located, note = locate(folder, files)
+        if all((located / f).is_file() for f in files):
+            return located, [*said, note] if note else said
+        found = notebooks_in(folder)
+        if len(found) != 1:
+            hint = missing_hint(located, files)
+            if found:  # which of them is the submission cannot be known
+                shown = ", ".join(f"`{path.relative_to(folder).as_posix()}`" for path in found[:4])
+                hint = (
+                    f"The submission holds {len(found)} notebooks ({shown}{', ...' if len(found) > 4 else ''}) "
+                    f"and not {', '.join(files)}: submit one notebook, or the files."
+                )
+            return located, [text for text in (*said, note, hint) if text]
+        notebook = found[0]
+    # Imported here: it imports this module's bounds, and nbformat only where a notebook is graded.
+    from . import notebook as notebooks
+
+    graded = scratch / "notebook"
+    try:
+        if notebook != submission:  # the files beside the notebook (a helper module) are graded too
+            copy_files(notebook.parent, graded, leave_out=lambda path: path.suffix.lower() == ".ipynb")
+        return graded, [*said, *notebooks.unpack(notebook, graded, files)]
+    except (UnreadableSubmission, ValueError, OSError) as exc:
+        return _empty(scratch), [*said, str(exc)]
+
+
+def _empty(scratch: Path) -> Path:
+    folder = scratch / "empty"
+    folder.mkdir(exist_ok=True)
+    return folder

@@ -74,6 +74,8 @@ def guide(assignment: Assignment, variant: dict, wheel: str, torch: TorchSupport
         "",
         "- `README.md`: the handout;",
         f"- {stubs}: the starter code, to complete where it raises `NotImplementedError`;",
+        f"- `{name}.ipynb`: the same starter as a notebook, for Jupyter or Colab: its `%%writefile` cells are",
+        "  the files, and either the notebook or the files is a submission;",
         f"- `wheels/{wheel}`: the checker, with the expected answers of the public checks;",
         f"- `{INI_FILE}` and `{TEST_FILE}`: the same checks, for pytest.",
         "",

@@ -1,0 +1,317 @@
+"""Jupyter notebooks both ways: the files a submitted notebook's cells write, and an assignment's starter notebook.
+
+A notebook is graded as the files its code cells write, and no cell of it is
+ever run: it is read as data (with nbformat) and the text of some cells
+becomes files, in the notebook's order, as IPython would have written them:
+
+- a cell that begins with ``%%writefile FILE`` (or its alias ``%%file``)
+  replaces FILE with the rest of the cell; ``%%writefile -a FILE`` (or
+  ``--append``) adds the rest of the cell to its end;
+- a cell whose first line is ``# FILE: NAME`` (the same options) is written
+  whole, that line included, so the line numbers of feedback are the cell's;
+- a cell tagged ``file:NAME`` is written whole, as ``# FILE: NAME`` would.
+
+Any other cell (``!pip install``, a cell that raises, one that shells out)
+is text the grader never looks at. A FILE is taken as written (no variable
+expansion): one of the assignment's files or a helper module ``NAME.py`` at
+the top of the submission, nothing else (no folder, no absolute path, no
+``..``); a cell that names anything else is left out and the student told why.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+import shutil
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from . import templates
+from .handout import check_command
+from .submission import MAX_SUBMISSION_BYTES, MAX_UNPACKED_FILES, UnreadableSubmission
+
+MAGICS = ("%%writefile", "%%file")
+MARKER = "# FILE:"
+TAG = "file:"
+APPEND_OPTIONS = ("-a", "--append")
+HELPER_MODULE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\.py")
+
+
+@dataclass
+class WrittenFiles:
+    """What a notebook's cells write: each file's text by name (in the order first written), and the cells left out."""
+
+    files: dict[str, str] = field(default_factory=dict)
+    refused: list[str] = field(default_factory=list)  # one line per cell left out, saying why
+
+
+@dataclass
+class _FileCell:
+    """A cell that writes a file: how it named it, the name, whether it appends, and the text it writes."""
+
+    how: str
+    name: str
+    append: bool
+    text: str
+
+
+def read(path: Path):
+    """The notebook at `path` as nbformat's version 4 node; `UnreadableSubmission` when it cannot be one.
+
+    Read without validation against the schema: a notebook an editor saved with
+    a stray field still has its cells, and only the cells' type, source and
+    tags are used.
+    """
+    import nbformat  # only where a notebook is graded: the harness's other imports stay light
+
+    try:
+        size = path.stat().st_size
+        if size > MAX_SUBMISSION_BYTES:
+            raise UnreadableSubmission(f"{path.name} is larger than {MAX_SUBMISSION_BYTES // 2**20} MiB")
+        text = path.read_bytes().decode("utf-8")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # nbformat warns of what it upgrades (cell ids, old versions)
+            node = nbformat.convert(nbformat.reader.reads(text), 4)
+        cells = node.get("cells")
+        if not isinstance(cells, list):
+            raise ValueError("it has no list of cells")
+    except UnreadableSubmission:
+        raise
+    except UnicodeDecodeError:
+        raise UnreadableSubmission(f"{path.name} is not a Jupyter notebook: it is not UTF-8 text") from None
+    except Exception as exc:  # nbformat's NotJSONError, NBFormatError, a KeyError of a dict that is no notebook
+        reason = " ".join(str(exc).split())[:200] or type(exc).__name__
+        raise UnreadableSubmission(f"{path.name} is not a Jupyter notebook nbformat can read ({reason})") from None
+    return node
+
+
+def written_files(node, expected: tuple[str, ...]) -> WrittenFiles:
+    """What the code cells of notebook `node` write, in order; `expected` are the assignment's file names."""
+    out = WrittenFiles()
+    total = 0
+    for number, cell in enumerate(node.get("cells", []), start=1):
+        try:
+            found = _file_cell(cell)
+        except ValueError as exc:
+            out.refused.append(f"cell {number} was not graded: {exc}")
+            continue
+        if found is None:
+            continue
+        name, why = valid_name(found.name, expected)
+        if why:
+            out.refused.append(f"cell {number} ({found.how}) was not graded: {why}")
+            continue
+        if name not in out.files and len(out.files) >= MAX_UNPACKED_FILES:
+            raise UnreadableSubmission(f"the notebook's cells write more than {MAX_UNPACKED_FILES} files")
+        before = out.files.get(name, "")
+        text = before + found.text if found.append else found.text
+        total += len(text) - len(before)
+        if total > MAX_SUBMISSION_BYTES:
+            raise UnreadableSubmission(f"the notebook's cells write more than {MAX_SUBMISSION_BYTES // 2**20} MiB")
+        out.files[name] = text
+    return out
+
+
+def _file_cell(cell) -> _FileCell | None:
+    """The file a cell writes, or None for a cell that writes none; ValueError for one that names it wrongly."""
+    if not isinstance(cell, dict) or cell.get("cell_type") != "code":
+        return None
+    source = cell.get("source", "")
+    if isinstance(source, list):
+        source = "".join(s for s in source if isinstance(s, str))
+    if not isinstance(source, str):
+        return None
+    lines = source.splitlines(keepends=True)
+    while lines and not lines[0].strip():  # IPython drops a cell's leading blank lines before its magic
+        lines.pop(0)
+    first = lines[0].rstrip() if lines else ""
+    magic = first.split(maxsplit=1)[0] if first else ""
+    if magic in MAGICS:
+        name, append = _arguments(first[len(magic) :], first)
+        return _FileCell(f"`{first}`", name, append, _ended("".join(lines[1:])))
+    if first.startswith(MARKER):
+        name, append = _arguments(first[len(MARKER) :], first)
+        return _FileCell(f"`{first}`", name, append, _ended("".join(lines)))
+    tags = cell.get("metadata", {}).get("tags", [])
+    named = [t[len(TAG) :] for t in tags if isinstance(t, str) and t.startswith(TAG)] if isinstance(tags, list) else []
+    if len(named) > 1:
+        raise ValueError(f"it is tagged for {len(named)} files ({', '.join(named)}): tag it for one")
+    if named:
+        return _FileCell(f"tagged `{TAG}{named[0]}`", named[0], False, _ended("".join(lines)))
+    return None
+
+
+def _arguments(text: str, line: str) -> tuple[str, bool]:
+    """(file name, append) from what follows `%%writefile` or `# FILE:`, split as IPython splits it."""
+    try:
+        words = shlex.split(text)
+    except ValueError as exc:
+        raise ValueError(f"`{line}` cannot be read ({exc})") from None
+    append = any(w in APPEND_OPTIONS for w in words)
+    words = [w for w in words if w not in APPEND_OPTIONS]
+    unknown = [w for w in words if w.startswith("-")]
+    if unknown:
+        raise ValueError(f"`{line}`: unknown option {unknown[0]} (only -a, to append)")
+    if len(words) != 1:
+        raise ValueError(f"`{line}` names {'no file' if not words else f'{len(words)} files'}: name one")
+    return words[0], append
+
+
+def _ended(text: str) -> str:
+    """The text as IPython writes a cell: ending with a line break unless empty."""
+    return text if not text or text.endswith("\n") else text + "\n"
+
+
+def valid_name(name: str, expected: tuple[str, ...]) -> tuple[str, str]:
+    """(the file name, "") where a cell may write `name`, else (name, why not).
+
+    A cell writes into the submission folder only: one of the `expected`
+    files, or a helper module ``NAME.py`` beside them, as a folder may hold.
+    """
+    plain = name
+    while plain.startswith("./"):
+        plain = plain[2:]
+    named = ", ".join(expected)
+    if plain.startswith(("/", "~")) or re.match(r"[A-Za-z]:[\\/]", plain):
+        base = re.split(r"[\\/]", plain)[-1]
+        hint = f" (write `%%writefile {base}`)" if base in expected else ""
+        return name, f"{name} is an absolute path; a cell writes a file of the submission folder only{hint}"
+    parts = re.split(r"[\\/]", plain)
+    if ".." in parts:
+        return name, f"{name} is outside the submission folder"
+    if len(parts) > 1:
+        return name, f"{name} is in a sub-folder; a cell writes a file at the top of the submission ({named})"
+    if plain in expected or HELPER_MODULE.fullmatch(plain):
+        return plain, ""
+    return name, f"{name} is neither a file of the assignment ({named}) nor a helper module (NAME.py)"
+
+
+def unpack(path: Path, into: Path, expected: tuple[str, ...]) -> list[str]:
+    """Write the files of the notebook at `path` into the folder `into` (made if missing); return what to tell.
+
+    The lines say which files were written and which cells were left out, and
+    name each expected file that neither the notebook nor the folder already
+    holds, with how a cell provides it. Raises `UnreadableSubmission` for a
+    notebook that cannot be read, or whose files are too many or too large.
+    """
+    written = written_files(read(path), expected)
+    into.mkdir(parents=True, exist_ok=True)
+    for name, text in written.files.items():
+        target = into / name
+        if target.is_dir():  # a folder of that name beside the notebook: the notebook's file is what is graded
+            shutil.rmtree(target)
+        target.write_text(text, encoding="utf-8")
+    refused = [f"{path.name}, {line}" for line in written.refused]
+    missing = [f for f in expected if not (into / f).is_file()]
+    if not any(f in written.files for f in expected):
+        others = f" (its cells write {', '.join(written.files)})" if written.files else ""
+        return [
+            f"{path.name} writes none of the assignment's files{others}: expected {', '.join(expected)}, each from "
+            f"a code cell that begins with `%%writefile FILE` (e.g. `%%writefile {expected[0]}`) or whose first "
+            f"line is `# FILE: {expected[0]}`; no cell of the notebook is run.",
+            *refused,
+        ]
+    line = f"{path.name}: graded the files its cells write ({', '.join(written.files)}); no cell of it was run."
+    if missing:
+        line += (
+            f" {' and '.join(missing)} {'is' if len(missing) == 1 else 'are'} written by no cell: a code cell that "
+            f"begins with `%%writefile {missing[0]}` provides {'it' if len(missing) == 1 else 'each'}."
+        )
+    return [line, *refused]
+
+
+# --- the starter notebook -------------------------------------------------------------------------
+
+YOUR_CODE = """## Your code
+
+Each code cell below that begins with `%%writefile FILE` is one file of your submission. Write your code
+under that first line, leave the line as it is, and run the cell: it saves the file beside this notebook.
+
+Submit this notebook (or the files its cells write). The grader reads the cells that begin with
+`%%writefile FILE` as your files and runs no cell of the notebook: code in any other cell is not graded.
+`%%writefile -a FILE` adds a cell's code to the end of FILE, and `%%writefile helpers.py` writes a helper
+module that your files may import."""
+
+CHECK_YOUR_WORK = """## Check your work
+
+Run the cells above, then the next one: it runs the public checks on the files they wrote. It needs the
+`lmgrade` command, which the course's student bundle installs (its CHECKING.md says how)."""
+
+
+def starter_name(assignment) -> str:
+    """The file name of the assignment's starter notebook."""
+    return f"{assignment.spec.name}.ipynb"
+
+
+def markdown_sections(text: str) -> list[str]:
+    """`text` cut before each `## ` heading that is not inside a fenced code block: one cell per section."""
+    sections, current, fenced = [], [], False
+    for line in text.splitlines():
+        if line.lstrip().startswith(("```", "~~~")):
+            fenced = not fenced
+        if line.startswith("## ") and not fenced and any(s.strip() for s in current):
+            sections.append("\n".join(current).strip("\n"))
+            current = []
+        current.append(line)
+    if any(s.strip() for s in current):
+        sections.append("\n".join(current).strip("\n"))
+    return sections
+
+
+def starter(assignment, variant: dict):
+    """The starter notebook of `assignment` in `variant`, as an nbformat node.
+
+    The handout as markdown cells, one ``%%writefile FILE`` cell per stub (the
+    stub as `generate` renders it), and a cell that runs the public checks.
+    Untouched, it grades as the stubs do; with each cell's body replaced by
+    a solution's file, as that solution. Cell ids are fixed, so the same
+    assignment and variant give the same notebook.
+    """
+    import nbformat
+
+    spec = assignment.spec
+    rendered = templates.render(assignment, variant)
+    v4 = nbformat.v4
+    cells = [
+        v4.new_markdown_cell(section)
+        for name, text in rendered.items()
+        if name.endswith(".md") and name not in spec.files
+        for section in markdown_sections(text)
+    ]
+    cells.append(v4.new_markdown_cell(YOUR_CODE))
+    cells += [v4.new_code_cell(f"%%writefile {name}\n{rendered[name].rstrip(chr(10))}") for name in spec.files]
+    cells.append(v4.new_markdown_cell(CHECK_YOUR_WORK))
+    defaults = {key: v.default for key, v in spec.variants.items()}
+    cells.append(v4.new_code_cell(f"!{check_command(spec.name, variant, defaults)} ."))
+    for number, cell in enumerate(cells, start=1):
+        cell["id"] = f"cell-{number}"
+    return v4.new_notebook(
+        cells=cells,
+        metadata={
+            "kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
+            "language_info": {"name": "python"},
+        },
+    )
+
+
+def starter_text(assignment, variant: dict) -> str:
+    """The starter notebook as the text of an .ipynb file."""
+    import nbformat
+
+    return nbformat.writes(starter(assignment, variant)) + "\n"
+
+
+def write_starter(assignment, variant: dict, out_dir: Path, overwrite: bool = False) -> Path:
+    """Write the starter notebook into `out_dir`; return its path.
+
+    Unless `overwrite`, refuses (`templates.WouldOverwrite`, writing nothing)
+    where a file of its name exists: perhaps the student's work.
+    """
+    target = out_dir / starter_name(assignment)
+    if target.exists() and not overwrite:
+        raise templates.WouldOverwrite([target.name])
+    text = starter_text(assignment, variant)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    target.write_text(text, encoding="utf-8")
+    return target

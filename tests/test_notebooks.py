@@ -1,0 +1,281 @@
+"""Notebook submissions (the files their cells write, no cell run) and starter notebooks (docs/notebooks.md)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from helpers import ROOT, lmgrade
+from lmgrade import notebook, templates
+from lmgrade.grade import grade_submission
+from lmgrade.submission import prepare
+
+REFERENCE_NGRAM = (ROOT / "reference" / "ngram" / "ngram.py").read_text()
+
+
+def _graded(ngram, ngram_grader, submission: Path, tmp_path: Path):
+    """(the run, results.json) of grading `submission` (a notebook, or a folder) as ngram."""
+    assignment, variant = ngram
+    results = tmp_path / "results.json"
+    run = grade_submission(assignment, variant, submission, results=results, grader=ngram_grader)
+    document = json.loads(results.read_text())
+    assert len(document["tests"]) == 11 and document["score"] == run.score
+    return run, document
+
+
+def _write(cells, path: Path) -> Path:
+    """A notebook of `cells` (("code" | "markdown", source[, tags])) at `path`, as Jupyter saves one."""
+    made = []
+    for kind, source, *tags in cells:
+        cell = nbformat.v4.new_code_cell(source) if kind == "code" else nbformat.v4.new_markdown_cell(source)
+        if tags:
+            cell.metadata["tags"] = tags[0]
+        made.append(cell)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    nbformat.write(nbformat.v4.new_notebook(cells=made), str(path))
+    return path
+
+
+def _pasted(starter: Path, sources: dict[str, str], out: Path) -> Path:
+    """The starter notebook with the body of each `%%writefile NAME` cell replaced by sources[NAME]."""
+    node = nbformat.read(str(starter), as_version=4)
+    replaced = set()
+    for cell in node.cells:
+        first, _, _ = cell.source.partition("\n")
+        if cell.cell_type == "code" and first.startswith("%%writefile "):
+            name = first.split()[1]
+            cell.source = f"{first}\n{sources[name]}"
+            replaced.add(name)
+    assert replaced == set(sources)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    nbformat.write(node, str(out))
+    return out
+
+
+# --- the starter notebook --------------------------------------------------------------------------
+
+
+def test_the_starter_holds_the_handout_the_stubs_and_the_check_and_is_the_same_every_time(ngram, tmp_path):
+    assignment, variant = ngram
+    path = notebook.write_starter(assignment, variant, tmp_path)
+    assert path.name == "ngram.ipynb" and path.read_text() == notebook.starter_text(assignment, variant)
+    node = nbformat.read(str(path), as_version=4)
+    nbformat.validate(node)
+    rendered = templates.render(assignment, variant)
+    markdown = "\n\n".join(c.source for c in node.cells if c.cell_type == "markdown")
+    assert rendered["README.md"].strip() in markdown  # the handout, cut into cells at its sections
+    code = [c.source for c in node.cells if c.cell_type == "code"]
+    assert code == [f"%%writefile ngram.py\n{rendered['ngram.py'].rstrip()}", "!lmgrade check ngram ."]
+    # What the grader reads back is the stub, byte for byte.
+    assert notebook.written_files(node, assignment.spec.files).files == {"ngram.py": rendered["ngram.py"]}
+    with pytest.raises(templates.WouldOverwrite):
+        notebook.write_starter(assignment, variant, tmp_path)
+
+
+def test_generate_notebook_writes_it_and_grade_scores_it_zero_not_implemented(tmp_path):
+    made = lmgrade("generate", "ngram", "-o", tmp_path / "starter", "--notebook")
+    assert made.returncode == 0, made.stderr
+    assert sorted(p.name for p in (tmp_path / "starter").iterdir()) == ["ngram.ipynb"]
+    results = tmp_path / "results.json"
+    graded = lmgrade("grade", "ngram", tmp_path / "starter" / "ngram.ipynb", "--results", results)
+    assert graded.returncode == 0, graded.stderr
+    document = json.loads(results.read_text())
+    assert document["score"] == 0 and all("not implemented" in t["output"] for t in document["tests"])
+    assert "ngram.ipynb: graded the files its cells write (ngram.py)" in document["output"]
+
+
+def test_the_reference_pasted_into_the_starter_scores_full_marks_from_a_folder_holding_only_it(
+    ngram, ngram_grader, tmp_path
+):
+    starter = notebook.write_starter(*ngram, tmp_path / "starter")
+    upload = tmp_path / "upload"  # what Gradescope makes of an uploaded notebook
+    _pasted(starter, {"ngram.py": REFERENCE_NGRAM}, upload / "my work.ipynb")
+    run, document = _graded(ngram, ngram_grader, upload, tmp_path)
+    assert run.score == 100, document["output"]
+    assert "my work.ipynb: graded the files its cells write (ngram.py); no cell of it was run." in document["output"]
+
+
+def test_check_grades_a_notebook_with_the_public_checks(ngram, tmp_path):
+    starter = notebook.write_starter(*ngram, tmp_path / "starter")
+    solved = _pasted(starter, {"ngram.py": REFERENCE_NGRAM}, tmp_path / "solved" / "ngram.ipynb")
+    checked = lmgrade("check", "ngram", solved)
+    assert checked.returncode == 0, checked.stderr
+    assert "graded the files its cells write" in checked.stdout and "pad" in checked.stdout
+    assert "90 / 90" in checked.stdout and "not implemented" not in checked.stdout
+    # One case, run as grading runs it: from the notebook's files.
+    case = lmgrade("check", "ngram", solved, "--case", "pad:1")
+    assert case.returncode == 0, case.stderr
+    assert "ngram.ipynb: graded the files its cells write" in case.stdout and "this case passes." in case.stdout
+
+
+# --- a notebook as students write one in Colab -----------------------------------------------------
+
+
+def test_a_colab_notebook_grades_from_its_file_cells_and_runs_none_of_its_cells(ngram, ngram_grader, tmp_path):
+    markers = [tmp_path / f"marker{i}" for i in range(3)]
+    head, _, tail = REFERENCE_NGRAM.partition("\ndef ")
+    upload = tmp_path / "upload"
+    upload.mkdir()
+    (upload / "beside.py").write_text("BESIDE = 3\n")  # a helper uploaded beside the notebook
+    _write(
+        [
+            ("markdown", "# My n-gram model"),
+            ("code", "!pip install numpy"),
+            ("code", f"!touch {markers[0]}"),
+            ("code", f"open({str(markers[1])!r}, 'w').write('ran')\nraise RuntimeError('this cell fails')"),
+            ("code", "%%writefile ngram.py\nraise SyntaxError('replaced by the next cell of the same file')"),
+            # The file in two cells, the second appended as %%writefile -a appends; it imports the helper
+            # modules of a marked cell, a tagged cell and the upload's folder.
+            ("code", f"%%writefile ngram.py\n{head}\nimport marked, tagged, beside  # noqa\n"),
+            ("code", f"%%writefile -a ngram.py\ndef {tail}"),
+            ("code", "# FILE: marked.py\nMARKED = 1"),
+            ("code", "TAGGED = 2", ["file:tagged.py"]),
+            ("code", f"import os\nos.system('touch {markers[2]}')\nimport ngram\nngram.pad(['a'], 2)"),
+        ],
+        upload / "Copy of ngram.ipynb",
+    )
+    run, document = _graded(ngram, ngram_grader, upload, tmp_path)
+    assert run.score == 100, document["output"]
+    assert (
+        "Copy of ngram.ipynb: graded the files its cells write (ngram.py, marked.py, tagged.py)" in document["output"]
+    )
+    assert not any(marker.exists() for marker in markers)  # no cell ran
+
+
+def test_a_marked_file_is_written_whole_with_its_marker_line(ngram):
+    node = nbformat.v4.new_notebook(
+        cells=[
+            nbformat.v4.new_code_cell("\n\n# FILE: ngram.py\nx = 1"),
+            nbformat.v4.new_code_cell("# FILE: -a ngram.py\ny = 2\n"),
+            nbformat.v4.new_code_cell("%%file helper.py\nz = 3"),
+            nbformat.v4.new_markdown_cell("%%writefile notes.py\nnot code"),
+            nbformat.v4.new_code_cell("print('%%writefile later.py')"),
+        ]
+    )
+    written = notebook.written_files(node, ngram[0].spec.files)
+    assert written.files == {
+        "ngram.py": "# FILE: ngram.py\nx = 1\n# FILE: -a ngram.py\ny = 2\n",
+        "helper.py": "z = 3\n",
+    }
+    assert written.refused == []
+
+
+def test_a_notebook_that_writes_none_of_the_files_gets_one_line_saying_what_was_expected(ngram, tmp_path):
+    # Prepared as every command prepares a submission (grading it would only add checks saying
+    # "missing from the submission (see above)").
+    path = _write([("markdown", "my solution"), ("code", REFERENCE_NGRAM)], tmp_path / "hw.ipynb")
+    (tmp_path / "scratch").mkdir()
+    folder, said = prepare(path, ngram[0].spec.files, tmp_path / "scratch")
+    assert list(folder.iterdir()) == []
+    assert len(said) == 1 and "\n" not in said[0]  # one line, and nothing else said about the submission
+    assert said[0].startswith("hw.ipynb writes none of the assignment's files: expected ngram.py")
+    assert "`%%writefile ngram.py`" in said[0] and "`# FILE: ngram.py`" in said[0]
+    # A notebook writing only a helper module says so in the same line.
+    path = _write([("code", "%%writefile ngram_v2.py\nx = 1")], tmp_path / "hw.ipynb")
+    folder, said = prepare(path, ngram[0].spec.files, tmp_path / "scratch2")
+    assert [p.name for p in folder.iterdir()] == ["ngram_v2.py"] and len(said) == 1
+    assert said[0].startswith("hw.ipynb writes none of the assignment's files (its cells write ngram_v2.py)")
+
+
+# --- what a notebook may not do ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "line, why",
+    [
+        ("%%writefile /etc/cron.d/x.py", "absolute path"),
+        ("%%writefile /content/ngram.py", "(write `%%writefile ngram.py`)"),
+        ("%%writefile ~/ngram.py", "absolute path"),
+        ("%%writefile C:/hw/ngram.py", "absolute path"),
+        ("%%writefile ../escaped.py", "outside the submission folder"),
+        ("%%writefile ./../escaped.py", "outside the submission folder"),
+        ("%%writefile sub/ngram.py", "sub-folder"),
+        ("%%writefile data.csv", "neither a file of the assignment (ngram.py) nor a helper module"),
+        ("%%writefile $name.py", "neither a file of the assignment"),
+        ("%%writefile {name}.py", "neither a file of the assignment"),
+        ("%%writefile .hidden.py", "neither a file of the assignment"),
+        ("%%writefile", "names no file"),
+        ("%%writefile ngram.py other.py", "names 2 files"),
+        ("%%writefile -f ngram.py", "unknown option -f"),
+        ("%%writefile 'ngram.py", "cannot be read"),
+        ("# FILE: ../escaped.py", "outside the submission folder"),
+    ],
+)
+def test_a_cell_naming_a_file_outside_the_submission_is_not_graded_and_says_why(ngram, line, why):
+    node = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(f"{line}\nx = 1")])
+    written = notebook.written_files(node, ngram[0].spec.files)
+    assert written.files == {}
+    assert len(written.refused) == 1 and written.refused[0].startswith("cell 1") and why in written.refused[0]
+
+
+def test_refused_cells_write_nothing_anywhere_and_the_rest_is_graded(ngram, tmp_path):
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    escaped = tmp_path / "escaped.py"
+    path = _write(
+        [
+            ("code", f"%%writefile {escaped}\nx = 1"),
+            ("code", "%%writefile ../escaped.py\nx = 1"),
+            ("code", "%%writefile ../../escaped.py\nx = 1"),
+            ("code", "y = 2", ["file:../tagged.py"]),
+            ("code", f"%%writefile ngram.py\n{REFERENCE_NGRAM}"),
+        ],
+        tmp_path / "upload" / "hw.ipynb",
+    )
+    folder, said = prepare(path, ngram[0].spec.files, scratch)
+    assert sorted(p.name for p in folder.iterdir()) == ["ngram.py"]
+    assert (folder / "ngram.py").read_text() == REFERENCE_NGRAM
+    assert not escaped.exists() and not list(tmp_path.rglob("escaped.py")) and not list(tmp_path.rglob("tagged.py"))
+    assert said[0] == "hw.ipynb: graded the files its cells write (ngram.py); no cell of it was run."
+    assert [line.split(" was not graded")[0] for line in said[1:]] == [
+        f"hw.ipynb, cell 1 (`%%writefile {escaped}`)",
+        "hw.ipynb, cell 2 (`%%writefile ../escaped.py`)",
+        "hw.ipynb, cell 3 (`%%writefile ../../escaped.py`)",
+        "hw.ipynb, cell 4 (tagged `file:../tagged.py`)",
+    ]
+
+
+@pytest.mark.parametrize(
+    "content, why",
+    [
+        (b"not json at all", "not a Jupyter notebook nbformat can read"),
+        (b"[1, 2, 3]", "not a Jupyter notebook nbformat can read"),
+        (b'{"nbformat": 99, "nbformat_minor": 0, "cells": []}', "not a Jupyter notebook nbformat can read"),
+        (b'{"nbformat": 4, "nbformat_minor": 5, "metadata": {}}', "not a Jupyter notebook nbformat can read"),
+        (b"\xff\xfe\x00garbage", "not UTF-8 text"),
+    ],
+)
+def test_a_malformed_notebook_gets_one_clear_line(ngram, tmp_path, content, why):
+    path = tmp_path / "hw.ipynb"
+    path.write_bytes(content)
+    (tmp_path / "scratch").mkdir()
+    folder, said = prepare(path, ngram[0].spec.files, tmp_path / "scratch")
+    assert list(folder.iterdir()) == [] and len(said) == 1
+    assert said[0].startswith("hw.ipynb is not a Jupyter notebook") and why in said[0] and "\n" not in said[0]
+
+
+def test_a_notebook_larger_than_a_submission_may_be_is_not_read(ngram, tmp_path, monkeypatch):
+    monkeypatch.setattr(notebook, "MAX_SUBMISSION_BYTES", 100)
+    path = _write([("code", f"%%writefile ngram.py\n{REFERENCE_NGRAM}")], tmp_path / "hw.ipynb")
+    (tmp_path / "scratch").mkdir()
+    folder, said = prepare(path, ngram[0].spec.files, tmp_path / "scratch")
+    assert list(folder.iterdir()) == [] and len(said) == 1 and said[0].startswith("hw.ipynb is larger than")
+
+
+def test_a_folder_with_the_files_is_graded_as_files_and_two_notebooks_are_not_guessed_between(ngram, tmp_path):
+    files = ngram[0].spec.files
+    upload = tmp_path / "upload"
+    _write([("code", "%%writefile ngram.py\nx = 1")], upload / "a.ipynb")
+    (upload / "ngram.py").write_text(REFERENCE_NGRAM)  # what the cells wrote when they ran: graded as it is
+    (tmp_path / "scratch").mkdir()
+    assert prepare(upload, files, tmp_path / "scratch") == (upload, [])
+    (upload / "ngram.py").unlink()
+    _write([("code", "%%writefile ngram.py\nx = 2")], upload / "b.ipynb")
+    folder, said = prepare(upload, files, tmp_path / "scratch")
+    assert folder == upload
+    assert said == [
+        "The submission holds 2 notebooks (`a.ipynb`, `b.ipynb`) and not ngram.py: submit one notebook, or the files."
+    ]
