@@ -21,13 +21,33 @@ class StaleBug(AssertionError):
 
 @dataclass(frozen=True)
 class Bug:
-    what: str  # one sentence: the bug as a student would make it
-    file: str  # the submitted file it changes
-    edits: tuple[tuple[str, str], ...]  # (the reference's text, what the student wrote instead)
-    loses: dict[str, str] = field(default_factory=dict)  # check -> words its feedback must contain
-    demo: bool = False  # part of the demo's flawed submission
-    # The variant it is graded in, as --set settings ({"positions": "rope"}); empty: the default one.
+    """A realistic bug of an assignment, as edits of its reference: what a plugin's `lmgrade_bugs` gives.
+
+    The test suite of a plugin grades each bug as a submission (the reference with the edits made) and
+    requires it to lose points on every check `loses` names, with those words in the check's feedback;
+    an edit whose text is no longer in the reference fails loudly (`StaleBug`).
+
+    Example:
+        ```python
+        Bug("mean divides by len(values) - 1.", "stats.py", (("/ len(values)", "/ (len(values) - 1)"),),
+            {"mean": "off_by_one", "mean_hidden": ""}, demo=True)
+        ```
+    """
+
+    what: str
+    """One sentence: the bug as a student would make it."""
+    file: str
+    """The submitted file it changes."""
+    edits: tuple[tuple[str, str], ...]
+    """`(the reference's text, what the student wrote instead)` pairs; each text must occur exactly once in
+    the file."""
+    loses: dict[str, str] = field(default_factory=dict)
+    """`{check: words its feedback must contain}`: the checks that must lose points to it ("" where any
+    feedback will do), e.g. the name of the known mistake the check should name."""
+    demo: bool = False
+    """Part of the flawed submission `lmgrade demo` grades."""
     variant: dict[str, str] = field(default_factory=dict)
+    """The variant it is graded in, as --set settings (`{"positions": "rope"}`); empty: the default one."""
 
 
 def without_docstring(source: str) -> str:
