@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import json
+import shlex
 from pathlib import Path
 
+import click
 import nbformat
 import pytest
 
-from helpers import ROOT, lmgrade
-from lmgrade import notebook, templates
+from helpers import ROOT, lmgrade, variant_params
+from lmgrade import catalog, notebook, templates
+from lmgrade.cli import main
 from lmgrade.grade import grade_submission
+from lmgrade.selection import Selection
 from lmgrade.submission import prepare
 
 REFERENCE_NGRAM = (ROOT / "reference" / "ngram" / "ngram.py").read_text()
@@ -73,6 +77,23 @@ def test_the_starter_holds_the_handout_the_stubs_and_the_check_and_is_the_same_e
     assert notebook.written_files(node, assignment.spec.files).files == {"ngram.py": rendered["ngram.py"]}
     with pytest.raises(templates.WouldOverwrite):
         notebook.write_starter(assignment, variant, tmp_path)
+
+
+@pytest.mark.parametrize("name, settings", variant_params())
+def test_every_starter_writes_its_stubs_and_checks_its_own_variant(name, settings):
+    assignment, variant = catalog.load(Selection.parse(name, settings))
+    node = notebook.starter(assignment, variant)
+    rendered = templates.render(assignment, variant)
+    written = notebook.written_files(node, assignment.spec.files)
+    assert written.files == {f: rendered[f] for f in assignment.spec.files} and written.refused == []
+    (command,) = [c.source for c in node.cells if c.cell_type == "code" and c.source.startswith("!")]
+    words = shlex.split(command[1:])
+    with click.Context(main, info_name="lmgrade") as ctx:  # parsed as `lmgrade` parses it
+        with main.get_command(ctx, words[1]).make_context(words[1], words[2:], parent=ctx) as parsed:
+            params = parsed.params
+    assert words[:3] == ["lmgrade", "check", name] and params["submission_dir"] == Path(".")
+    chosen = dict(pair.split("=", 1) for pair in params["settings"])
+    assert catalog.load(Selection(name, chosen))[1] == variant
 
 
 def test_generate_notebook_writes_it_and_grade_scores_it_zero_not_implemented(tmp_path):
