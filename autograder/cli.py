@@ -17,7 +17,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 from rich.text import Text
 
-from . import __version__, catalog, reproduce, templates, wire
+from . import __version__, catalog, reproduce, templates, torch_requirement, wire
 from .assignment import AssignmentError
 from .bundle.build import build_bundle
 from .bundle.public import PublicChecks, public_checks
@@ -105,10 +105,14 @@ def existing(path: Path, consequence: str) -> Path:
 
 
 def _load(selection: Selection, device: str | None = None):
-    """The assignment and variant `selection` names, bound to `device` if this process grades it."""
+    """The assignment and variant `selection` names, bound to `device` if this process grades it (which
+    needs torch where the assignment imports it: refused in one line where torch is missing)."""
     try:
         assignment, variant = catalog.load(selection)
-        return (assignment if device is None else assignment.on(device)), variant
+        if device is None:
+            return assignment, variant
+        torch_requirement.require(assignment.spec, catalog.sources()[assignment.name].distribution)
+        return assignment.on(device), variant
     except (AssignmentError, DeviceError) as exc:
         raise UserError(str(exc)) from None
 
@@ -552,6 +556,10 @@ def student_bundle(assignment: str, output: Path, settings: tuple[str, ...]) -> 
 def demo(out_dir: Path, only: tuple[str, ...]) -> None:
     """The whole pipeline on built-in data: generate, grade three submissions per assignment, report."""
     names = list(only) or list(catalog.assignment_folders())
+    if not only:  # every assignment this environment grades: those that need torch where it is installed
+        for name, missing in torch_requirement.missing_for(names).items():
+            console.print(Text(f"not demonstrated: {missing}"))
+            names.remove(name)
     totals = {}
     for name in names:
         bound, variant = _load(Selection(name), "auto")

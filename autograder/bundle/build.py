@@ -23,7 +23,10 @@ from pathlib import Path
 from .. import __version__, notebook, templates
 from ..assignment import Assignment
 from ..fixtures import record
+from ..torch_requirement import TORCH
+from ..torch_requirement import declared as declared_torch
 from . import texts
+from .public import distribution_name
 from .sources import BundleError, fixture_files, grader_files, harness_files
 from .wheel import distribution_filename, write_wheel
 
@@ -51,13 +54,10 @@ def build_bundle(assignment: Assignment, variant: dict, output: Path) -> Bundle:
         needs_torch = "torch" in assignment.spec.preload or any(
             "torch" in _top_level_imports(source) for source in graders.values()
         )
-        requires = _requirements(keep=HEAVY_REQUIREMENTS if needs_torch else set())
-        torch = torch_support(next(r for r in requires if _name(r) == "torch")) if needs_torch else None
-        if torch is not None:
-            requires = [torch.requirement if _name(r) == "torch" else r for r in requires]
+        requires, torch = requirements(_declared(), needs_torch)
         wheel = write_wheel(
             Path(tmp) / "wheels",
-            name=f"lmgrade-student-{assignment.name}",
+            name=distribution_name(assignment.name),
             version=__version__,
             files=files,
             summary=f"The public checks of the {assignment.name} assignment, to run locally",
@@ -98,23 +98,24 @@ def _write(contents: dict[str, bytes], output: Path, folder_name: str, wheel: st
     return Bundle(output, sorted(contents), wheel, sum(len(d) for d in contents.values()))
 
 
-def _requirements(keep: set[str]) -> list[str]:
-    """lmgrade's own requirements, without its extras and without heavy ones the bundle does not import."""
+def _declared() -> list[str]:
+    """lmgrade's own Requires-Dist lines, its extras' among them (torch is one)."""
     try:
-        declared = importlib.metadata.requires("lmgrade") or []
+        return importlib.metadata.requires("lmgrade") or []
     except importlib.metadata.PackageNotFoundError:
         raise BundleError(
             "lmgrade is not installed in this environment (pip install -e .): its requirements are those of the bundle"
         ) from None
-    kept = []
-    for requirement in declared:
-        if re.search(r"\bextra\s*==", requirement):
-            continue
-        name = _name(requirement)
-        if name in HEAVY_REQUIREMENTS and name not in keep:
-            continue
-        kept.append(requirement)
-    return kept
+
+
+def requirements(declared: list[str], needs_torch: bool) -> tuple[list[str], texts.TorchSupport | None]:
+    """The wheel's Requires-Dist: lmgrade's own requirements (`declared`) less its extras and the heavy
+    ones, and torch, in the range `torch_support` admits, only where the bundle's graders need it."""
+    kept = [r for r in declared if not re.search(r"\bextra\s*==", r) and _name(r) not in HEAVY_REQUIREMENTS]
+    if not needs_torch:
+        return kept, None
+    torch = torch_support(declared_torch(declared) or TORCH)
+    return [*kept, torch.requirement], torch
 
 
 def _name(requirement: str) -> str:

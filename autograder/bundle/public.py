@@ -13,7 +13,7 @@ import importlib.util
 from dataclasses import dataclass
 from pathlib import Path
 
-from .. import catalog
+from .. import catalog, torch_requirement
 from ..assignment import Assignment, AssignmentError
 from ..expected_store import default_store
 from ..fixtures import DOCUMENT, Fixtures, left_out, visible_checks
@@ -23,6 +23,11 @@ from ..sandbox.pool import Prestarted
 from ..seeds import PUBLIC_SECRET
 from ..selection import Selection
 from .sources import FIXTURES_PACKAGE
+
+
+def distribution_name(assignment: str) -> str:
+    """The name of the wheel a student bundle of `assignment` installs (its requirements among its metadata)."""
+    return f"lmgrade-student-{assignment}"
 
 
 @dataclass
@@ -74,13 +79,15 @@ def public_checks(selection: Selection) -> PublicChecks:
     """The public checks of the assignment and variant `selection` names.
 
     An installed bundle checks the variant it was recorded in, with no --set;
-    settings that name another variant are refused.
+    settings that name another variant are refused. An assignment that needs
+    torch is refused in one line where torch is missing (`torch_requirement`).
     """
     name, settings = selection.assignment, selection.chosen
     installed = installed_fixtures()
     if not installed:
         # As a bundle records them: on the CPU, which every student has.
         assignment, variant = catalog.load(selection)
+        torch_requirement.require(assignment.spec, catalog.sources()[name].distribution)
         assignment = assignment.on("cpu")
         return PublicChecks(
             Assignment(assignment.spec, visible_checks(assignment), device=assignment.device),
@@ -95,6 +102,7 @@ def public_checks(selection: Selection) -> PublicChecks:
         )
     fixtures = Fixtures.read(installed[name])
     assignment = fixtures.to_assignment()
+    torch_requirement.require(assignment.spec, distribution_name(name))
     # A bundle checks the variant it was built for: that is the default here, and --set may only name it again.
     recorded = Selection.of(name, fixtures.variant)
     variant = assignment.spec.resolve_variant({**recorded.chosen, **settings})
