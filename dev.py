@@ -5,12 +5,13 @@
     python3 dev.py test [pytest options]         # set up, then run the test suite
     python3 dev.py test -m "not slow"            # the fast subset: no wheels, zips, bundles or installs
     python3 dev.py lint                          # set up, then ruff: lint and format check
+    python3 dev.py docs [mkdocs build options]   # set up, then build the documentation site into site/
     python3 dev.py mutants [NAME ...]            # set up, then grade every mutant of each reference
     python3 dev.py cheats [pytest options]       # set up, then grade every cheat of tests/cheats (hours)
     python3 dev.py setup                         # only set up
 
 Set-up creates .venv (LMGRADE_VENV elsewhere), installs torch and the
-project with its test extras, and is redone only when pyproject.toml or
+project with its test and docs extras, and is redone only when pyproject.toml or
 TORCH changes. torch is TORCH, default "torch==2.13.0" from the index pip is
 configured to use: on Linux x86-64 the default index gives a CUDA build (a
 few GB), unless pip's configuration points at CPU-only wheels. For a
@@ -50,7 +51,7 @@ def setup() -> None:
     # does it on every core once both are in.
     pip = [str(BIN / "python"), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--no-compile"]
     run(*pip, *shlex.split(TORCH))  # a requirement, optionally with pip options (--index-url ...)
-    run(*pip, "-e", f"{ROOT}[test]")
+    run(*pip, "-e", f"{ROOT}[test,docs]")
     site = subprocess.run(
         [str(BIN / "python"), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
         check=True,
@@ -74,7 +75,7 @@ def main() -> int:
     if sys.version_info < (3, 10):  # noqa: UP036 -- dev.py runs on any python3, to say which it needs
         sys.exit("lmgrade needs Python 3.10 or newer")
     command, *rest = sys.argv[1:] or ["help"]
-    if command not in ("setup", "demo", "test", "lint", "mutants", "cheats"):
+    if command not in ("setup", "demo", "test", "lint", "docs", "mutants", "cheats"):
         print(__doc__)
         return 0 if command in ("help", "-h", "--help") else 2
     setup()
@@ -87,6 +88,10 @@ def main() -> int:
         env = {**os.environ, "LMGRADE_ALL_CHEATS": "1"}
         test = [str(BIN / "python"), "-m", "pytest", "tests/test_cheat_catalogue.py", *rest]
         return subprocess.run(test, cwd=ROOT, env=env).returncode
+    if command == "docs":  # mkdocs.yml: strict, so a warning (a broken link, a page left out) fails the build
+        # Material for MkDocs prints a notice of its end of life (May 2027) on every build: known, and not a warning.
+        env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
+        return subprocess.run([str(BIN / "mkdocs"), "build", "--strict", *rest], cwd=ROOT, env=env).returncode
     if command == "lint":
         ruff = str(BIN / "ruff")
         return (

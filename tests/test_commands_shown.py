@@ -14,6 +14,7 @@ import shlex
 import click
 import pytest
 from click.testing import CliRunner
+from markdown_it import MarkdownIt
 
 from helpers import ROOT, variant_params
 from lmgrade import catalog, templates
@@ -109,3 +110,92 @@ def test_a_command_that_does_not_parse_is_caught():
         "lmgrade check rnn --set a=b path",
         "lmgrade list",
     ]
+
+
+# The documentation: README.md and every page of the site, but for the fixed contract docs/spec/, whose
+# synopses are the forms the command line must keep (tests/test_cli.py holds it to them).
+DOC_PAGES = [ROOT / "README.md"] + sorted(
+    p for p in (ROOT / "docs").rglob("*.md") if "spec" not in p.relative_to(ROOT / "docs").parts[:1]
+)
+_DOC_LINE = re.compile(r"^\s*(?:\$\s+)?(?:[A-Z][A-Z0-9_]*=\S+\s+)*(lmgrade\s.*?)\s*(?:#.*)?$")
+# A synopsis's placeholders that must be numbers to parse, and the number each stands for.
+_NUMBERS = {"N": "2", "S": "0"}
+
+
+def doc_commands(text: str) -> tuple[list[str], list[str]]:
+    """The `lmgrade ...` commands of a Markdown page: the lines of its code blocks that run one (after any
+    VAR=value), and its inline code that names one."""
+    blocks, inline = [], []
+    tokens = MarkdownIt("commonmark").enable("table").parse(text)
+    for token in tokens:
+        if token.type in ("fence", "code_block"):
+            blocks += [m.group(1) for line in token.content.splitlines() if (m := _DOC_LINE.match(line))]
+        for child in token.children or ():
+            if child.type == "code_inline" and child.content.startswith("lmgrade "):
+                inline.append(" ".join(child.content.split()))
+    return blocks, inline
+
+
+def concrete(synopsis: str) -> str:
+    """A synopsis as the fullest command it allows: every [optional part] given, the first of a|b|c chosen,
+    a repetition (...) once, and the numeric placeholders as numbers."""
+    words = []
+    for word in shlex.split(synopsis.replace("[", " ").replace("]", " ")):
+        if word in ("...", "…"):
+            continue
+        word = word.split("|")[0] if "|" in word and "://" not in word else word
+        words.append(_NUMBERS.get(word, word))
+    return shlex.join(words)
+
+
+def parse_shown(command: str) -> None:
+    """`parse`; for `--help` (or `lmgrade --version`), that the command and the option exist."""
+    words = shlex.split(command)
+    asked = [word for word in words[1:] if word.startswith("-")]
+    if asked and set(asked) <= {"--help", "-h", "--version"}:
+        named = [word for word in words[1:] if not word.startswith("-")]
+        if named and main.get_command(click.Context(main), named[0]) is None:
+            raise click.UsageError(f"no command {named[0]!r}: {command}")
+        if "--version" in asked and named:
+            raise click.UsageError(f"--version is lmgrade's own option: {command}")
+        return
+    parse(command)
+
+
+@pytest.mark.parametrize("page", DOC_PAGES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_every_command_the_docs_show_parses(page):
+    """A command line of a code block parses whole; inline code may name a command with only the arguments
+    its sentence needs (`lmgrade mutants`), but every option it gives must be the command's, with a valid
+    value."""
+    blocks, inline = doc_commands(page.read_text(encoding="utf-8"))
+    for command, whole in [(c, True) for c in blocks] + [(c, False) for c in inline]:
+        try:
+            parse_shown(concrete(command))
+        except click.MissingParameter:
+            if whole:
+                raise AssertionError(f"{page.relative_to(ROOT)} shows `{command}` without an argument") from None
+        except click.ClickException as exc:
+            raise AssertionError(f"{page.relative_to(ROOT)} shows `{command}`: {exc.format_message()}") from None
+
+
+def test_the_docs_show_every_command_run_somewhere():
+    shown = {
+        concrete(command).split()[1]
+        for page in DOC_PAGES
+        for command in doc_commands(page.read_text(encoding="utf-8"))[0]
+    }
+    assert set(main.commands) <= shown, f"no page shows a run of {sorted(set(main.commands) - shown)}"
+
+
+def test_a_synopsis_is_parsed_in_its_fullest_form():
+    command = concrete("lmgrade grade ngram sub/ [--jobs N] [--set KEY=VALUE]... [--device auto|cpu|cuda]")
+    sub, params = parse(command)
+    assert sub.name == "grade" and params["jobs"] == 2 and params["device"] == "auto"
+    assert params["settings"] == ("KEY=VALUE",)
+    with pytest.raises(click.UsageError):
+        parse(concrete("lmgrade grade ngram sub/ [--jobz N]"))
+    parse_shown("lmgrade --help")
+    with pytest.raises(click.UsageError):
+        parse_shown("lmgrade --helpp")
+    page = "```\nLMGRADE_SECRET=... lmgrade regrade rnn export/ -o s.csv   # note\n```\n\nsee `lmgrade\nlist`;\nlmgrade"
+    assert doc_commands(page) == (["lmgrade regrade rnn export/ -o s.csv"], ["lmgrade list"])
