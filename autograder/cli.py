@@ -814,5 +814,80 @@ def print_mutants_report(report) -> None:
             console.print(Text("  " + entry))
 
 
+@main.command("selftest")
+@click.argument("assignment")
+@set_option
+@click.option(
+    "--jobs",
+    type=click.IntRange(min=1),
+    default=default_jobs,
+    show_default="up to 4",
+    help="Gradings in flight, and sandboxed runs, at once.",
+)
+@click.option(
+    "--submissions",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="A folder whose every sub-folder is a correct submission that must get full marks "
+    "[default: tests/submissions/ASSIGNMENT here, where it exists].",
+)
+def selftest_command(assignment: str, settings: tuple[str, ...], jobs: int, submissions: Path | None) -> None:
+    """Prove the assignment's graders: reference full, stub and submissions that do no work 0, each
+    catalogue bug losing on its own checks, correct submissions full. One line per proof; exit 1 on the
+    first that fails."""
+    from .selftest import selftest
+
+    _load(_select(assignment, settings))  # an unknown assignment or variant: one line, exit 2
+    if submissions is None:
+        submissions = Path("tests") / "submissions" / assignment
+    elif not submissions.is_dir():
+        raise UserError(f"--submissions: the folder {submissions} does not exist")
+    made = selftest(
+        assignment,
+        settings,
+        submissions=submissions,
+        jobs=jobs,
+        on_proof=lambda proof: console.print(Text(proof.line()), soft_wrap=True),
+    )
+    if made and not made[-1].passed:
+        raise click.exceptions.Exit(1)
+    console.print(f"{assignment}: {len(made)} proofs hold")
+
+
+@main.command("new")
+@click.argument("name")
+@click.option(
+    "-o",
+    "--output",
+    "out_dir",
+    required=True,
+    type=click.Path(file_okay=False, path_type=Path),
+    help="The folder to write the package into (new, or empty).",
+)
+def new_command(name: str, out_dir: Path) -> None:
+    """Write a working external assignment package to start from (docs/authoring-kit.md)."""
+    from .scaffold import ScaffoldError, check_name, words, write_package
+
+    try:
+        check_name(name)
+        taken = name in catalog.assignment_folders()
+    except ScaffoldError as exc:
+        raise UserError(str(exc)) from None
+    if taken:
+        raise UserError(f"an assignment named {name!r} is installed already: choose another name")
+    try:
+        written = write_package(name, out_dir)
+    except ScaffoldError as exc:
+        raise UserError(str(exc)) from None
+    except OSError as exc:
+        raise UserError(f"cannot write into {out_dir}: {exc.strerror or exc}") from None
+    package = words(name)["__PACKAGE__"]
+    console.print(f"wrote {len(written)} files of the assignment {name} (package {package}) into {out_dir}")
+    console.print(
+        f"next: pip install -e {out_dir}; lmgrade list; lmgrade selftest {name} (in {out_dir}); python -m pytest",
+        soft_wrap=True,
+    )
+
+
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(main())

@@ -6,6 +6,8 @@ with the right words), the demo's flawed submission, and the instructor
 reading what the graders catch. A bug is kept as the reference's lines and
 what a student wrote instead, so the catalogue stays in step with the
 reference: an edit whose lines are gone from the reference fails loudly.
+A bug that is a known mistake's edit is declared from it
+(`Bug.from_mistake`), so the edit is written once.
 """
 
 from __future__ import annotations
@@ -13,6 +15,10 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # flawed needs no numpy: a Mistake is only read here
+    from .checks import Mistake
 
 
 class StaleBug(AssertionError):
@@ -48,6 +54,35 @@ class Bug:
     """Part of the flawed submission `lmgrade demo` grades."""
     variant: dict[str, str] = field(default_factory=dict)
     """The variant it is graded in, as --set settings (`{"positions": "rope"}`); empty: the default one."""
+
+    @classmethod
+    def from_mistake(
+        cls,
+        mistake: Mistake,
+        loses: dict[str, str],
+        what: str | None = None,
+        *,
+        demo: bool = False,
+        variant: dict[str, str] | None = None,
+    ) -> Bug:
+        """The bug a student makes by making `mistake`: the mistake's own edits, never written twice.
+
+        `mistake` must be made by edits (not by a patch alone), all in one file; `what` defaults to
+        its explanation. Raises ValueError otherwise.
+        """
+        if mistake.patch is not None or not mistake.edits:
+            raise ValueError(f"{mistake.name}: only a mistake made by edits alone is a bug's edit")
+        files = {file for file, _, _ in mistake.edits}
+        if len(files) != 1:
+            raise ValueError(f"{mistake.name}: its edits change {sorted(files)}; a bug changes one file")
+        return cls(
+            what or mistake.explanation.rstrip(".") + ".",
+            files.pop(),
+            tuple((old, new) for _, old, new in mistake.edits),
+            dict(loses),
+            demo=demo,
+            variant=dict(variant or {}),
+        )
 
 
 def without_docstring(source: str) -> str:

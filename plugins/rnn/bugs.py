@@ -3,14 +3,17 @@
 `loses` names the checks that must lose points and words their feedback must
 contain (the known mistake named, where the grader knows it). Tests prove the
 graders with every bug; the demo grades a submission with the `demo` ones.
+A bug that is a known mistake's edit is declared from the mistake
+(`Bug.from_mistake`): the edit is written once, in `mistakes.py`.
 """
 
 from __future__ import annotations
 
 from lmgrade import Bug
 
+from . import mistakes
+
 M, E = "modules.py", "elman.py"
-DELTA = "delta[t] = (d_h_out[t] + W_ah.T @ delta_next) * self.act_grad(h[t])"
 GRADS = """            "W_ah": delta.T @ h_prev,  # (J, J)
             "W_ax": delta.T @ x,  # (J, I)
             "b_a": delta.sum(axis=0),  # (J,)
@@ -18,15 +21,14 @@ GRADS = """            "W_ah": delta.T @ h_prev,  # (J, J)
             "b_y": d_logits.sum(axis=0),  # (K,)"""
 
 BUGS = {
-    "bptt_no_carry": Bug(
-        "BPTT forgets the gradient that h_t receives from a_{t+1}.",
-        E,
-        ((DELTA, "delta[t] = d_h_out[t] * self.act_grad(h[t])"),),
+    "bptt_no_carry": Bug.from_mistake(
+        mistakes.BPTT_NO_CARRY,
         {
             "elman_backward": "carried back from step t+1",
             "rnnlm": "carried back from step t+1",
             "bptt_hidden": "carried back",
         },
+        "BPTT forgets the gradient that h_t receives from a_{t+1}.",
         demo=True,
     ),
     "grads_overwritten": Bug(
@@ -57,11 +59,10 @@ BUGS = {
         ),
         {"bptt_hidden": "", "elman_backward": "pre-activation", "rnnlm": "pre-activation"},
     ),
-    "transposed_w_ah_gradient": Bug(
-        "dW_ah is computed as h_prev.T @ delta.",
-        E,
-        (('"W_ah": delta.T @ h_prev,', '"W_ah": h_prev.T @ delta,'),),
+    "transposed_w_ah_gradient": Bug.from_mistake(
+        mistakes.TRANSPOSED_W_AH,
         {"bptt_hidden": "", "elman_backward": "dW_ah is the sum over t", "rnnlm": ""},
+        "dW_ah is computed as h_prev.T @ delta.",
     ),
     "h0_ignored": Bug(
         "the h0 argument is ignored.",

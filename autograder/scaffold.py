@@ -1,0 +1,79 @@
+"""`lmgrade new NAME -o DIR`: a working external assignment package to start from.
+
+The package is the folder ``package_template`` beside this module, each file
+with ``.tmpl`` added to its name (so that its Python is neither imported nor
+linted as lmgrade's own, nor its tests collected), and these words replaced
+in the files' names and text:
+
+- ``__NAME__``: the assignment's name (``softmax``);
+- ``__PACKAGE__``: the Python package, ``lmgrade_NAME``;
+- ``__DIST__``: the distribution's name after ``lmgrade-``, NAME with ``-`` for ``_``.
+
+What it writes is a whole assignment (softmax and log-softmax in numpy: a
+reference, a stub template and a handout, a numeric check per function and a
+property check, a known mistake, a bug declared from it and one of its own,
+the reviewed equivalent mutants, a correct submission in another style, and
+tests that call `lmgrade.selftest.run_selftest`): installed, it is listed and
+passes its own tests and ``lmgrade selftest NAME`` as it is.
+docs/authoring-kit.md walks through it.
+"""
+
+from __future__ import annotations
+
+import keyword
+import re
+from pathlib import Path
+
+TEMPLATE = Path(__file__).with_name("package_template")
+SUFFIX = ".tmpl"
+NAME = re.compile(r"^[a-z][a-z0-9_]{0,39}$")
+
+
+class ScaffoldError(ValueError):
+    """A name that cannot be an assignment's, or a folder that would be overwritten: one line, said to the user."""
+
+
+def words(name: str) -> dict[str, str]:
+    """What each word of the template stands for, for assignment `name`."""
+    return {"__NAME__": name, "__PACKAGE__": f"lmgrade_{name}", "__DIST__": name.replace("_", "-")}
+
+
+def check_name(name: str) -> None:
+    """Refuse a name that is no lowercase Python identifier (the assignment's folder and its package's
+    name are made from it) or that is a keyword."""
+    if not NAME.match(name) or keyword.iskeyword(name):
+        raise ScaffoldError(
+            f"{name!r} cannot name an assignment: use a lowercase letter, then up to 39 lowercase letters, "
+            "digits or underscores (not a Python keyword)"
+        )
+
+
+def _filled(text: str, replacements: dict[str, str]) -> str:
+    for word, value in replacements.items():
+        text = text.replace(word, value)
+    return text
+
+
+def template_files() -> list[Path]:
+    """The template's files, in a stable order."""
+    return sorted(p for p in TEMPLATE.rglob(f"*{SUFFIX}") if "__pycache__" not in p.parts)
+
+
+def write_package(name: str, out_dir: Path) -> list[Path]:
+    """Write the package of assignment `name` into `out_dir` (new, or empty); return the files written."""
+    check_name(name)
+    out_dir = Path(out_dir)
+    if out_dir.exists() and (not out_dir.is_dir() or any(out_dir.iterdir())):
+        raise ScaffoldError(f"{out_dir} already exists and is not an empty folder: nothing was written")
+    replacements = words(name)
+    planned = []
+    for source in template_files():
+        relative = source.relative_to(TEMPLATE).as_posix()[: -len(SUFFIX)]
+        text = _filled(source.read_text(encoding="utf-8"), replacements)
+        planned.append((out_dir / _filled(relative, replacements), text))
+    written = []
+    for target, text in planned:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text, encoding="utf-8")
+        written.append(target)
+    return written
