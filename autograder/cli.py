@@ -694,6 +694,11 @@ def regrade_command(
         f"the last run, {len(summary.failures)} failed"
     )
     console.print(f"scores: {summary.csv}\nresults: {summary.results}\nreport: {summary.report}")
+    console.print(
+        f"gradebooks (Gradescope, Canvas): {', '.join(str(path) for path in summary.gradebooks)}", soft_wrap=True
+    )
+    for note in summary.notes:
+        console.print(note, soft_wrap=True)
     if summary.failures:
         for key, error in summary.failures:
             err_console.print(Text(f"  {key}: {error}"))

@@ -19,6 +19,7 @@ from ..reports.gradescope import results_json
 from ..results import HARNESS_FAULT_NOTE
 from .graded import Graded
 
+RESULTS_FOLDER = "results"  # beside the scores CSV
 RECORD = "regrade.json"
 RESULTS = "results.json"
 

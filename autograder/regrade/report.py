@@ -4,7 +4,9 @@ The score distribution as a histogram, each check's pass rate, the known
 mistakes the feedback named most often, with how many submissions made each,
 and what comparing the submissions finds (`insights`): zeros by cause,
 groups of identical submissions, and the checks whose failures mostly come
-with a failure of a check they build on.
+with a failure of a check they build on; then the pairs of near-duplicate
+submissions (`near_duplicates`) and the review queue (`review_queue`):
+every submission that needs a person, with why and a link to its feedback.
 The charts are SVG written by the template itself: no plotting library to
 install, no image files beside the page, text that stays sharp when zoomed,
 and the same bytes for the same grades. Nothing in the page changes between
@@ -19,10 +21,13 @@ from pathlib import Path
 
 import jinja2
 
+from .. import templates
 from ..assignment import Assignment
 from . import insights
 from .graded import Graded
 from .layout import SubmissionFolder
+from .near_duplicates import THRESHOLD, class_near_duplicates
+from .review_queue import review_queue
 from .scores_csv import points
 
 BINS = 10
@@ -126,6 +131,11 @@ def render_report(assignment: Assignment, variant: dict, rows: list[tuple[Submis
     )
     env.filters["points"] = points
     env.filters["short"] = lambda value: points(round(value, 2))  # means, for reading rather than records
+    identical = insights.identical_groups(rows)
+    stub = templates.render(assignment, variant)
+    files = assignment.spec.files
+    near = class_near_duplicates(rows, files, [stub[name] for name in files if name in stub])
+    students = {s.key: "; ".join(student.name for student in s.students if student.name) for s, _ in rows}
     return env.get_template(TEMPLATE).render(
         assignment=assignment.spec,
         variant=variant,
@@ -139,7 +149,11 @@ def render_report(assignment: Assignment, variant: dict, rows: list[tuple[Submis
         checks=check_rates(assignment, graded),
         mistakes=mistake_counts(assignment, graded),
         zeros=insights.zero_causes(rows),
-        identical=insights.identical_groups(rows),
+        identical=identical,
+        near=near,
+        near_threshold=THRESHOLD,
+        students=students,
+        review=review_queue(assignment, rows, identical, near),
         stood_in=insights.paid_by_stand_ins(assignment, rows),
         failures=[(s.key, g.error) for s, g in rows if g.error],
     )

@@ -4,14 +4,15 @@ Submissions whose files and grading are unchanged since the last regrade
 into the same folder are taken from their records; the others go to the
 executor, which is started only if there is something to grade (resuming a
 finished regrade starts no sandbox). Each grade is saved as it arrives; the
-CSV and the report are written at the end, from every submission's grade,
-in the layout's order, so the same grades always give the same files.
+CSV, the gradebooks and the report are written at the end, from every
+submission's grade, in the layout's order, so the same grades always give
+the same files.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
@@ -19,13 +20,13 @@ from ..assignment import Assignment
 from ..submission import content_hash
 from .content import grading_fingerprint
 from .executor import Executor
+from .gradebook import write_gradebooks
 from .graded import Graded
 from .layout import Layout, SubmissionFolder
-from .records import ResultsFolder
+from .records import RESULTS_FOLDER, ResultsFolder
 from .report import write_report
 from .scores_csv import write_scores_csv
 
-RESULTS_FOLDER = "results"
 REPORT = "report.html"
 
 
@@ -45,6 +46,8 @@ class RegradeSummary:
     rows: list[tuple[SubmissionFolder, Graded]]
     graded: int = 0  # graded in this run
     resumed: int = 0  # taken from an earlier run
+    gradebooks: tuple[Path, ...] = ()  # per student, for Gradescope and Canvas to import (`gradebook`)
+    notes: list[str] = field(default_factory=list)  # what the user should know of the files written
 
     @property
     def failures(self) -> list[tuple[str, str]]:
@@ -68,7 +71,8 @@ def regrade(
     listener: Listener | None = None,
     device: str = "auto",
 ) -> RegradeSummary:
-    """Grade every submission of `layout` that needs it; write the CSV, the results and the report.
+    """Grade every submission of `layout` that needs it; write the CSV, the gradebooks, the results and
+    the report.
 
     `assignment` is bound to this machine's device where it grades here; on
     a cluster it is not, and `device` is the --device its workers bind.
@@ -110,5 +114,7 @@ def regrade(
                     listener.finished(submission, graded)
     summary.rows = [(s, grades[s.key]) for s in layout.submissions]
     write_scores_csv(csv_path, assignment.checks, summary.rows)
+    summary.gradebooks, note = write_gradebooks(csv_path, assignment.spec.name, variant, summary.rows)
+    summary.notes += [note] if note else []
     write_report(report_path, assignment, variant, summary.rows)
     return summary

@@ -1,0 +1,216 @@
+"""The gradebooks a regrade writes: one row per student, read back as Gradescope's score upload and Canvas's
+Gradebook import read them."""
+
+from __future__ import annotations
+
+import csv
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+from disguise import reformatted, renamed
+
+from helpers import ROOT, SUBMISSIONS, lmgrade
+from lmgrade import templates
+from lmgrade.regrade import discover, regrade
+from lmgrade.regrade.executor import Executor
+from lmgrade.regrade.gradebook import CANVAS, GRADESCOPE, write_gradebooks
+from lmgrade.regrade.graded import CheckScore, Graded, grade_folder
+from lmgrade.regrade.layout import METADATA
+
+EXPORT = """\
+submission_3:
+  :submitters:
+  - :name: Ada Lovelace
+    :sid: '100'
+    :email: ada@example.edu
+submission_12:
+  :submitters:
+  - :name: Pair One
+    :sid: '200'
+    :email: one@example.edu
+  - :name: "Two, Pair"
+    :email: two@example.edu
+submission_20:
+  :submitters:
+  - :name: Cy Third
+    :sid: '300'
+    :email: cy@example.edu
+"""
+
+# --- parsers of the documented formats: the header each LMS requires, then one row per student ---
+
+CANVAS_REQUIRED = ("Student", "ID", "SIS User ID", "SIS Login ID", "Section")
+SCORE = re.compile(r"^(\d+(\.\d+)?)?$")  # a number of points, or empty (left as it is)
+
+
+def read_gradescope_upload(path: Path) -> tuple[str, list[dict]]:
+    """Gradescope's score upload: a "Name" column, an "Email" or "SID" column to match students by, and one
+    score column. (The score column's heading, and the rows as dicts.)"""
+    with open(path, newline="", encoding="utf-8") as f:
+        reader = csv.DictReader(f)
+        header = list(reader.fieldnames or ())
+        rows = list(reader)
+    assert "Name" in header and {"Email", "SID"} & set(header), header
+    (score,) = [c for c in header if c not in ("Name", "Email", "SID")]
+    assert all(SCORE.match(row[score]) for row in rows)
+    assert all(None not in row for row in rows), "a row longer than the header"
+    return score, rows
+
+
+def read_canvas_import(path: Path) -> tuple[list[str], list[dict]]:
+    """Canvas's Gradebook import: "Student", "ID", "SIS User ID", "SIS Login ID", "Section" first, then one
+    column per assignment; a "Points Possible" row may follow the header. (The assignments, the rows.)"""
+    with open(path, newline="", encoding="utf-8") as f:
+        table = list(csv.reader(f))
+    header, rows = table[0], table[1:]
+    assert tuple(header[: len(CANVAS_REQUIRED)]) == CANVAS_REQUIRED, header
+    assignments = header[len(CANVAS_REQUIRED) :]
+    assert assignments and all(len(row) == len(header) for row in rows)
+    rows = [dict(zip(header, row)) for row in rows if row[0].strip() != "Points Possible"]
+    for row in rows:
+        assert any(row[c] for c in ("Student", "ID", "SIS User ID", "SIS Login ID")), row
+        assert all(SCORE.match(row[a]) for a in assignments)
+    return assignments, rows
+
+
+def _graded(score: float) -> Graded:
+    return Graded((CheckScore("pad", score, 10.0, ""), CheckScore("fit", 0.0, 90.0, "")), files_hash="x")
+
+
+def test_every_student_gets_a_row_with_their_submission_s_score(tmp_path):
+    root = tmp_path / "export"
+    root.mkdir()
+    (root / METADATA).write_text(EXPORT)
+    for name in ("submission_3", "submission_12", "submission_20", "late_upload"):
+        (root / name).mkdir()
+    layout = discover(root)
+    scores = {"submission_3": _graded(7.5), "submission_12": _graded(10), "late_upload": _graded(2)}
+    rows = [(s, scores.get(s.key) or Graded(error="HarnessFault: the sandbox broke")) for s in layout.submissions]
+    (gradescope, canvas), note = write_gradebooks(tmp_path / "scores.csv", "ngram", {}, rows)
+    assert (gradescope.name, canvas.name) == (GRADESCOPE, CANVAS) and gradescope.parent == tmp_path
+
+    score, uploaded = read_gradescope_upload(gradescope)
+    by_email = {row["Email"]: row for row in uploaded}
+    assert by_email["ada@example.edu"] == {
+        "Name": "Ada Lovelace",
+        "SID": "100",
+        "Email": "ada@example.edu",
+        score: "7.5",
+    }
+    # A group's members each get the group's score; a student without an SID keeps the email to match by.
+    assert by_email["one@example.edu"][score] == by_email["two@example.edu"][score] == "10"
+    assert by_email["two@example.edu"]["Name"] == "Two, Pair" and by_email["two@example.edu"]["SID"] == ""
+    # Not graded (a harness fault): the row is there, its score empty, so an import records no 0.
+    assert by_email["cy@example.edu"][score] == ""
+    # A folder the metadata does not list: named by its folder, and the note says it cannot be matched.
+    assert by_email[""]["Name"] == "late_upload" and by_email[""][score] == "2"
+    assert "late_upload" in note and "named by their folders" in note
+    assert len(uploaded) == 5
+
+    (assignment,), imported = read_canvas_import(canvas)
+    assert assignment == "ngram"
+    # In the submissions' natural order (late_upload, submission_3, submission_12, submission_20).
+    assert [row["Student"] for row in imported] == ["late_upload", "Ada Lovelace", "Pair One", "Two, Pair", "Cy Third"]
+    ada = imported[1]
+    assert (ada["ID"], ada["SIS User ID"], ada["SIS Login ID"], ada["Section"], ada[assignment]) == (
+        "",
+        "100",
+        "ada@example.edu",
+        "",
+        "7.5",
+    )
+    assert [row[assignment] for row in imported] == [by_email[row["SIS Login ID"]][score] for row in imported]
+    # CRLF line ends, as both LMSs' own exports write them.
+    assert gradescope.read_bytes().count(b"\r\n") == 6 and b"\n" not in gradescope.read_bytes().replace(b"\r\n", b"")
+
+
+def test_plain_folders_are_named_by_their_folders_and_the_variant_names_the_column(tmp_path):
+    for name in ("bob", "alice"):
+        (tmp_path / "class" / name).mkdir(parents=True)
+    rows = [(s, _graded(3)) for s in discover(tmp_path / "class").submissions]
+    (gradescope, canvas), note = write_gradebooks(tmp_path / "scores.csv", "rnn", {"activation": "tanh"}, rows)
+    _, uploaded = read_gradescope_upload(gradescope)
+    assert [(row["Name"], row["Email"], row["SID"]) for row in uploaded] == [("alice", "", ""), ("bob", "", "")]
+    assert note.startswith("gradebooks: 2 submission(s) have no student") and "alice, bob" in note
+    (assignment,), imported = read_canvas_import(canvas)
+    assert assignment == "rnn activation=tanh" and [row[assignment] for row in imported] == ["3", "3"]
+
+
+class _ThisProcess(Executor):
+    """The session's ngram grader: a regrade without starting a second sandbox."""
+
+    capacity = 1
+
+    def __init__(self, grader, assignment, variant):
+        self.grader, self.assignment, self.variant = grader, assignment, variant
+
+    def grade(self, submissions):
+        for s in submissions:
+            yield s, Graded.from_dict(grade_folder(self.grader, self.assignment, self.variant, s.folder))
+
+    def close(self) -> None:
+        pass
+
+
+def test_a_regrade_writes_the_gradebooks_and_a_review_queue_whose_links_lead_to_the_feedback(
+    ngram, ngram_grader, tmp_path
+):
+    assignment, variant = ngram
+    stub = templates.render(assignment, variant)["ngram.py"]
+    root = tmp_path / "export"
+    for name in ("submission_3", "submission_12", "submission_20"):
+        (root / name).mkdir(parents=True)
+    (root / METADATA).write_text(EXPORT)
+    reference = (ROOT / "reference" / "ngram" / "ngram.py").read_text()
+    (root / "submission_3" / "ngram.py").write_text(reference)
+    (root / "submission_12" / "ngram.py").write_text(reformatted(renamed(reference, stub)))
+    shutil.copy(SUBMISSIONS / "ngram" / "dict_of_dicts" / "ngram.py", root / "submission_20")
+    out = tmp_path / "grades"
+    summary = regrade(
+        assignment,
+        variant,
+        discover(root),
+        out / "scores.csv",
+        make_executor=lambda: _ThisProcess(ngram_grader, assignment, variant),
+        secret="unused: the grader is made",
+    )
+    assert summary.gradebooks == (out / GRADESCOPE, out / CANVAS) and summary.notes == []
+    score, uploaded = read_gradescope_upload(out / GRADESCOPE)
+    # The disguised copy still earns full marks: the queue never changes a score.
+    assert [(row["Email"], row[score]) for row in uploaded] == [
+        ("ada@example.edu", "100"),
+        ("one@example.edu", "100"),
+        ("two@example.edu", "100"),
+        ("cy@example.edu", "100"),
+    ]
+    html = (out / "report.html").read_text()
+    queue = html[html.index('<table id="review">') : html.index("</table>", html.index('<table id="review">'))]
+    links = re.findall(r'<a href="([^"]+)">([^<]+)</a>', queue)
+    assert [key for _, key in links] == ["submission_3", "submission_12"]
+    assert all((out / href).is_file() for href, _ in links)
+    assert "near-duplicate of submission_12" in queue and "submission_20" not in queue
+    assert 'id="to-review">2<' in html
+
+
+def test_the_command_names_the_gradebooks_and_says_when_students_are_folder_names(tmp_path, reference_submission):
+    (tmp_path / "class" / "alice").mkdir(parents=True)
+    shutil.copy(reference_submission / "ngram.py", tmp_path / "class" / "alice")
+    out = lmgrade("regrade", "ngram", tmp_path / "class", "-o", tmp_path / "out" / "scores.csv", "--jobs", "1")
+    assert out.returncode == 0, out.stderr
+    assert str(tmp_path / "out" / GRADESCOPE) in out.stdout and str(tmp_path / "out" / CANVAS) in out.stdout
+    assert "named by their folders" in out.stdout
+    _, uploaded = read_gradescope_upload(tmp_path / "out" / GRADESCOPE)
+    assert [(row["Name"], row["Total Score"]) for row in uploaded] == [("alice", "100")]
+
+
+@pytest.mark.parametrize("name", ["Ada, Lovelace", 'Quote "Q" Person', "Ünïcode Name"])
+def test_names_with_commas_quotes_and_accents_survive_both_formats(tmp_path, name):
+    root = tmp_path / "export"
+    (root / "s1").mkdir(parents=True)
+    (root / METADATA).write_text(f"s1:\n  :submitters:\n  - :name: '{name}'\n    :email: x@example.edu\n")
+    rows = [(s, _graded(1)) for s in discover(root).submissions]
+    (gradescope, canvas), _ = write_gradebooks(tmp_path / "scores.csv", "ngram", {}, rows)
+    assert read_gradescope_upload(gradescope)[1][0]["Name"] == name
+    assert read_canvas_import(canvas)[1][0]["Student"] == name
