@@ -29,7 +29,10 @@ from .feedback import human_bytes, outcome_verdict
 from .flawed import write_flawed
 from .grade import grade_submission, servers_for
 from .grading import Grader
+from .listing import print_assignment
 from .oracle import LiveReference
+from .plural import counted
+from .reports.tables import print_whole
 from .reports.terminal import describe_defences, print_report
 from .results import GradingRun
 from .sandbox.limits import default_jobs
@@ -161,22 +164,7 @@ def list_() -> None:
             if distribution
             else "from a plugin registered without an entry point"
         )
-        table = Table(title=f"{spec.name}: {spec.title}", title_justify="left")
-        table.add_column("check")
-        table.add_column("what it tests")
-        table.add_column("points", justify="right")
-        table.add_column("visibility")
-        for check in assignment.checks:
-            table.add_row(check.name, check.title, f"{check.points:g}", check.visibility)
-        console.print(table)
-        console.print(f"files: {', '.join(spec.files)}; total {sum(c.points for c in assignment.checks):g} points")
-        console.print(origin)
-        if spec.variants:
-            console.print(
-                "variants: "
-                + ", ".join(f"{v.name}={v.default} ({'/'.join(map(str, v.choices))})" for v in spec.variants.values())
-            )
-        console.print()
+        print_assignment(console, assignment, origin)
 
 
 @main.command()
@@ -214,7 +202,7 @@ def generate(assignment: str, out_dir: Path, settings: tuple[str, ...], force: b
     except OSError as exc:
         raise UserError(f"cannot write into {out_dir}: {exc.strerror or exc}") from None
     for path in written:
-        console.print(f"wrote {path}")
+        console.print(Text(f"wrote {path}"))
 
 
 def _warn_of_public_secret(what: str, remedy: str) -> None:
@@ -374,7 +362,7 @@ def check(
                 grader=grader,
             )
     if public.not_run_here():
-        console.print(public.not_run_here())
+        console.print(Text(public.not_run_here()))
 
 
 def show_case(
@@ -400,7 +388,7 @@ def show_case(
     with public.grader(jobs=1) as grader:
         cases, expected = grader.cases_and_expected(check_)
         if number > len(cases):
-            raise UserError(f"--case: {name} has {len(cases)} cases")
+            raise UserError(f"--case: {name} has {counted(len(cases), 'case')}")
         case, wanted = cases[number - 1], expected[number - 1]
         tol = check_.tolerance_of(case)
         click.echo(f"{name}, case {number} of {len(cases)}: {case.label}\n")
@@ -450,7 +438,7 @@ def show_case(
     shown = lines[:limit] or [verdict.message]
     more = len(lines) - len(shown) if lines else 0
     click.echo(
-        f"\nthis case fails ({len(lines) or 1} differing entries, tolerance {tol}):\n"
+        f"\nthis case fails ({counted(len(lines) or 1, 'differing entry', 'differing entries')}, tolerance {tol}):\n"
         + "\n".join(shown)
         + (f"\n... and {more} more" + ("" if full else " (--full lists them)") if more > 0 else "")
     )
@@ -495,9 +483,11 @@ def gradescope(assignment: str, out_path: Path, settings: tuple[str, ...]) -> No
         raise UserError(str(exc)) from None
     config = built.config
     console.print(
-        f"wrote {built.path} ({built.size / 1024:.0f} KiB): {config.title}, "
-        f"{len(config.checks)} checks, {sum(c.points for c in config.checks):g} points, "
-        f"lmgrade {config.lmgrade_version}, torch: {built.torch or 'not needed'}"
+        Text(
+            f"wrote {built.path} ({built.size / 1024:.0f} KiB): {config.title}, "
+            f"{counted(len(config.checks), 'check')}, {counted(float(sum(c.points for c in config.checks)), 'point')}, "
+            f"lmgrade {config.lmgrade_version}, torch: {built.torch or 'not needed'}"
+        )
     )
     if built.worst_case_s > config.time_budget_s:
         err_console.print(
@@ -531,7 +521,7 @@ def student_bundle(assignment: str, output: Path, settings: tuple[str, ...]) -> 
     except OSError as exc:
         raise UserError(f"cannot write the bundle to {output}: {exc.strerror or exc}") from None
     console.print(
-        f"wrote {bundle.path} ({human_bytes(bundle.size_bytes)}): {len(bundle.files)} files, "
+        f"wrote {bundle.path} ({human_bytes(bundle.size_bytes)}): {counted(len(bundle.files), 'file')}, "
         f"students install it with: python -m pip install wheels/{bundle.wheel}"
     )
 
@@ -690,7 +680,7 @@ def regrade_command(
     except ExecutorError as exc:
         raise UserError(str(exc)) from None
     console.print(
-        f"{len(summary.rows)} submissions: {summary.graded} graded, {summary.resumed} unchanged since "
+        f"{counted(len(summary.rows), 'submission')}: {summary.graded} graded, {summary.resumed} unchanged since "
         f"the last run, {len(summary.failures)} failed"
     )
     console.print(f"scores: {summary.csv}\nresults: {summary.results}\nreport: {summary.report}")
@@ -703,8 +693,9 @@ def regrade_command(
         for key, error in summary.failures:
             err_console.print(Text(f"  {key}: {error}"))
         raise click.ClickException(
-            f"{len(summary.failures)} submission(s) could not be graded (listed above; "
-            "their rows are empty): run the same command again to retry them"
+            f"{counted(len(summary.failures), 'submission')} could not be graded (listed above; "
+            f"{'its row is' if len(summary.failures) == 1 else 'their rows are'} empty): run the same command "
+            "again to retry them"
         )
 
 
@@ -778,13 +769,14 @@ def mutants(
 
 def print_mutants_report(report) -> None:
     def table(title: str, tallies: dict) -> Table:
-        t = Table(title=title, title_justify="left")
-        for column in ("", "mutants", "equivalent", "killed", "survived", "score", "killed with a named mistake"):
-            t.add_column(column, justify="left" if not column else "right")
+        t = Table(title=Text(title), title_justify="left")
+        t.add_column("", no_wrap=True, overflow="fold")  # a file, or a file and a function: never cut
+        for column in ("mutants", "equivalent", "killed", "survived", "score", "killed with a named mistake"):
+            t.add_column(column, justify="right", overflow="fold")
         for key, tally in tallies.items():
             named = f"{tally.named}/{tally.killed}" if tally.killed else "-"
             t.add_row(
-                key,
+                Text(key),
                 str(tally.total),
                 str(tally.equivalent),
                 str(tally.killed),
@@ -795,9 +787,12 @@ def print_mutants_report(report) -> None:
         return t
 
     sampled = f" (a sample of {len(report.results)} of {report.made})" if len(report.results) < report.made else ""
-    console.print(table(f"{report.assignment}: mutation score by file{sampled}", report.tally(lambda r: r.mutant.file)))
-    console.print(
-        table("by function", dict(sorted(report.tally(lambda r: f"{r.mutant.file} {r.mutant.function}").items())))
+    print_whole(
+        console, table(f"{report.assignment}: mutation score by file{sampled}", report.tally(lambda r: r.mutant.file))
+    )
+    print_whole(
+        console,
+        table("by function", dict(sorted(report.tally(lambda r: f"{r.mutant.file} {r.mutant.function}").items()))),
     )
     overall = report.tally().get("all")
     if overall:
@@ -806,7 +801,9 @@ def print_mutants_report(report) -> None:
             f"({overall.total} made, {overall.equivalent} equivalent) = {100 * overall.score:.1f}%"
         )
     if report.survivors:
-        console.print(Text(f"\n{len(report.survivors)} survivor(s), not on the equivalent list:", style="bold"))
+        console.print(
+            Text(f"\n{counted(len(report.survivors), 'survivor')}, not on the equivalent list:", style="bold")
+        )
         for result in report.survivors:
             console.print(Text("  " + result.mutant.diff()))
     if report.killed_but_listed:

@@ -313,7 +313,7 @@ def test_pytest_in_the_bundle_prints_what_check_prints(student_python, bundles, 
     for name, text in checked_feedback.items():  # each failure says what `check` says
         assert text in tested.stdout, name
     said = " ".join(tested.stdout.split())
-    assert "perplexity_hidden (10 points, after due date), which are not run here" in said
+    assert "perplexity_hidden (10 points, after due date), which is not run here" in said
 
 
 def test_pytest_in_the_bundle_says_why_a_file_could_not_be_imported(student_python, bundles, tmp_path):
@@ -372,6 +372,22 @@ def test_a_variants_bundle_checks_its_variant_with_the_commands_checking_md_show
     assert same.returncode == 0, same.stderr
     other = student_lmgrade(python, "check", "rnn", "--set", "activation=sigmoid", cwd=folder)
     assert other.returncode == 2 and "this bundle checks rnn with activation=tanh" in other.stderr
+
+
+def test_the_bundles_command_offers_only_what_works_there_about_its_own_assignments(student_python, tmp_path):
+    helped = student_lmgrade(student_python, "--help", cwd=tmp_path)
+    assert helped.returncode == 0, helped.stderr
+    listed = helped.stdout[helped.stdout.index("Commands:") :].splitlines()[1:]
+    assert [line.split()[0] for line in listed if line.strip()] == ["check", "list"]
+    check_help = " ".join(student_lmgrade(student_python, "check", "--help", cwd=tmp_path).stdout.split())
+    assert "ngram (it has no variants), rnn with activation=sigmoid" in check_help
+    shown = student_lmgrade(student_python, "list", cwd=tmp_path)
+    assert shown.returncode == 0, shown.stderr
+    public = [c.name for name in BUILT for c in catalog.load(name)[0].checks if c.visibility == "visible"]
+    assert all(re.search(rf"│ {name}\s+│", shown.stdout) for name in public), shown.stdout
+    assert "from the student bundle lmgrade-student-ngram" in shown.stdout
+    assert "variant: activation=sigmoid, the one this bundle checks" in " ".join(shown.stdout.split())
+    assert "unknown assignment" not in shown.stdout + shown.stderr
 
 
 def test_student_mistakes_are_one_line_errors(student_python, tmp_path):

@@ -63,7 +63,7 @@ def build_bundle(assignment: Assignment, variant: dict, output: Path) -> Bundle:
             summary=f"The public checks of the {assignment.name} assignment, to run locally",
             requires=requires,
             requires_python=">=3.10",
-            console_scripts={"lmgrade": "lmgrade.cli:main"},
+            console_scripts={"lmgrade": "lmgrade.bundle.cli:main"},  # only the commands that work there
         )
         contents = {name: text.encode() for name, text in templates.render(assignment, variant).items()}
         # The same starter as a notebook, for students who work in Jupyter or Colab (docs/notebooks.md).

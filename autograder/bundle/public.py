@@ -19,6 +19,7 @@ from ..expected_store import default_store
 from ..fixtures import DOCUMENT, Fixtures, left_out, visible_checks
 from ..grading import Grader
 from ..oracle import LiveReference, RecordedReference
+from ..plural import counted
 from ..sandbox.pool import Prestarted
 from ..seeds import PUBLIC_SECRET
 from ..selection import Selection
@@ -51,15 +52,23 @@ class PublicChecks:
 
     def not_run_here(self) -> str:
         """A sentence naming the checks only the course's autograder runs ("" when there are none)."""
-        if not self.left_out:
-            return ""
-        here = sum(c.points for c in self.assignment.checks)
-        total = here + sum(c["points"] for c in self.left_out)
-        return (
-            f"This is {here:g} of the assignment's {total:g} points: the course's autograder also runs "
-            + ", ".join(f"{c['name']} ({c['points']:g} points, {c['why']})" for c in self.left_out)
-            + ", which are not run here."
-        )
+        return not_run_here(self.assignment, self.left_out)
+
+
+def not_run_here(public: Assignment, left_out: list[dict]) -> str:
+    """A sentence naming the checks `left_out` of the `public` ones, which only the course's autograder runs
+    ("" when there are none)."""
+    if not left_out:
+        return ""
+    here = sum(c.points for c in public.checks)
+    total = here + sum(c["points"] for c in left_out)
+    return (
+        f"This is {here:g} of the assignment's {counted(float(total), 'point')}: the course's autograder also "
+        "runs "
+        + ", ".join(f"{c['name']} ({counted(float(c['points']), 'point')}, {c['why']})" for c in left_out)
+        + (", which is" if len(left_out) == 1 else ", which are")
+        + " not run here."
+    )
 
 
 def installed_fixtures() -> dict[str, Path]:

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 from rich.console import Console
+from rich.text import Text
 
 from ..assignment import AssignmentError
 from ..errors import HarnessFault
@@ -136,12 +137,12 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config: pytest.Config)
         force_terminal=terminalreporter.hasmarkup,
     )
     if run.note:
-        console.print(run.note)
+        console.print(Text(run.note))  # what the submission holds: never rich markup
     verdicts = [run.verdicts[n] for n in sorted(run.verdicts)]
     print_report(console, f"{run.public.assignment.name}: {run.submission}", verdicts, details=False)
     defences = next((v.defences for v in verdicts if v.defences), {})
     console.print(f"[dim]sandbox: {describe_defences(defences)}[/dim]")
     if run.public.not_run_here():
-        console.print(run.public.not_run_here())
+        console.print(Text(run.public.not_run_here()))
     terminalreporter.section("public checks")
     terminalreporter.write(buffer.getvalue())

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from ..assignment import Assignment
 from ..fixtures import visible_checks
+from ..plural import counted
 from ..selection import as_setting
 
 TEST_FILE = "test_public_checks.py"
@@ -114,8 +115,8 @@ def guide(assignment: Assignment, variant: dict, wheel: str, torch: TorchSupport
         "feedback: for a failed check, the cases that failed, what was expected, what your",
         "code returned, and the known mistake it matches, if one does.",
         "",
-        f"Only the public checks run here: {len(public)} checks, {sum(c.points for c in public):g} of the "
-        f"{sum(c.points for c in assignment.checks):g} points.",
+        f"Only the public checks run here: {counted(len(public), 'check')}, {sum(c.points for c in public):g} of "
+        f"the {counted(float(sum(c.points for c in assignment.checks)), 'point')}.",
         "The others run once you submit. The autograder also draws its own inputs for the",
         "public checks, so passing here is a good sign, not a promise.",
     ]

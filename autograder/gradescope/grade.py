@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 from rich.console import Console
+from rich.text import Text
 
 from .. import catalog
 from ..assignment import AssignmentError
@@ -23,6 +24,7 @@ from ..errors import HarnessFault
 from ..expected_store import ExpectedStore
 from ..grade import grade_submission, servers_for
 from ..oracle import LiveReference
+from ..plural import counted
 from ..reports.terminal import describe_defences, print_report
 from ..sandbox.limits import default_jobs
 from ..sandbox.privileges import die_with_parent
@@ -59,7 +61,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.check_install:
             assignment, _ = load(config)
             LiveReference(assignment.spec).load()  # imported now: a broken install fails setup.sh
-            out.print(f"{config.title}: {len(config.checks)} checks, reference imported")
+            out.print(Text(f"{config.title}: {counted(len(config.checks), 'check')}, reference imported"))
             return 0
         with servers_for(config.assignment, default_jobs()) as prestarted:
             assignment, variant = load(config)
@@ -78,7 +80,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"lmgrade: harness fault: {exc}", file=sys.stderr)
         return 1
     if run.note:
-        out.print(run.note)
+        out.print(Text(run.note))  # what the submission holds: never rich markup
     print_report(out, config.title, run.verdicts)
     out.print(f"sandbox: {describe_defences(run.defences)}")
     return 0

@@ -10,9 +10,11 @@ from ..results import Verdict
 
 
 def verdict_table(title: str, verdicts: list[Verdict]) -> Table:
-    table = Table(title=title, title_justify="left")
+    """One row per check. Its name and what the submission made it say are shown as they are, never read
+    as rich markup (a student's exception message may hold "[/]"); a check's name is never cut."""
+    table = Table(title=Text(title), title_justify="left")
     table.add_column("#", justify="right")
-    table.add_column("check")
+    table.add_column("check", no_wrap=True, overflow="fold")
     table.add_column("score", justify="right")
     table.add_column("", justify="center")
     table.add_column("summary")
@@ -21,7 +23,12 @@ def verdict_table(title: str, verdicts: list[Verdict]) -> Table:
         mark = Text("ok", style="green") if v.passed else Text("FAIL", style="bold red")
         summary = v.output.splitlines()[0] if v.output else ""
         table.add_row(
-            str(v.number), v.check.name, f"{v.score:.4g} / {v.max_score:g}", mark, summary, f"{v.wall_s:.2f}s"
+            str(v.number),
+            Text(v.check.name),
+            f"{v.score:.4g} / {v.max_score:g}",
+            mark,
+            Text(summary),
+            f"{v.wall_s:.2f}s",
         )
     total = sum(v.score for v in verdicts)
     maximum = sum(v.max_score for v in verdicts)
