@@ -153,8 +153,9 @@ def main() -> None:
             m = measure(name, Path(tmp))
             print(
                 f"{name}: {m['submissions']} submissions, {m['pairs']} pairs ({m['copied pairs']} copied) in "
-                f"{m['seconds']:.2f} s ({m['cpu seconds']:.2f} s of CPU); listed {m['listed']}: precision {m['precision']:.2f}, recall "
-                f"{m['recall']:.2f}; lowest copy {m['lowest copy']:.2f}, highest independent "
+                f"{m['seconds']:.2f} s ({m['cpu seconds']:.2f} s of CPU); listed {m['listed']}: "
+                f"precision {m['precision']:.2f}, recall {m['recall']:.2f}; "
+                f"lowest copy {m['lowest copy']:.2f}, highest independent "
                 f"{m['highest independent']:.2f}"
             )
             for pair in m["false"]:

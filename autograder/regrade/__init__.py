@@ -4,7 +4,8 @@
 - `content`: the content hash of a submission and the fingerprint of the grading;
 - `graded`: one submission's grade as plain data, and the one function that makes it;
 - `executor`, `cluster`: grading in this process, or on Dask workers;
-- `records`, `scores_csv`, `report`: the files a regrade writes;
+- `records`, `scores_csv`, `gradebook`, `report`: the files a regrade writes;
+- `insights`, `near_duplicates`, `review_queue`: what the report finds by comparing the submissions;
 - `run`: the regrade itself; `progress`: its progress bar.
 """
 
