@@ -293,7 +293,7 @@ def _progress() -> Progress:
 def grade(
     assignment: str, submission_dir: Path, results: Path, settings: tuple[str, ...], device: str, jobs: int
 ) -> None:
-    """Grade a submission folder (or a .zip) against the reference; write results.json."""
+    """Grade a submission folder (or a .zip, or a notebook) against the reference; write results.json."""
     existing(submission_dir, "nothing was graded, and no results file written")
     writable_folder(results.parent if str(results.parent) else Path("."), "--results")
     _warn_of_public_secret("this grading", "grade again for a real course")

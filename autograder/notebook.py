@@ -129,17 +129,23 @@ def _file_cell(cell) -> _FileCell | None:
     magic = first.split(maxsplit=1)[0] if first else ""
     if magic in MAGICS:
         name, append = _arguments(first[len(magic) :], first)
-        return _FileCell(f"`{first}`", name, append, _ended("".join(lines[1:])))
+        return _FileCell(_quoted(first), name, append, _ended("".join(lines[1:])))
     if first.startswith(MARKER):
         name, append = _arguments(first[len(MARKER) :], first)
-        return _FileCell(f"`{first}`", name, append, _ended("".join(lines)))
-    tags = cell.get("metadata", {}).get("tags", [])
+        return _FileCell(_quoted(first), name, append, _ended("".join(lines)))
+    metadata = cell.get("metadata")
+    tags = metadata.get("tags", []) if isinstance(metadata, dict) else []
     named = [t[len(TAG) :] for t in tags if isinstance(t, str) and t.startswith(TAG)] if isinstance(tags, list) else []
     if len(named) > 1:
-        raise ValueError(f"it is tagged for {len(named)} files ({', '.join(named)}): tag it for one")
+        raise ValueError(f"it is tagged for {len(named)} files ({_quoted(', '.join(named))}): tag it for one")
     if named:
-        return _FileCell(f"tagged `{TAG}{named[0]}`", named[0], False, _ended("".join(lines)))
+        return _FileCell(f"tagged {_quoted(TAG + named[0])}", named[0], False, _ended("".join(lines)))
     return None
+
+
+def _quoted(line: str, most: int = 100) -> str:
+    """`line` in backticks as feedback quotes it: shortened, for a line can be any length."""
+    return f"`{line if len(line) <= most else line[:most] + '...'}`"
 
 
 def _arguments(text: str, line: str) -> tuple[str, bool]:
@@ -147,14 +153,14 @@ def _arguments(text: str, line: str) -> tuple[str, bool]:
     try:
         words = shlex.split(text)
     except ValueError as exc:
-        raise ValueError(f"`{line}` cannot be read ({exc})") from None
+        raise ValueError(f"{_quoted(line)} cannot be read ({exc})") from None
     append = any(w in APPEND_OPTIONS for w in words)
     words = [w for w in words if w not in APPEND_OPTIONS]
     unknown = [w for w in words if w.startswith("-")]
     if unknown:
-        raise ValueError(f"`{line}`: unknown option {unknown[0]} (only -a, to append)")
+        raise ValueError(f"{_quoted(line)}: unknown option {unknown[0][:20]} (only -a, to append)")
     if len(words) != 1:
-        raise ValueError(f"`{line}` names {'no file' if not words else f'{len(words)} files'}: name one")
+        raise ValueError(f"{_quoted(line)} names {'no file' if not words else f'{len(words)} files'}: name one")
     return words[0], append
 
 
@@ -169,6 +175,7 @@ def valid_name(name: str, expected: tuple[str, ...]) -> tuple[str, str]:
     A cell writes into the submission folder only: one of the `expected`
     files, or a helper module ``NAME.py`` beside them, as a folder may hold.
     """
+    shown = name if len(name) <= 80 else name[:80] + "..."  # said in the results: any length could be given
     plain = name
     while plain.startswith("./"):
         plain = plain[2:]
@@ -176,15 +183,15 @@ def valid_name(name: str, expected: tuple[str, ...]) -> tuple[str, str]:
     if plain.startswith(("/", "~")) or re.match(r"[A-Za-z]:[\\/]", plain):
         base = re.split(r"[\\/]", plain)[-1]
         hint = f" (write `%%writefile {base}`)" if base in expected else ""
-        return name, f"{name} is an absolute path; a cell writes a file of the submission folder only{hint}"
+        return name, f"{shown} is an absolute path; a cell writes a file of the submission folder only{hint}"
     parts = re.split(r"[\\/]", plain)
     if ".." in parts:
-        return name, f"{name} is outside the submission folder"
+        return name, f"{shown} is outside the submission folder"
     if len(parts) > 1:
-        return name, f"{name} is in a sub-folder; a cell writes a file at the top of the submission ({named})"
+        return name, f"{shown} is in a sub-folder; a cell writes a file at the top of the submission ({named})"
     if plain in expected or HELPER_MODULE.fullmatch(plain):
         return plain, ""
-    return name, f"{name} is neither a file of the assignment ({named}) nor a helper module (NAME.py)"
+    return name, f"{shown} is neither a file of the assignment ({named}) nor a helper module (NAME.py)"
 
 
 def unpack(path: Path, into: Path, expected: tuple[str, ...]) -> list[str]:

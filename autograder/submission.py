@@ -4,8 +4,11 @@ Students zip the folder instead of its contents, or upload from a project
 with sub-folders. When the assignment's files are not at the top but all
 sit together in exactly one sub-folder, that folder is graded, and the
 student is told so. A .zip given instead of a folder, or a folder holding
-nothing but a .zip, is unpacked (safely) and graded; a missing or misnamed file gets a hint naming the closest files
-the submission does hold.
+nothing but a .zip, is unpacked (safely) and graded. A Jupyter notebook, or a
+folder that lacks the files and holds one notebook, is graded as the files
+its cells write, no cell run (notebook.py). A missing or misnamed file gets a
+hint naming the closest files the submission does hold. `prepare` does all
+of it, for every command.
 """
 
 from __future__ import annotations
