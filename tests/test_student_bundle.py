@@ -380,7 +380,7 @@ def test_the_bundles_command_offers_only_what_works_there_about_its_own_assignme
     listed = helped.stdout[helped.stdout.index("Commands:") :].splitlines()[1:]
     assert [line.split()[0] for line in listed if line.strip()] == ["check", "list"]
     check_help = " ".join(student_lmgrade(student_python, "check", "--help", cwd=tmp_path).stdout.split())
-    assert "ngram (it has no variants), rnn with activation=sigmoid" in check_help
+    assert "check ngram (no variants), rnn with activation=sigmoid: check needs no --set" in check_help
     shown = student_lmgrade(student_python, "list", cwd=tmp_path)
     assert shown.returncode == 0, shown.stderr
     public = [c.name for name in BUILT for c in catalog.load(name)[0].checks if c.visibility == "visible"]

@@ -39,13 +39,14 @@ def variants_help(variants: dict[str, dict]) -> str:
     if not variants:
         return "Choose an assignment variant: no bundle is installed here (CHECKING.md says how to install one)."
     checked = [
-        f"{name} with {Selection.of(name, variant).describe()}" if variant else f"{name} (it has no variants)"
+        f"{name} with {Selection.of(name, variant).describe()}" if variant else f"{name} (no variants)"
         for name, variant in variants.items()
     ]
+    others = any(variants.values())
     return (
         f"The variant to check. {'The bundles' if len(checked) > 1 else 'The bundle'} installed here "
-        f"{'check' if len(checked) > 1 else 'checks'} {', '.join(checked)}: check needs no --set, and refuses "
-        "another variant (each is checked by its own bundle)."
+        f"{'check' if len(checked) > 1 else 'checks'} {', '.join(checked)}: check needs no --set"
+        + (", and refuses another variant (each is checked by its own bundle)." if others else ".")
     )
 
 
