@@ -68,8 +68,9 @@ HANG_LIMITS = {"cpu_s": 2.0, "wall_s": 4.0, "wall_factor": 0.0}
 TIME_LIMIT_WORDS = "time limit"
 
 
-class Disproved(Exception):
-    """A proof that does not hold: the reason, in one line."""
+class Disproved(AssertionError):
+    """A proof that does not hold: the reason, in one line (an AssertionError, so a test that makes a proof
+    fails with it)."""
 
 
 class SelftestFailure(AssertionError):

@@ -1,7 +1,9 @@
 """Every assignment's graders, proved, in every variant: full marks for the
 reference and for correct submissions written from the contract alone, zero
 for the stub and for submissions that do no work, points lost on the right
-check, with the right words, for every bug of the catalogue."""
+check, with the right words, for every bug of the catalogue. Each proof is
+`lmgrade.selftest`'s (what `lmgrade selftest` makes), made here with the
+suite's graders, case by case."""
 
 from __future__ import annotations
 
@@ -15,19 +17,12 @@ from helpers import (
     variant_params,
 )
 from lmgrade import catalog, composition, templates
+from lmgrade.selftest import NOT_IMPLEMENTED, full_marks, loses_where_it_says, zero
 
 
 def _grader_and_assignment(graders, name, pairs):
     grader = graders(name, pairs)
     return grader, grader.assignment, grader.variant
-
-
-def _paid(verdicts):
-    return {v.check.name: v.output for v in verdicts if v.score}
-
-
-def _unpaid(verdicts):
-    return {v.check.name: v.output for v in verdicts if not v.passed}
 
 
 @pytest.mark.parametrize("name,pairs", variant_params(slow_variants=True))
@@ -37,25 +32,21 @@ def test_the_reference_gets_full_marks(graders, name, pairs, tmp_path):
     for filename in assignment.spec.files:
         (tmp_path / filename).write_bytes((folder / filename).read_bytes())
     verdicts = grader.grade(tmp_path)
-    assert not _unpaid(verdicts)
-    assert sum(v.score for v in verdicts) == sum(v.max_score for v in verdicts) == 100
+    assert full_marks(verdicts) == "100/100"
 
 
 @pytest.mark.parametrize("name,pairs", variant_params(slow_variants=True))
 def test_the_generated_stub_gets_zero_not_implemented(graders, name, pairs, tmp_path):
     grader, assignment, variant = _grader_and_assignment(graders, name, pairs)
     templates.generate(assignment, variant, tmp_path)
-    verdicts = grader.grade(tmp_path)
-    assert not _paid(verdicts)
-    for v in verdicts:
-        assert "not implemented" in v.output, f"{v.check.name}: {v.output}"
+    zero(grader.grade(tmp_path), says=NOT_IMPLEMENTED)
 
 
 @pytest.mark.parametrize("body", [*CONSTANTS, RAISES])
 @pytest.mark.parametrize("name", ASSIGNMENTS)
 def test_a_submission_that_does_no_work_scores_exactly_zero(graders, name, body, tmp_path):
     grader, assignment, variant = _grader_and_assignment(graders, name, ())
-    assert not _paid(grader.grade(write_degenerate(assignment, variant, tmp_path, body)))
+    zero(grader.grade(write_degenerate(assignment, variant, tmp_path, body)))
 
 
 @pytest.mark.parametrize(
@@ -70,7 +61,7 @@ def test_a_submission_that_does_no_work_scores_exactly_zero(graders, name, body,
 @pytest.mark.slow
 def test_correct_submissions_in_other_styles_get_full_marks(graders, name, pairs, submission):
     grader, assignment, _ = _grader_and_assignment(graders, name, pairs)
-    assert not _unpaid(grader.grade(submission, only=graded_in(assignment, pairs)))
+    full_marks(grader.grade(submission, only=graded_in(assignment, pairs)))
 
 
 @pytest.mark.parametrize("name", ASSIGNMENTS)
@@ -103,15 +94,8 @@ def test_each_bug_loses_on_its_component_and_nowhere_else(graders, bug_verdicts,
         c.name for c in assignment.checks if {k.name for k in composition.components(c, by_name)} & set(loses)
     }
     verdicts = bug_verdicts(name, bug)
-    graded = {v.check.name: v for v in verdicts}
-    for check, words in loses.items():
-        v = graded[check]
-        assert v.score < v.max_score, f"{bug} should lose points on {check}"
-        assert words in v.output, f"{bug}/{check}: {words!r} not in feedback:\n{v.output}"
-    lost = {v.check.name for v in verdicts if not v.passed}
-    assert lost <= allowed, (
-        f"{bug} loses points on {sorted(lost - allowed)}, which neither are its component's checks nor compose them"
-    )
+    # The proof `lmgrade selftest` makes: loses on each check named, with its words, and nowhere else.
+    loses_where_it_says(catalog.bugs(name)[bug], verdicts, assignment)
     # One bug, one place: a check that composes the bug's component and has a stand-in for it is paid
     # by its stand-in run (the rest of the code is the reference's), and says so; one without a
     # stand-in earns what its own cases earn, and blames no component.
