@@ -311,6 +311,11 @@ class Grader:
             self.pool, check, number, submission, reference, lambda: self.oracle.modules, cases, rng, wrong
         )
 
+    @staticmethod
+    def unrunnable(check: Check, submission: Path, imports: Imports) -> bool:
+        """Whether `check` cannot run at all: a file of its is missing from the submission or fails to import."""
+        return imports.broken in check.files or not all((submission / f).is_file() for f in check.files)
+
     def with_stand_ins(self, verdict: Verdict, failed: list[Check], submission: Path) -> Verdict:
         """A failed check whose components `failed` too, paid where its stand-in run passes (`stand_in`).
 
@@ -467,7 +472,8 @@ class Grader:
                 # The timing checks, last, will recompute the reference's laps here: its import (torch)
                 # overlaps the runs still to come instead of following them.
                 self.oracle.prepare()
-            if components and not verdict.passed:
+            # A check whose own files are missing or do not import has nothing a stand-in could complete.
+            if components and not verdict.passed and not self.unrunnable(check, submission, imports):
                 verdict = self.with_stand_ins(verdict, components, submission)
             with report_lock:
                 if not verdict.passed:

@@ -151,3 +151,19 @@ def test_a_composed_check_with_a_failed_component_and_fake_answers_earns_nothing
     verdicts = by_name(ngram_grader.grade(folder, only={"pad", "count_ngrams"}))
     assert verdicts["count_ngrams"].score == 0
     assert "pad is fixed" not in verdicts["count_ngrams"].output and "see pad" not in verdicts["count_ngrams"].output
+
+
+@pytest.mark.parametrize("source", [None, "def pad(:\n"], ids=["missing", "syntax_error"])
+def test_no_stand_in_run_for_a_file_that_is_missing_or_does_not_import(ngram_grader, monkeypatch, tmp_path, source):
+    """Every check fails unrun; a stand-in could complete none of them, so none is recorded or run."""
+    if source is not None:
+        (tmp_path / "ngram.py").write_text(source)
+
+    def never(*args, **kwargs):
+        raise AssertionError("a stand-in was prepared for a submission whose file cannot run")
+
+    monkeypatch.setattr(ngram_grader, "stand_in_tables", never)
+    monkeypatch.setattr(ngram_grader, "_stand_in_run", never)
+    verdicts = ngram_grader.grade(tmp_path)
+    assert sum(v.score for v in verdicts) == 0
+    assert all("not graded" in v.output for v in verdicts)
