@@ -13,6 +13,8 @@ import math
 from collections import Counter
 from collections.abc import Callable
 
+from .plural import counted
+
 LEVEL = 1e-6  # every test's false-fail probability on a correct sampler
 ALPHA_Z = 4.7534  # standard normal quantile of 1 - 1e-6
 MIN_EXPECTED = 5.0
@@ -87,9 +89,11 @@ def fit_problem(
     critical = chi2_critical(df)
     if stat <= critical:
         return None
-    detail = f"; the furthest off is {worst!r:.80}: drawn {obs} times, expected about {exp:.0f}" if reveal else ""
+    detail = (
+        f"; the furthest off is {worst!r:.80}: drawn {counted(obs, 'time')}, expected about {exp:.0f}" if reveal else ""
+    )
     return (
         f"the {total} draws do not follow the model: the frequencies of {what} are off "
-        f"(chi-square {stat:.1f} on {df} degrees of freedom; a correct sampler stays below "
+        f"(chi-square {stat:.1f} on {counted(df, 'degree')} of freedom; a correct sampler stays below "
         f"{critical:.1f} in all but one run in a million){detail}"
     )

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import warnings
+from collections import Counter
 
 import numpy as np
 import pytest
@@ -25,6 +26,7 @@ from lmgrade.plural import counted
 from lmgrade.reports.terminal import print_report
 from lmgrade.results import Verdict
 from lmgrade.selection import Selection
+from lmgrade.stats import fit_problem
 
 
 def printed(monkeypatch, *args) -> str:
@@ -180,3 +182,9 @@ def test_a_bundles_list_shows_its_assignment(installed_bundle, monkeypatch):
     assert all(f" {c.name} " in said for c in public_checks)
     assert "variant: activation=tanh, the one this bundle checks" in said
     assert "bptt_hidden" in said and "which is not run here" in said  # the check only the autograder runs
+
+
+def test_a_sampler_verdict_counts_in_the_singular_where_one_is_meant():
+    # Two outcomes, one of them never drawn: one degree of freedom.
+    said = fit_problem("the tokens", Counter({"a": 1000}), lambda x: 0.5, 1000, reveal=True)
+    assert "on 1 degree of freedom" in said
