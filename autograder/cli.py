@@ -132,6 +132,8 @@ def _variants_help() -> str:
         for spec in specs
         if spec.variants
     ]
+    if not choices:
+        return "Choose an assignment variant: none of the assignments installed here has variants."
     return (
         "Choose an assignment variant (" + "; ".join(choices) + "). Give generate and grade the same one. "
         "The zip of gradescope and the bundle of student-bundle grade only the variant they were built "

@@ -188,3 +188,9 @@ def test_a_sampler_verdict_counts_in_the_singular_where_one_is_meant():
     # Two outcomes, one of them never drawn: one degree of freedom.
     said = fit_problem("the tokens", Counter({"a": 1000}), lambda x: 0.5, 1000, reveal=True)
     assert "on 1 degree of freedom" in said
+
+
+def test_set_help_where_no_assignment_has_variants_says_so(monkeypatch):
+    monkeypatch.setattr(cli.catalog, "assignment_folders", lambda: {"ngram": None})
+    said = cli._variants_help()
+    assert "()" not in said and "none of the assignments installed here has variants" in said
