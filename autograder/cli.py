@@ -886,7 +886,9 @@ def new_command(name: str, out_dir: Path) -> None:
     except OSError as exc:
         raise UserError(f"cannot write into {out_dir}: {exc.strerror or exc}") from None
     package = words(name)["__PACKAGE__"]
-    console.print(f"wrote {len(written)} files of the assignment {name} (package {package}) into {out_dir}")
+    console.print(
+        f"wrote {len(written)} files of the assignment {name} (package {package}) into {out_dir}", soft_wrap=True
+    )
     console.print(
         f"next: pip install -e {out_dir}; lmgrade list; lmgrade selftest {name} (in {out_dir}); python -m pytest",
         soft_wrap=True,
