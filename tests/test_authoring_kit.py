@@ -143,6 +143,18 @@ def test_the_generated_pyproject_ships_every_file_lmgrade_reads(generated):
     assert data_files == shipped and {"equivalent_mutants.toml", "assignment.toml"} <= {p.name for p in shipped}
 
 
+def test_the_generated_code_is_linted_clean(generated):
+    """The template is not linted as lmgrade's own code (its files end in .tmpl): what it writes is, here,
+    with the project's rules and lmgrade a third-party package, as in the author's own project."""
+    pytest.importorskip("ruff")
+    rules = ["--isolated", "--line-length", "120", "--target-version", "py310"]
+    for command in (["check", "--select", "E,F,W,I,B,UP"], ["format", "--check"]):
+        out = subprocess.run(
+            [sys.executable, "-m", "ruff", *command, *rules, str(generated)], capture_output=True, text=True
+        )
+        assert out.returncode == 0, out.stdout + out.stderr
+
+
 def test_the_generated_assignment_is_listed_from_its_package(generated):
     found = catalog.sources(make_manager())
     assert found[NAME].distribution == "lmgrade-demo-assignment"
