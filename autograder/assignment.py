@@ -404,10 +404,12 @@ def bind(spec: AssignmentSpec, provided: list[Check], variant: dict[str, Any] | 
     """Apply assignment.toml's points, visibility, limits and devices to the plugins' checks.
 
     Checks keep the order of assignment.toml; checks that only a plugin names
-    (a third-party addition) follow, with the plugin's defaults. `variant` (the
-    defaults if None) leaves out the checks assignment.toml gives to other
-    variants (`only`) and picks each check's points in it (`points_when`).
-    The result is bound to no device yet (`Assignment.on`).
+    (a third-party addition) follow, with the plugin's points, visibility and
+    limits. A check's points come from one place, assignment.toml or its Check
+    (`_points`). `variant` (the defaults if None) leaves out the checks
+    assignment.toml gives to other variants (`only`) and picks each check's
+    points in it (`points_when`). The result is bound to no device yet
+    (`Assignment.on`).
     """
     by_name: dict[str, Check] = {}
     for check in provided:
@@ -430,7 +432,6 @@ def bind(spec: AssignmentSpec, provided: list[Check], variant: dict[str, Any] | 
     for name in ordered:
         check = by_name[name]
         config = spec.checks.get(name, CheckConfig())
-        points = config.points_in(variant)
         strangers = [f for f in check.files if f not in spec.files]
         if strangers:
             raise AssignmentError(
@@ -441,7 +442,7 @@ def bind(spec: AssignmentSpec, provided: list[Check], variant: dict[str, Any] | 
         bound = replace(
             check,
             files=check.files or spec.files,
-            points=check.points if points is None else float(points),
+            points=_points(spec, check, config, variant),
             visibility=config.visibility or check.visibility,
             limits=Limits(**limits),
             device=config.device or check.device,
@@ -449,6 +450,28 @@ def bind(spec: AssignmentSpec, provided: list[Check], variant: dict[str, Any] | 
         )
         checks.append(bound)
     return Assignment(spec, checks)
+
+
+def _points(spec: AssignmentSpec, check: Check, config: CheckConfig, variant: dict[str, Any]) -> float:
+    """The check's points, from the one place that sets them: assignment.toml's [checks.NAME], else the Check."""
+    where = f"{spec.path}: [checks.{check.name}]"
+    if config.points is None and not config.points_when:
+        if check.points is None:
+            raise AssignmentError(
+                f"{spec.path}: the check {check.name!r} has no points: give them in [checks.{check.name}] "
+                "(points = N), or in the plugin's Check(points=N)"
+            )
+        return float(check.points)
+    if check.points is not None:
+        raise AssignmentError(
+            f"{where} points: the plugin's Check({check.name!r}) sets points={check.points:g} too; a check's "
+            "points are set in one place: keep them here and remove the Check's points, or the reverse"
+        )
+    points = config.points_in(variant)
+    if points is None:
+        chosen = ", ".join(f"{key} = {_spelled(variant.get(key))}" for key in config.points_when)
+        raise AssignmentError(f"{where} points_when: no points for {chosen}, and no `points` for the other variants")
+    return float(points)
 
 
 def on_device(check: Check, device: str) -> Check:

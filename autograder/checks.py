@@ -224,7 +224,7 @@ class Check:
     """One graded item of an assignment: its cases, how a case is run, how its answer is judged.
 
     A plugin returns its checks from the `lmgrade_checks` hook (an `AssignmentPlugin`'s `checks`);
-    assignment.toml may then override `points`, `visibility`, `limits`, `device` and `when_absent`
+    assignment.toml then gives its points and may override `visibility`, `limits`, `device` and `when_absent`
     (`[checks.NAME]`). The check's points are shared equally by its cases: a check earns
     `points * passed / cases`. A case fails on a wrong answer, an exception, a forbidden API or a run
     past its limits; a failed case says where and by how much, and names a known mistake (`mistakes`)
@@ -302,8 +302,11 @@ class Check:
     stands_in: bool = True
     """Whether a stand-in can answer for what this check grades: False where the contract leaves free the
     state it changes (fit's counts, kept however a student likes), so no replay could hand it on."""
-    points: float = 1.0
-    """The check's points, unless assignment.toml gives others (`points`, or `points_when` by variant)."""
+    points: float | None = None
+    """The check's points, only for a check whose assignment.toml gives it none (a check a plugin adds to an
+    assignment it does not own). A check's points are set in one place: assignment.toml's `[checks.NAME]`
+    (`points`, or `points_when` by variant) where it gives them, else here; both, or neither, is an error
+    when the assignment is loaded. Once bound, always a number."""
     visibility: str = "visible"
     """Gradescope's visibility, unless assignment.toml gives another: "visible" (the only one whose inputs,
     expected values and output are ever shown, and the only one a student bundle runs), "hidden",

@@ -133,7 +133,7 @@ BROKEN = textwrap.dedent("""
 
     @hookimpl
     def lmgrade_checks(assignment, variant):
-        return [Check("broken", "a check whose reference fails", scenario, cases)]
+        return [Check("broken", "a check whose reference fails", scenario, cases, points=1)]
 """)
 
 
