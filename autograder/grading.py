@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import atomic, composition, forbidden, stand_in, timing_grading
+from . import atomic, composition, forbidden, stand_in, timing_grading, wire
 from .assignment import Assignment
 from .assignment_plugin import package_folder
 from .checks import Case, Check, Mistake
@@ -99,6 +99,7 @@ class Grader:
         self._lock = threading.Lock()
         self._reference_copy: Path | None = None
         self._stand_in_tables: dict[tuple, list | None] = {}
+        self._stand_in_cases: dict[tuple, wire.Encoded] = {}
         self.imports = ImportProbe(assignment, variant, self.pool)
 
     def _plugin_paths(self) -> list[Path]:
@@ -354,14 +355,25 @@ class Grader:
         return verdict
 
     def _stand_in_run(self, check: Check, submission: Path, cases: list[Case], names: tuple, tables: list):
+        # Encoded once per grader and set of names: a sampler's record holds thousands of calls (megabytes),
+        # and every submission that fails the same components sends the same one.
+        key = (check.name, names)
+        with self._lock:
+            encoded = self._stand_in_cases.get(key)
+        if encoded is None:
+            encoded = wire.Encoded(
+                [
+                    {"scenario": check.scenario_ref, "names": list(names), "table": table, "args": case.args}
+                    for case, table in zip(cases, tables)
+                ]
+            )
+            with self._lock:
+                self._stand_in_cases[key] = encoded
         return self.pool.run(
             scenario=stand_in.REPLAY,
             submission=submission,
             files=list(check.files),
-            cases=[
-                {"scenario": check.scenario_ref, "names": list(names), "table": table, "args": case.args}
-                for case, table in zip(cases, tables)
-            ],
+            cases=encoded,
             limits=self.limits_of(check),
             device=check.device,
         )

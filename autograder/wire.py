@@ -188,6 +188,17 @@ def encode(value: Any) -> bytes:
     return _HEADER.pack(len(text)) + text + blob
 
 
+class Encoded:
+    """A list of values encoded once (`encode`), to be sent as it is any number of times."""
+
+    def __init__(self, values: list):
+        self.blob = encode(values)
+        self.count = len(values)
+
+    def __len__(self) -> int:
+        return self.count
+
+
 def decode(data: bytes, *, max_document_bytes: int = MAX_DOCUMENT_BYTES) -> Any:
     """Decode what `encode` wrote; never unpickles, never executes anything, never inflates.
 

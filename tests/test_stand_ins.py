@@ -167,3 +167,22 @@ def test_no_stand_in_run_for_a_file_that_is_missing_or_does_not_import(ngram_gra
     verdicts = ngram_grader.grade(tmp_path)
     assert sum(v.score for v in verdicts) == 0
     assert all("not graded" in v.output for v in verdicts)
+
+
+def test_a_stand_in_record_is_encoded_once_per_grader(ngram, ngram_grader, monkeypatch, tmp_path):
+    """Every submission failing the same component sends the same record: encoded once, not once a grading."""
+    from lmgrade import wire
+
+    made = []
+    original = wire.Encoded.__init__
+
+    def counted(self, values):
+        made.append(len(values))
+        original(self, values)
+
+    monkeypatch.setattr(wire.Encoded, "__init__", counted)
+    folder = _bug(ngram, tmp_path, "no_bos_padding")
+    for _ in range(2):
+        verdict = by_name(ngram_grader.grade(folder, only={"pad", "count_ngrams"}))["count_ngrams"]
+        assert verdict.output.startswith("Passes once pad is fixed"), verdict.output
+    assert len(made) <= 1
