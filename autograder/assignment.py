@@ -20,6 +20,7 @@ else:  # pragma: no cover - Python 3.10 (Gradescope's default image)
 from .assignment_plugin import package_folder
 from .checks import DEVICES, VISIBILITIES, WHEN_ABSENT, Check
 from .device import resolve as resolve_device
+from .hidden_inputs import COURSE
 from .sandbox.limits import Limits
 
 _LIMIT_KEYS = {f.name: f.type for f in fields(Limits)}
@@ -92,6 +93,8 @@ class AssignmentSpec:
     public_package: str | None = None
     # The other installed assignments' reference folders: hidden from the sandbox as this one's is.
     hidden: tuple[Path, ...] = ()
+    # Where the hidden checks draw their cases from: the course secret, or each student's own seed (`hidden_inputs`).
+    hidden_inputs: str = COURSE
 
     @property
     def root(self) -> Path:

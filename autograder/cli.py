@@ -29,6 +29,7 @@ from .feedback import human_bytes, outcome_verdict
 from .flawed import write_flawed
 from .grade import grade_submission, servers_for
 from .grading import Grader
+from .hidden_inputs import HiddenInputs, hidden_inputs, identity_of_option, per_student_asked, student_identity
 from .listing import print_assignment
 from .oracle import LiveReference
 from .plural import counted
@@ -207,6 +208,25 @@ def generate(assignment: str, out_dir: Path, settings: tuple[str, ...], force: b
         console.print(Text(f"wrote {path}"))
 
 
+per_student_option = click.option(
+    "--per-student",
+    is_flag=True,
+    help="Draw the hidden checks' inputs per student, from the course secret and the student's identity "
+    '(as assignment.toml\'s hidden_inputs = "per_student" does); public checks stay the same for everyone.',
+)
+
+
+def _grade_hidden_inputs(assignment, submission: Path, per_student: bool, student: str | None) -> HiddenInputs | None:
+    """`grade`'s hidden inputs: per student where --per-student, --student or assignment.toml ask, for the
+    students --student names, else those a submission_metadata.json beside the submission names."""
+    from .gradescope.metadata import beside, read_submitters
+
+    if not per_student_asked(assignment.spec.hidden_inputs, per_student or student is not None):
+        return None
+    identity = identity_of_option(student) if student else student_identity(read_submitters(beside(submission)))
+    return hidden_inputs(course_secret(), identity, True)
+
+
 def _warn_of_public_secret(what: str, remedy: str) -> None:
     """Say so on stderr, in one line, where a grading draws its inputs from the public default secret."""
     warning = public_secret_warning(what, remedy)
@@ -225,6 +245,7 @@ def run_grading(
     title: str | None = None,
     grader: Grader | None = None,
     prestarted=None,
+    hidden: HiddenInputs | None = None,
 ) -> GradingRun:
     """Grade one submission with a progress bar; print the report."""
     running: list[str] = []  # the checks under way, named beside the bar (some take a while)
@@ -251,6 +272,7 @@ def run_grading(
             visible_only=visible_only,
             grader=grader,
             prestarted=prestarted,
+            hidden=hidden,
             on_start=lambda n: progress.update(task, total=n),
             on_check_start=started,
             on_verdict=finished,
@@ -292,8 +314,22 @@ def _progress() -> Progress:
 @click.option(
     "--jobs", type=click.IntRange(min=1), default=default_jobs, show_default="up to 4", help="Checks run in parallel."
 )
+@per_student_option
+@click.option(
+    "--student",
+    metavar="EMAIL",
+    help="Draw the hidden checks' inputs for this student (a group: its emails, comma-separated), as Gradescope "
+    "and regrade do with --per-student. Without it, a submission_metadata.json beside the submission names them.",
+)
 def grade(
-    assignment: str, submission_dir: Path, results: Path, settings: tuple[str, ...], device: str, jobs: int
+    assignment: str,
+    submission_dir: Path,
+    results: Path,
+    settings: tuple[str, ...],
+    device: str,
+    jobs: int,
+    per_student: bool,
+    student: str | None,
 ) -> None:
     """Grade a submission folder (or a .zip, or a notebook) against the reference; write results.json."""
     existing(submission_dir, "nothing was graded, and no results file written")
@@ -301,7 +337,8 @@ def grade(
     _warn_of_public_secret("this grading", "grade again for a real course")
     with servers_for(assignment, jobs) as prestarted:
         bound, variant = _load(_select(assignment, settings), device)
-        run_grading(bound, variant, submission_dir, results=results, jobs=jobs, prestarted=prestarted)
+        hidden = _grade_hidden_inputs(bound, submission_dir, per_student, student)
+        run_grading(bound, variant, submission_dir, results=results, jobs=jobs, prestarted=prestarted, hidden=hidden)
     console.print(f"results written to {results}")
 
 
@@ -459,7 +496,8 @@ def show_case(
     help="Where to write the zip to upload to Gradescope.",
 )
 @set_option
-def gradescope(assignment: str, out_path: Path, settings: tuple[str, ...]) -> None:
+@per_student_option
+def gradescope(assignment: str, out_path: Path, settings: tuple[str, ...], per_student: bool) -> None:
     """Build the Gradescope autograder zip of an assignment and variant.
 
     The course secret comes from LMGRADE_SECRET; Gradescope's timeout, when
@@ -480,7 +518,15 @@ def gradescope(assignment: str, out_path: Path, settings: tuple[str, ...]) -> No
             f"{SECRET_ENV} to the course's own secret and build again for a real course.[/bold red]"
         )
     try:
-        built = build_zip(bound, variant, selection, out_path, secret=secret, public_secret=public)
+        built = build_zip(
+            bound,
+            variant,
+            selection,
+            out_path,
+            secret=secret,
+            public_secret=public,
+            per_student=per_student_asked(bound.spec.hidden_inputs, per_student),
+        )
     except ZipError as exc:
         raise UserError(str(exc)) from None
     config = built.config
@@ -623,6 +669,7 @@ def demo(out_dir: Path, only: tuple[str, ...]) -> None:
     help="Where to grade: here, or on a Dask cluster.",
 )
 @click.option("--force", is_flag=True, help="Grade every submission again, even those unchanged since the last run.")
+@per_student_option
 def regrade_command(
     assignment: str,
     submissions_root: Path,
@@ -632,6 +679,7 @@ def regrade_command(
     jobs: int,
     executor_spec: str,
     force: bool,
+    per_student: bool,
 ) -> None:
     """Grade every sub-folder of SUBMISSIONS_ROOT: a scores CSV, results and a class report.
 
@@ -660,6 +708,7 @@ def regrade_command(
     writable_folder(csv_path.parent, "-o")
     _warn_of_public_secret("this regrade", "regrade for a real course")
     secret = course_secret()
+    per_student = per_student_asked(bound.spec.hidden_inputs, per_student)
     # Student code must not read the class's other submissions or results.
     protected = [layout.root.resolve(), results_dir.resolve()]
     for note in layout.notes:
@@ -675,8 +724,16 @@ def regrade_command(
                 force=force,
                 listener=progress,
                 device=device,
+                per_student=per_student,
                 make_executor=lambda: make_executor(
-                    connection, bound, variant, jobs=jobs, secret=secret, protected=protected, device=device
+                    connection,
+                    bound,
+                    variant,
+                    jobs=jobs,
+                    secret=secret,
+                    protected=protected,
+                    device=device,
+                    per_student=per_student,
                 ),
             )
     except ExecutorError as exc:

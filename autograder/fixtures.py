@@ -52,7 +52,7 @@ ALLOWED_MODULES = ("lmgrade",)  # and a plugin's public package (allowed_module)
 # Check fields a bundle does not carry: the recorded cases replace make_cases.
 _CHECK_FIELDS_LEFT_OUT = {"make_cases"}
 # AssignmentSpec fields that describe the instructor's folder, not the checks.
-_SPEC_FIELDS_LEFT_OUT = {"path", "templates", "checks", "limits", "public_package", "hidden"}
+_SPEC_FIELDS_LEFT_OUT = {"path", "templates", "checks", "limits", "public_package", "hidden", "hidden_inputs"}
 RAISED = "raised"  # a mistake's answer where making it raises
 
 

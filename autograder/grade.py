@@ -20,11 +20,13 @@ from .catalog import load_spec
 from .checks import Check
 from .expected_store import ExpectedStore, default_store
 from .grading import Grader
+from .hidden_inputs import HiddenInputs
 from .oracle import LiveReference
 from .reports.gradescope import ResultsFile
 from .results import HARNESS_FAULT_NOTE, GradingRun, Verdict
 from .sandbox.pool import Prestarted
 from .seeds import course_secret
+from .student_grader import for_student, is_hidden
 from .submission import graded_files_hash, prepare
 
 
@@ -58,14 +60,17 @@ def grade_submission(
     on_verdict: Callable[[Verdict], None] | None = None,
     on_check_start: Callable[[Check], None] | None = None,
     prestarted: Prestarted | None = None,
+    hidden: HiddenInputs | None = None,
 ) -> GradingRun:
     """Grade one submission folder; keep `results` (if given) a valid results.json throughout.
 
     `grader` lets many submissions share one sandbox pool and one set of
     expected values; without it, one is made (with the live reference,
     `store`, by default the user's, and the fork servers `prestarted`) and
-    closed. Raises `HarnessFault` when grading cannot be trusted, after
-    writing a results.json that says so.
+    closed. `hidden`: the student's hidden inputs, where they are drawn per
+    student (`hidden_inputs`); the grading says which on top. Raises
+    `HarnessFault` when grading cannot be trusted, after writing a
+    results.json that says so.
     """
     with tempfile.TemporaryDirectory(prefix="lmgrade-upload-") as scratch:
         return _grade_submission(
@@ -83,6 +88,7 @@ def grade_submission(
             on_verdict=on_verdict,
             on_check_start=on_check_start,
             prestarted=prestarted,
+            hidden=hidden,
         )
 
 
@@ -102,12 +108,15 @@ def _grade_submission(
     on_verdict,
     on_check_start,
     prestarted,
+    hidden,
 ) -> GradingRun:
     # The checks as the grader runs them (a check needing CUDA may not count here), for results.json too.
     assignment = grader.assignment if grader is not None else assignment.on()
     checks = [c for c in assignment.checks if c.visibility == "visible" or not visible_only]
     position = {c.name: i for i, c in enumerate(checks, start=1)}
     submission, said = prepare(submission, assignment.spec.files, scratch)
+    if hidden is not None and hidden.line() and any(is_hidden(c) for c in checks):
+        said.insert(0, hidden.line())  # on top of results.json's output: which seed this grading drew
     files_hash = graded_files_hash(submission, assignment.spec.files)
     results_file = ResultsFile(results, checks, output="\n\n".join(said)) if results else None
     verdicts: list[Verdict] = []
@@ -140,7 +149,7 @@ def _grade_submission(
                 store=store or default_store(),
                 prestarted=prestarted,
             ) as own:
-                own.grade(
+                for_student(own, hidden).grade(
                     submission,
                     on_verdict=record,
                     only=set(position),
@@ -148,7 +157,7 @@ def _grade_submission(
                     on_check_start=on_check_start,
                 )
         else:
-            grader.grade(
+            for_student(grader, hidden).grade(
                 submission,
                 on_verdict=record,
                 only=set(position),

@@ -93,9 +93,17 @@ def record_expected(assignment: Assignment, variant: dict, secret: str, folder: 
 
 
 def build_zip(
-    assignment: Assignment, variant: dict, selection: Selection, out: Path, *, secret: str, public_secret: bool
+    assignment: Assignment,
+    variant: dict,
+    selection: Selection,
+    out: Path,
+    *,
+    secret: str,
+    public_secret: bool,
+    per_student: bool = False,
 ) -> BuiltZip:
-    """Write the zip to `out` (replaced only once complete)."""
+    """Write the zip to `out` (replaced only once complete); `per_student`: its hidden checks draw each
+    student's own inputs, whose expected values the reference computes at grading time (`hidden_inputs`)."""
     root = source_root()
     distribution = catalog.sources()[assignment.name].distribution
     check_carried(assignment, root, distribution)
@@ -129,6 +137,7 @@ def build_zip(
             lmgrade_version=__version__,
             wheel=wheel.name,
             wheel_sha256=hashlib.sha256(wheel_bytes).hexdigest(),
+            per_student=per_student,
         )
         context = {
             "assignment": assignment.name,

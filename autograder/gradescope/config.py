@@ -58,6 +58,7 @@ class ZipConfig:
     wheel_sha256: str
     format: int = FORMAT
     variant: dict = field(default_factory=dict)  # the resolved variant, for people reading the file
+    per_student: bool = False  # hidden checks' inputs drawn per student (`hidden_inputs`)
 
     @classmethod
     def for_assignment(
@@ -72,6 +73,7 @@ class ZipConfig:
         lmgrade_version: str,
         wheel: str,
         wheel_sha256: str,
+        per_student: bool = False,
     ) -> ZipConfig:
         checks = [CheckEntry(c.name, c.title, c.points, c.visibility) for c in assignment.checks]
         return cls(
@@ -84,6 +86,7 @@ class ZipConfig:
             wheel=wheel,
             wheel_sha256=wheel_sha256,
             variant=dict(variant),
+            per_student=per_student,
         )
 
     @property

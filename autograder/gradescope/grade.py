@@ -23,6 +23,7 @@ from ..assignment import AssignmentError
 from ..errors import HarnessFault
 from ..expected_store import ExpectedStore
 from ..grade import grade_submission, servers_for
+from ..hidden_inputs import hidden_inputs, student_identity
 from ..oracle import LiveReference
 from ..plural import counted
 from ..reports.terminal import describe_defences, print_report
@@ -30,6 +31,7 @@ from ..sandbox.limits import default_jobs
 from ..sandbox.privileges import die_with_parent
 from .config import ZipConfig
 from .layout import Layout
+from .metadata import beside, read_submitters
 
 
 def load(config: ZipConfig):
@@ -65,6 +67,9 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         with servers_for(config.assignment, default_jobs()) as prestarted:
             assignment, variant = load(config)
+            # Per student, the hidden checks' cases are the submitters' own, and the reference computes
+            # their expected values here (the zip holds the public ones, and the course's hidden ones).
+            identity = student_identity(read_submitters(beside(layout.submission))) if config.per_student else None
             # The expected values recorded in the zip: only the submission's side is computed here.
             run = grade_submission(
                 assignment,
@@ -75,6 +80,7 @@ def main(argv: list[str] | None = None) -> int:
                 secret=config.secret,
                 store=ExpectedStore(layout.expected),
                 prestarted=prestarted,
+                hidden=hidden_inputs(config.secret, identity, config.per_student),
             )
     except (HarnessFault, AssignmentError) as exc:
         print(f"lmgrade: harness fault: {exc}", file=sys.stderr)

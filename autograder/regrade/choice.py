@@ -33,13 +33,16 @@ def make_executor(
     secret: str,
     protected: Iterable[Path] = (),
     device: str = "auto",
+    per_student: bool = False,
 ) -> Executor:
     """This process's executor (`connection` None), or one on the Dask cluster `connection` names.
 
     `assignment` is bound to this machine's device for a local executor; for
     Dask it is not, and the workers bind `device` (the --device asked for) on
-    their own machines.
+    their own machines. `per_student`: each submission's hidden checks draw its students' own inputs.
     """
     if connection is None:
-        return LocalExecutor(assignment, variant, jobs=jobs, secret=secret, protected=protected)
-    return DaskExecutor(connection, assignment, variant, secret=secret, device=device)
+        return LocalExecutor(
+            assignment, variant, jobs=jobs, secret=secret, protected=protected, per_student=per_student
+        )
+    return DaskExecutor(connection, assignment, variant, secret=secret, device=device, per_student=per_student)

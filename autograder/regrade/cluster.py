@@ -30,6 +30,7 @@ from ..assignment import Assignment
 from ..device import DeviceError
 from ..expected_store import default_store
 from ..grading import Grader
+from ..hidden_inputs import hidden_inputs, student_identity
 from ..oracle import LiveReference
 from ..seeds import course_secret
 from ..selection import Selection
@@ -107,8 +108,19 @@ def worker_fingerprint(selection: dict, device: str) -> dict:
         return {**said, "device": None, "cannot": str(exc)}
 
 
-def grade_on_worker(selection: dict, device: str, fingerprint: str, files: dict[str, bytes]) -> dict:
-    """Grade one submission, given as its files, with this worker's grader; `Graded` as a dict."""
+def grade_on_worker(
+    selection: dict,
+    device: str,
+    fingerprint: str,
+    files: dict[str, bytes],
+    identity: str | None = None,
+    per_student: bool = False,
+) -> dict:
+    """Grade one submission, given as its files, with this worker's grader; `Graded` as a dict.
+
+    `per_student`: the hidden checks draw the inputs of the students `identity` names, from this worker's
+    secret (the same as the client's: the fingerprints agree).
+    """
     try:
         grader, assignment, variant, own = worker_grader(selection, device)
     except Exception as exc:
@@ -122,7 +134,8 @@ def grade_on_worker(selection: dict, device: str, fingerprint: str, files: dict[
             write_files(files, folder)
         except (OSError, ValueError) as exc:
             return Graded.failed(exc).as_dict()
-        return grade_folder(grader, assignment, variant, folder)
+        hidden = hidden_inputs(course_secret(), identity, per_student)
+        return grade_folder(grader, assignment, variant, folder, hidden)
 
 
 # -- on the client ---------------------------------------------------------
@@ -131,8 +144,18 @@ def grade_on_worker(selection: dict, device: str, fingerprint: str, files: dict[
 class DaskExecutor(Executor):
     """Submissions graded by the workers of a Dask cluster; at most two per worker thread in flight."""
 
-    def __init__(self, connection: dict, assignment: Assignment, variant: dict, *, secret: str, device: str = "auto"):
+    def __init__(
+        self,
+        connection: dict,
+        assignment: Assignment,
+        variant: dict,
+        *,
+        secret: str,
+        device: str = "auto",
+        per_student: bool = False,
+    ):
         """`assignment` as the catalogue gives it, bound to no device: the workers bind `device`."""
+        self.per_student = per_student
         try:
             from distributed import Client
         except ImportError:
@@ -195,6 +218,8 @@ class DaskExecutor(Executor):
                 self.device,
                 self.fingerprint,
                 files,
+                student_identity(submission.students),
+                self.per_student,
                 key=f"lmgrade-regrade-{uuid.uuid4().hex}",
                 pure=False,
             )

@@ -17,6 +17,7 @@ from pathlib import Path
 from ..assignment import Assignment
 from ..expected_store import default_store
 from ..grading import Grader
+from ..hidden_inputs import hidden_inputs, student_identity
 from ..oracle import LiveReference
 from .graded import Graded, grade_folder
 from .layout import SubmissionFolder
@@ -56,9 +57,17 @@ class LocalExecutor(Executor):
     """
 
     def __init__(
-        self, assignment: Assignment, variant: dict, *, jobs: int, secret: str, protected: Iterable[Path] = ()
+        self,
+        assignment: Assignment,
+        variant: dict,
+        *,
+        jobs: int,
+        secret: str,
+        protected: Iterable[Path] = (),
+        per_student: bool = False,
     ):
         self.assignment, self.variant = assignment, variant
+        self.secret, self.per_student = secret, per_student
         self.capacity = max(1, jobs)
         self.grader = Grader(
             assignment,
@@ -73,7 +82,15 @@ class LocalExecutor(Executor):
     def grade(self, submissions: Iterable[SubmissionFolder]) -> Iterator[tuple[SubmissionFolder, Graded]]:
         with ThreadPoolExecutor(max_workers=self.capacity, thread_name_prefix="regrade") as pool:
             futures = {
-                pool.submit(grade_folder, self.grader, self.assignment, self.variant, s.folder): s for s in submissions
+                pool.submit(
+                    grade_folder,
+                    self.grader,
+                    self.assignment,
+                    self.variant,
+                    s.folder,
+                    hidden_inputs(self.secret, student_identity(s.students), self.per_student),
+                ): s
+                for s in submissions
             }
             try:
                 for future in as_completed(futures):

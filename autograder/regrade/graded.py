@@ -18,6 +18,7 @@ from ..assignment import Assignment
 from ..feedback import NOT_IMPLEMENTED
 from ..grade import grade_submission
 from ..grading import Grader
+from ..hidden_inputs import HiddenInputs
 from ..results import CheckScore, Graded, GradingRun, describe_failure
 
 __all__ = ["CheckScore", "Graded", "ZERO_CAUSES", "describe_failure", "grade_folder", "zero_cause"]
@@ -52,11 +53,14 @@ def zero_cause(run: GradingRun) -> str:
     return "wrong"
 
 
-def grade_folder(grader: Grader, assignment: Assignment, variant: dict, folder: Path) -> dict:
-    """Grade one submission folder with `grader`; its `Graded` as a dict, an `error` if grading failed."""
+def grade_folder(
+    grader: Grader, assignment: Assignment, variant: dict, folder: Path, hidden: HiddenInputs | None = None
+) -> dict:
+    """Grade one submission folder with `grader` (and the student's `hidden` inputs, where they are drawn
+    per student); its `Graded` as a dict, an `error` if grading failed."""
     started = time.perf_counter()
     try:
-        run = grade_submission(assignment, variant, folder, grader=grader)
+        run = grade_submission(assignment, variant, folder, grader=grader, hidden=hidden)
     except Exception as exc:  # a HarnessFault or a bug of the harness: this submission's row only
         return Graded.failed(exc).as_dict()
     return Graded.of(run, wall_s=round(time.perf_counter() - started, 3), zero_cause=zero_cause(run)).as_dict()

@@ -7,6 +7,7 @@ groups of identical submissions, and the checks whose failures mostly come
 with a failure of a check they build on; then the pairs of near-duplicate
 submissions (`near_duplicates`) and the review queue (`review_queue`):
 every submission that needs a person, with why and a link to its feedback.
+With per-student hidden inputs, each submission's seed (a short hash of it).
 The charts are SVG written by the template itself: no plotting library to
 install, no image files beside the page, text that stays sharp when zoomed,
 and the same bytes for the same grades. Nothing in the page changes between
@@ -118,7 +119,13 @@ def mistake_counts(assignment: Assignment, graded: list[Graded]) -> list[Mistake
     return sorted(counts, key=lambda m: (-m.submissions, m.name))
 
 
-def render_report(assignment: Assignment, variant: dict, rows: list[tuple[SubmissionFolder, Graded]]) -> str:
+def render_report(
+    assignment: Assignment,
+    variant: dict,
+    rows: list[tuple[SubmissionFolder, Graded]],
+    seeds: dict[str, str] | None = None,
+) -> str:
+    """The page; `seeds` (each submission's hidden-input seed, where drawn per student) adds their table."""
     graded = [g for _, g in rows if not g.error]
     maximum = sum(c.points for c in assignment.checks)
     scores = [g.score for g in graded]
@@ -156,10 +163,15 @@ def render_report(assignment: Assignment, variant: dict, rows: list[tuple[Submis
         review=review_queue(assignment, rows, identical, near),
         stood_in=insights.paid_by_stand_ins(assignment, rows),
         failures=[(s.key, g.error) for s, g in rows if g.error],
+        seeds=None if seeds is None else [(s.key, seeds.get(s.key, "")) for s, _ in rows],
     )
 
 
 def write_report(
-    path: Path, assignment: Assignment, variant: dict, rows: list[tuple[SubmissionFolder, Graded]]
+    path: Path,
+    assignment: Assignment,
+    variant: dict,
+    rows: list[tuple[SubmissionFolder, Graded]],
+    seeds: dict[str, str] | None = None,
 ) -> None:
-    Path(path).write_text(render_report(assignment, variant, rows), encoding="utf-8")
+    Path(path).write_text(render_report(assignment, variant, rows, seeds), encoding="utf-8")

@@ -11,12 +11,15 @@ the same files.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
 from ..assignment import Assignment
+from ..hidden_inputs import COURSE, hidden_inputs, student_identity
+from ..plural import counted
 from ..submission import content_hash
 from .content import grading_fingerprint
 from .executor import Executor
@@ -70,18 +73,33 @@ def regrade(
     force: bool = False,
     listener: Listener | None = None,
     device: str = "auto",
+    per_student: bool = False,
 ) -> RegradeSummary:
     """Grade every submission of `layout` that needs it; write the CSV, the gradebooks, the results and
     the report.
 
     `assignment` is bound to this machine's device where it grades here; on
     a cluster it is not, and `device` is the --device its workers bind.
+    `per_student`: each submission's hidden checks draw its students' own
+    inputs (`hidden_inputs`), and the CSV and the report say which seed
+    each was graded with (the executor must be made with it too).
     """
     csv_path = Path(csv_path)
     results_dir, report_path = output_paths(csv_path)
     results_dir.mkdir(parents=True, exist_ok=True)
     store = ResultsFolder(results_dir, assignment.checks)
     fingerprint = grading_fingerprint(assignment, variant, secret, device)
+    # Per student, a submission's grading depends on its students too: another seed, another grading.
+    seeds = (
+        {s.key: hidden_inputs(secret, student_identity(s.students), True).tag for s in layout.submissions}
+        if per_student
+        else None
+    )
+
+    def fingerprint_of(submission: SubmissionFolder) -> str:
+        if seeds is None:
+            return fingerprint
+        return hashlib.sha256(f"{fingerprint}\0hidden inputs {seeds[submission.key]}".encode()).hexdigest()
 
     summary = RegradeSummary(csv_path, report_path, results_dir, [])
     grades: dict[str, Graded] = {}
@@ -93,7 +111,7 @@ def regrade(
         except OSError as exc:  # unreadable: its row says so
             grades[submission.key] = Graded.failed(exc)
             continue
-        earlier = None if force else store.finished(submission.key, hashes[submission.key], fingerprint)
+        earlier = None if force else store.finished(submission.key, hashes[submission.key], fingerprint_of(submission))
         if earlier is None:
             pending.append(submission)
         else:
@@ -106,15 +124,22 @@ def regrade(
             if listener:
                 listener.grading(executor.capacity)
             for submission, graded in executor.grade(pending):
-                store.save(submission.key, hashes[submission.key], fingerprint, graded)
+                store.save(submission.key, hashes[submission.key], fingerprint_of(submission), graded)
                 grades[submission.key] = graded
                 if not graded.error:
                     summary.graded += 1
                 if listener:
                     listener.finished(submission, graded)
     summary.rows = [(s, grades[s.key]) for s in layout.submissions]
-    write_scores_csv(csv_path, assignment.checks, summary.rows)
+    write_scores_csv(csv_path, assignment.checks, summary.rows, seeds)
     summary.gradebooks, note = write_gradebooks(csv_path, assignment.spec.name, variant, summary.rows)
     summary.notes += [note] if note else []
-    write_report(report_path, assignment, variant, summary.rows)
+    write_report(report_path, assignment, variant, summary.rows, seeds)
+    unknown = [key for key, seed in (seeds or {}).items() if seed == COURSE]
+    if unknown:
+        has = "has" if len(unknown) == 1 else "have"
+        summary.notes.append(
+            f"hidden inputs: {counted(len(unknown), 'submission')} {has} no student in a submission_metadata.yml, "
+            f"so the course's hidden inputs were used: {', '.join(unknown[:5])}{' ...' if len(unknown) > 5 else ''}"
+        )
     return summary

@@ -2,7 +2,10 @@
 
 Columns: submission, student, email, score, max, then one per check in the
 assignment's order. Group members are joined with "; ". A submission that
-could not be graded keeps its row with its score cells empty.
+could not be graded keeps its row with its score cells empty. With
+per-student hidden inputs, a "seed" column after the email says which seed
+each submission's hidden checks were drawn from (`hidden_inputs.HiddenInputs.tag`:
+a short hash, or "course" for a submission with no student).
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from .graded import Graded
 from .layout import SubmissionFolder
 
 FIXED_COLUMNS = ("submission", "student", "email", "score", "max")
+SEED_COLUMN = "seed"
 JOINER = "; "
 
 
@@ -26,11 +30,18 @@ def points(value: float) -> str:
     return "0" if text in ("-0", "") else text
 
 
-def scores_table(checks: list[Check], rows: list[tuple[SubmissionFolder, Graded]]) -> list[list[str]]:
-    """The header, then one line per submission, in the order given."""
-    table = [[*FIXED_COLUMNS, *(c.name for c in checks)]]
+def scores_table(
+    checks: list[Check], rows: list[tuple[SubmissionFolder, Graded]], seeds: dict[str, str] | None = None
+) -> list[list[str]]:
+    """The header, then one line per submission, in the order given; `seeds` (by submission): the seed column."""
+    fixed = list(FIXED_COLUMNS)
+    if seeds is not None:
+        fixed.insert(fixed.index("email") + 1, SEED_COLUMN)
+    table = [[*fixed, *(c.name for c in checks)]]
     for submission, graded in rows:
         people = [JOINER.join(getattr(s, field) for s in submission.students) for field in ("name", "email")]
+        if seeds is not None:
+            people.append(seeds.get(submission.key, ""))
         if graded.error:
             table.append([submission.key, *people, "", points(sum(c.points for c in checks)), *("" for _ in checks)])
             continue
@@ -47,10 +58,12 @@ def scores_table(checks: list[Check], rows: list[tuple[SubmissionFolder, Graded]
     return table
 
 
-def write_scores_csv(path: Path, checks: list[Check], rows: list[tuple[SubmissionFolder, Graded]]) -> None:
+def write_scores_csv(
+    path: Path, checks: list[Check], rows: list[tuple[SubmissionFolder, Graded]], seeds: dict[str, str] | None = None
+) -> None:
     """Write the table atomically: a reader never sees half a file."""
     buffer = io.StringIO()
-    csv.writer(buffer, lineterminator="\n").writerows(scores_table(checks, rows))
+    csv.writer(buffer, lineterminator="\n").writerows(scores_table(checks, rows, seeds))
     path = Path(path)
     tmp = path.with_name(f".{path.name}.tmp")
     tmp.write_text(buffer.getvalue(), encoding="utf-8")
