@@ -20,6 +20,7 @@ else:  # pragma: no cover - Python 3.10 (Gradescope's default image)
 from .assignment_plugin import package_folder
 from .checks import DEVICES, VISIBILITIES, WHEN_ABSENT, Check
 from .device import resolve as resolve_device
+from .hidden_inputs import CHOICES as HIDDEN_INPUTS
 from .hidden_inputs import COURSE
 from .sandbox.limits import Limits
 
@@ -204,7 +205,7 @@ def load_assignment(path: Path) -> AssignmentSpec:
     top.only({"assignment", "variants", "templates", "limits", "checks", "forbidden", "gpu"})
 
     meta = top.sub("assignment")
-    meta.only({"name", "title", "files", "reference", "preload"})
+    meta.only({"name", "title", "files", "reference", "preload", "hidden_inputs"})
     name = meta.get("name", str, required=True)
     if name != path.parent.name:
         raise meta.error("name", f"{name!r} must match the folder name {path.parent.name!r}")
@@ -287,6 +288,7 @@ def load_assignment(path: Path) -> AssignmentSpec:
         forbidden_also=forbidden_also,
         forbidden_operators=forbidden_operators,
         when_absent=_choice(gpu, "when_absent", WHEN_ABSENT) or "not_counted",
+        hidden_inputs=_choice(meta, "hidden_inputs", HIDDEN_INPUTS) or COURSE,
     )
 
 

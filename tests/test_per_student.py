@@ -6,8 +6,11 @@ import json
 import shutil
 from pathlib import Path
 
+import pytest
+
 from helpers import ROOT, TEST_SECRET, shortened
 from lmgrade import catalog, wire
+from lmgrade.assignment import AssignmentError, load_assignment
 from lmgrade.checks import CaseContext
 from lmgrade.expected_store import ExpectedStore
 from lmgrade.grade import grade_submission
@@ -21,6 +24,7 @@ from lmgrade.hidden_inputs import (
     HiddenInputs,
     hidden_inputs,
     identity_of_option,
+    per_student_asked,
     student_identity,
 )
 from lmgrade.oracle import LiveReference
@@ -100,6 +104,21 @@ def test_a_students_seed_comes_from_the_secret_and_is_shown_only_as_a_short_hash
     assert unknown.secret is None and unknown.tag == COURSE and "course's hidden inputs" in unknown.line()
     off = hidden_inputs(TEST_SECRET, ADA, False)
     assert off.secret is None and off.line() is None
+
+
+def test_assignment_toml_asks_for_per_student_inputs(tmp_path):
+    folder = tmp_path / "ngram"
+    shutil.copytree(ROOT / "assignments" / "ngram", folder)
+    toml = folder / "assignment.toml"
+    assert load_assignment(toml).hidden_inputs == COURSE
+    text = toml.read_text()
+    toml.write_text(text.replace('files = ["ngram.py"]', 'files = ["ngram.py"]\nhidden_inputs = "per_student"'))
+    spec = load_assignment(toml)
+    assert spec.hidden_inputs == "per_student" and per_student_asked(spec.hidden_inputs, False)
+    assert per_student_asked(COURSE, True) and not per_student_asked(COURSE, False)
+    toml.write_text(text.replace('files = ["ngram.py"]', 'files = ["ngram.py"]\nhidden_inputs = "each"'))
+    with pytest.raises(AssignmentError, match="hidden_inputs"):
+        load_assignment(toml)
 
 
 # -- what a student is graded on ------------------------------------------------------------------------
