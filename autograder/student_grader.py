@@ -14,7 +14,6 @@ finds them there: they are cached per seed.
 
 from __future__ import annotations
 
-import threading
 from typing import Any
 
 from .checks import Case, Check, Mistake
@@ -68,15 +67,20 @@ class StudentGrader(Grader):
 
     Made without `Grader.__init__`: it starts nothing and owns nothing. Closing it closes nothing; the
     shared grader's pool, import probe and reference copy serve it, and are closed with the shared grader.
+    A cache a `Grader` keeps by check must be one of its private dicts: this one starts with its own.
     """
 
     def __init__(self, shared: Grader, secret: str):
         self.__dict__.update(vars(shared))
+        # The grader's caches (its private dicts, keyed by check: the stand-in records, their encoded cases)
+        # hold what was computed on the cases it drew: this student's start empty, so that no hidden case
+        # drawn for the course or another student reaches this one's runs.
+        for name, value in vars(shared).items():
+            if name.startswith("_") and isinstance(value, dict):
+                setattr(self, name, {})
         self.shared = shared
         own = ExpectedValues(shared.assignment, shared.variant, shared.oracle, secret=secret, store=shared.store)
         self.expected = StudentExpectedValues(shared.expected, own)
-        self._hidden_tables: dict[tuple, list | None] = {}
-        self._hidden_lock = threading.Lock()
 
     def close(self) -> None:
         """Nothing of its own to close (the shared grader's pool is closed with that grader)."""
@@ -85,19 +89,11 @@ class StudentGrader(Grader):
         return self.shared.reference_submission()
 
     def stand_in_tables(self, check: Check, names: tuple[str, ...]) -> list | None:
-        """The reference's calls of `names` on the check's cases: the shared grader's for a public check,
-        this student's own (recorded once) for a hidden one, whose cases are this student's."""
+        """The reference's calls of `names` on the check's cases: the shared grader's for a public check
+        (recorded once for the class), this student's own for a hidden one, whose cases are this student's."""
         if not is_hidden(check):
             return self.shared.stand_in_tables(check, names)
-        key = (check.name, names)
-        with self._hidden_lock:
-            if key in self._hidden_tables:
-                return self._hidden_tables[key]
-        cases, _ = self.cases_and_expected(check)
-        tables = self.oracle.stand_in_calls(check, cases, names)
-        with self._hidden_lock:
-            self._hidden_tables[key] = tables
-        return tables
+        return super().stand_in_tables(check, names)
 
 
 def for_student(grader: Grader, hidden: HiddenInputs | None) -> Grader:

@@ -184,6 +184,16 @@ def test_one_student_graded_three_times_gets_one_score_and_one_seed_line(ngram, 
     assert computed == [own_cases]
 
 
+def test_a_hidden_check_earned_with_a_stand_in_runs_on_each_students_own_cases(ngram_grader, buggy):
+    # logprob in base 2: perplexity_hidden fails beside it, and passes with the grader's logprob in its place,
+    # on the cases (and the reference's recorded calls) of whoever is graded, after the others on one grader.
+    grader = ngram_grader
+    for hidden in (hidden_inputs(TEST_SECRET, None, False), student(GRACE), student(ADA)):
+        run = grade_submission(grader.assignment, grader.variant, buggy["log_base_2"], grader=grader, hidden=hidden)
+        verdict = next(v for v in run.verdicts if is_hidden(v.check))
+        assert verdict.passed and verdict.stood_in == ("logprob",), (hidden.tag, verdict.output)
+
+
 def test_the_reference_scores_full_marks_under_any_identity(ngram_grader, reference_submission):
     for hidden in (student(ADA), student(GRACE), hidden_inputs(TEST_SECRET, None, True)):
         grader = ngram_grader
