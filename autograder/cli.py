@@ -495,9 +495,19 @@ def show_case(
     type=click.Path(dir_okay=False, path_type=Path),
     help="Where to write the zip to upload to Gradescope.",
 )
+@click.option(
+    "--try",
+    "try_submission",
+    type=click.Path(path_type=Path),
+    metavar="SUBMISSION",
+    help="Then install the zip in a temporary folder laid out as Gradescope's /autograder and grade SUBMISSION "
+    "(a folder, .zip, notebook or .py) with its run_autograder; print the results (docs/gradescope-try.md).",
+)
 @set_option
 @per_student_option
-def gradescope(assignment: str, out_path: Path, settings: tuple[str, ...], per_student: bool) -> None:
+def gradescope(
+    assignment: str, out_path: Path, try_submission: Path | None, settings: tuple[str, ...], per_student: bool
+) -> None:
     """Build the Gradescope autograder zip of an assignment and variant.
 
     The course secret comes from LMGRADE_SECRET; Gradescope's timeout, when
@@ -506,6 +516,8 @@ def gradescope(assignment: str, out_path: Path, settings: tuple[str, ...], per_s
     from .gradescope.build import build_zip
     from .gradescope.config import ZipError
 
+    if try_submission is not None:
+        existing(try_submission, "no zip was built, and nothing tried")
     selection = _select(assignment, settings)
     # Bound here: the zip records its expected values on this machine.
     bound, variant = _load(selection, "auto")
@@ -544,6 +556,12 @@ def gradescope(assignment: str, out_path: Path, settings: tuple[str, ...], per_s
             "submission that uses every limit is stopped there and its remaining checks score 0. "
             "Raise the timeout on Gradescope and set LMGRADE_GRADESCOPE_TIMEOUT to it.[/yellow]"
         )
+    if try_submission is not None:
+        from .gradescope.trial import print_tried, try_zip
+
+        with err_console.status(f"trying the zip on {try_submission}: its setup.sh, then its run_autograder"):
+            tried = try_zip(built.path, try_submission)
+        print_tried(console, tried)
 
 
 @main.command("student-bundle")

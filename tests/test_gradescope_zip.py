@@ -2,12 +2,13 @@
 
 The zip is built by `lmgrade gradescope`, installed by its own setup.sh into
 a throwaway virtual environment and run in temporary folders laid out like
-/autograder (`lmgrade.gradescope.local`, with the scripts' test-only
-settings). Every results.json must be valid Gradescope JSON with the scores
-`lmgrade grade` gives the same submission. The throwaway environment gets
-what requirements.txt names from pip's own configuration, and no torch: the
-assignments run here (ngram, rnn) import none; the transformer's zip is
-built and inspected.
+/autograder, as `lmgrade gradescope --try` does (`lmgrade.gradescope.trial`,
+with the scripts' local-run settings). Every results.json must be valid
+Gradescope JSON with the scores `lmgrade grade` gives the same submission.
+The throwaway environment reuses this interpreter's libraries, so pip
+installs only what they lack; lmgrade itself comes from the zip's wheel. No
+torch: the assignments run here (ngram, rnn, lstm) import none; the
+transformer's zip is built and inspected.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from lmgrade import catalog
 from lmgrade.flawed import write_flawed
 from lmgrade.gradescope.layout import CONFIG_NAME, EXPECTED_FOLDER, Layout
 from lmgrade.gradescope.local import LocalInstall, clean_env, install
+from lmgrade.gradescope.trial import install_for_trial
 from lmgrade.reports.gradescope import NOT_GRADED
 from lmgrade.selection import Selection
 
@@ -84,9 +86,9 @@ def rnn_zip(tmp_path_factory) -> tuple[Path, subprocess.CompletedProcess]:
 
 @pytest.fixture(scope="module")
 def installed(tmp_path_factory, ngram_zip) -> LocalInstall:
-    """The ngram zip installed by its setup.sh into a throwaway venv (torch-free: ngram imports none)."""
-    tmp = tmp_path_factory.mktemp("gradescope")
-    made = install(ngram_zip, tmp, tmp / "venv")
+    """The ngram zip installed by its setup.sh into a throwaway venv, as --try installs it (torch-free: ngram
+    imports none)."""
+    made = install_for_trial(ngram_zip, tmp_path_factory.mktemp("gradescope"))
     print(f"setup.sh took {made.setup_s:.1f} s")
     return made
 

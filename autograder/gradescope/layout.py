@@ -2,8 +2,9 @@
 
 The zip is unpacked to ``source/``, the student's files arrive in
 ``submission/``, and ``results/results.json`` is what the platform reads.
-Only the test suite moves the root (``LMGRADE_GRADESCOPE_ROOT``), to run a
-zip in a temporary folder laid out the same way.
+Only a run on another machine moves the root (``LMGRADE_GRADESCOPE_ROOT``):
+`lmgrade gradescope --try` and the test suite run a zip in a temporary
+folder laid out the same way (`local.py`).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 DEFAULT_ROOT = Path("/autograder")
-# Test-only: a temporary folder laid out like /autograder. Never set on Gradescope.
+# A temporary folder laid out like /autograder (`lmgrade gradescope --try`, the tests). Never set on Gradescope.
 ROOT_ENV = "LMGRADE_GRADESCOPE_ROOT"
 CONFIG_NAME = "lmgrade-gradescope.json"
 EXPECTED_FOLDER = "expected"

@@ -4,7 +4,9 @@ The wheel is built from lmgrade's source folder with pip, from a clean copy
 of what the project packages (so nothing stale from an earlier `build/` can
 slip in), and holds the harness, every built-in plugin, the references and
 the assignment files: the same code the test suite ran is the code that
-grades. Its requirements come from its own metadata; torch is set apart,
+grades. An assignment package's wheel is written from its installed files,
+or, where it is an editable install, built from its source folder as
+lmgrade's is. The requirements come from each wheel's own metadata; torch is set apart,
 because it must come from the index of CPU-only builds, and only for an
 assignment whose reference or checks import it.
 """
@@ -19,6 +21,8 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import urllib.parse
+import urllib.request
 import zipfile
 from pathlib import Path
 
@@ -69,9 +73,64 @@ def check_carried(assignment: Assignment, root: Path, distribution: str | None) 
             )
 
 
+def editable_source(dist: importlib.metadata.Distribution) -> Path | None:
+    """The source folder of `dist` where it is an editable install (pip install -e), else None.
+
+    pip records it in the distribution's direct_url.json (PEP 610): a file:// URL with
+    ``dir_info.editable``.
+    """
+    try:
+        recorded = json.loads(dist.read_text("direct_url.json") or "{}")
+    except ValueError:
+        return None
+    if not isinstance(recorded, dict) or not isinstance(recorded.get("dir_info"), dict):
+        return None
+    if not recorded["dir_info"].get("editable"):
+        return None
+    parsed = urllib.parse.urlparse(str(recorded.get("url", "")))
+    if parsed.scheme != "file":
+        return None
+    folder = Path(urllib.request.url2pathname(parsed.path))
+    return folder if (folder / "pyproject.toml").is_file() or (folder / "setup.py").is_file() else None
+
+
+# What a project folder holds that is no part of its wheel: version control, environments, build outputs
+# and caches (a stale build/ could otherwise slip old files into the wheel).
+NOT_PACKAGED = (
+    ".git",
+    ".hg",
+    ".svn",
+    ".venv",
+    "venv",
+    ".tox",
+    ".nox",
+    "build",
+    "dist",
+    "*.egg-info",
+    "__pycache__",
+    "*.pyc",
+    ".pytest_cache",
+    ".mypy_cache",
+    ".ruff_cache",
+    "node_modules",
+)
+
+
+def source_wheel(folder: Path, out_dir: Path, what: str) -> Path:
+    """Build the wheel of the project in `folder` with pip, from a clean copy of it; return its path."""
+    with tempfile.TemporaryDirectory(prefix="lmgrade-source-") as staged:
+        copy = Path(staged) / "project"
+        shutil.copytree(folder, copy, ignore=shutil.ignore_patterns(*NOT_PACKAGED), symlinks=True)
+        return _pip_wheel(copy, Path(out_dir), what)
+
+
 def distribution_wheel(name: str, out_dir: Path) -> Path:
-    """A wheel of the installed distribution `name` (an assignment package), from its installed files."""
+    """A wheel of the installed distribution `name` (an assignment package): built from its source folder
+    where it is an editable install, else written from its installed files."""
     dist = importlib.metadata.distribution(name)
+    source = editable_source(dist)
+    if source is not None:
+        return source_wheel(source, Path(out_dir), f"{name}'s wheel (from {source})")
     files = {}
     for path in dist.files or []:
         parts = path.parts
@@ -86,8 +145,8 @@ def distribution_wheel(name: str, out_dir: Path) -> Path:
         files[path.as_posix()] = Path(dist.locate_file(path)).read_bytes()
     if not any(p.endswith(".py") for p in files):
         raise ZipError(
-            f"the package {name} is installed without its files (pip install -e?): "
-            "install it from its wheel or folder without -e, so the zip can carry it"
+            f"the package {name} is installed without its files, and without a source folder pip recorded: "
+            "install it from its folder (pip install -e FOLDER, or without -e), so the zip can carry it"
         )
     entry_points: dict[str, dict[str, str]] = {}
     for ep in dist.entry_points:
@@ -122,6 +181,12 @@ def build_wheel(root: Path, out_dir: Path) -> Path:
     """Build lmgrade's wheel into `out_dir` with pip; return its path."""
     with tempfile.TemporaryDirectory(prefix="lmgrade-wheel-") as staged:
         _stage(root, Path(staged))
+        return _pip_wheel(Path(staged), out_dir, "lmgrade's wheel")
+
+
+def _pip_wheel(project: Path, out_dir: Path, what: str) -> Path:
+    """The one wheel pip builds of the project folder `project`, moved into `out_dir`."""
+    with tempfile.TemporaryDirectory(prefix="lmgrade-built-") as built:
         proc = subprocess.run(
             [
                 sys.executable,
@@ -133,18 +198,19 @@ def build_wheel(root: Path, out_dir: Path) -> Path:
                 "--quiet",
                 "--disable-pip-version-check",
                 "--wheel-dir",
-                str(out_dir),
-                staged,
+                built,
+                str(project),
             ],
             capture_output=True,
             text=True,
         )
-    if proc.returncode != 0:
-        raise HarnessFault(f"pip could not build lmgrade's wheel:\n{(proc.stderr or proc.stdout).strip()[-2000:]}")
-    wheels = sorted(out_dir.glob(f"{PROJECT}-*.whl"))
-    if len(wheels) != 1:
-        raise HarnessFault(f"pip built {len(wheels)} wheels of lmgrade in {out_dir}, expected one")
-    return wheels[0]
+        if proc.returncode != 0:
+            raise HarnessFault(f"pip could not build {what}:\n{(proc.stderr or proc.stdout).strip()[-2000:]}")
+        wheels = sorted(Path(built).glob("*.whl"))
+        if len(wheels) != 1:
+            raise HarnessFault(f"pip built {len(wheels)} wheels for {what}, expected one")
+        out_dir.mkdir(parents=True, exist_ok=True)
+        return Path(shutil.move(str(wheels[0]), str(out_dir / wheels[0].name)))
 
 
 def requirement_name(requirement: str) -> str:
