@@ -304,3 +304,22 @@ def test_the_student_bundle_is_unaffected(ngram):
     recorded = describe(assignment, variant)
     assert "hidden_inputs" not in recorded.spec
     assert not any(is_hidden(check) for check in assignment.checks if check.name in recorded.checks)
+
+
+def test_a_dask_worker_draws_the_students_inputs_from_its_own_secret(monkeypatch, ngram):
+    from lmgrade.regrade import cluster
+    from lmgrade.regrade.content import grading_fingerprint, read_files
+
+    monkeypatch.setenv("LMGRADE_SECRET", TEST_SECRET)
+    monkeypatch.setattr(cluster, "_graders", {})  # this test's grader only, closed below
+    assignment, variant = ngram
+    selection = Selection.of("ngram", variant).as_dict()
+    fingerprint = grading_fingerprint(assignment, variant, TEST_SECRET, "cpu")
+    files = read_files(REFERENCE.parent)
+    try:
+        graded = cluster.grade_on_worker(selection, "cpu", fingerprint, files, identity_of_option(ADA), True)
+    finally:
+        for grader, *_ in cluster._graders.values():
+            grader.close()
+    assert not graded.get("error"), graded.get("error")
+    assert graded["note"].splitlines()[0] == student(ADA).line()
