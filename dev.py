@@ -7,7 +7,7 @@
     python3 dev.py lint                          # set up, then ruff: lint and format check
     python3 dev.py docs [mkdocs build options]   # set up, then build the documentation site into site/
     python3 dev.py mutants [NAME ...]            # set up, then grade every mutant of each reference
-    python3 dev.py cheats [pytest options]       # set up, then grade every cheat of tests/cheats (hours)
+    python3 dev.py study [pytest options]        # set up, then run the long studies the suite samples (hours)
     python3 dev.py setup                         # only set up
 
 Set-up creates .venv (LMGRADE_VENV elsewhere), installs torch and the
@@ -75,7 +75,7 @@ def main() -> int:
     if sys.version_info < (3, 10):  # noqa: UP036 -- dev.py runs on any python3, to say which it needs
         sys.exit("lmgrade needs Python 3.10 or newer")
     command, *rest = sys.argv[1:] or ["help"]
-    if command not in ("setup", "demo", "test", "lint", "docs", "mutants", "cheats"):
+    if command not in ("setup", "demo", "test", "lint", "docs", "mutants", "study"):
         print(__doc__)
         return 0 if command in ("help", "-h", "--help") else 2
     setup()
@@ -84,10 +84,9 @@ def main() -> int:
         return subprocess.run([str(BIN / "lmgrade"), "demo", *rest], cwd=ROOT).returncode
     if command == "test":
         return subprocess.run([str(BIN / "python"), "-m", "pytest", *rest], cwd=ROOT).returncode
-    if command == "cheats":  # the whole cheat catalogue, a benchmark: the suite grades a sample
-        env = {**os.environ, "LMGRADE_ALL_CHEATS": "1"}
-        test = [str(BIN / "python"), "-m", "pytest", "tests/test_cheat_catalogue.py", *rest]
-        return subprocess.run(test, cwd=ROOT, env=env).returncode
+    if command == "study":  # what the suite samples, whole (every bug, cheat, variant, zip): a benchmark
+        test = [str(BIN / "python"), "-m", "pytest", "--study", "-m", "study", *rest]
+        return subprocess.run(test, cwd=ROOT).returncode
     if command == "docs":  # mkdocs.yml: strict, so a warning (a broken link, a page left out) fails the build
         # Material for MkDocs prints a notice of its end of life (May 2027) on every build: known, and not a warning.
         env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}

@@ -4,11 +4,40 @@ import os
 
 import pytest
 
-from helpers import ROOT, TEST_SECRET, shortened, write_bugs
+from helpers import ROOT, SLOW_CHECKS, TEST_SECRET, shortened, write_bugs
 from lmgrade import catalog
 from lmgrade.grading import Grader
 from lmgrade.oracle import LiveReference
 from lmgrade.selection import Selection
+
+
+def pytest_addoption(parser):
+    parser.addoption(
+        "--study",
+        action="store_true",
+        help="also run the long studies (every bug, cheat, mutant sample, zip and variant): an hour or more on "
+        "two cores; `python3 dev.py study` runs them alone",
+    )
+
+
+def _studying(config) -> bool:
+    return config.getoption("--study") or os.environ.get("LMGRADE_STUDY") == "1"
+
+
+def pytest_collection_modifyitems(config, items):
+    """The suite leaves out what is marked `study` unless asked (--study, or LMGRADE_STUDY=1)."""
+    if _studying(config):
+        return
+    studies = [item for item in items if item.get_closest_marker("study")]
+    if studies:
+        config.hook.pytest_deselected(items=studies)
+        items[:] = [item for item in items if not item.get_closest_marker("study")]
+
+
+@pytest.fixture(scope="session")
+def study(request) -> bool:
+    """Whether this run is the study (every bug, cheat, variant), not the suite's sample of it."""
+    return _studying(request.config)
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -82,11 +111,6 @@ def reference_submission(tmp_path_factory, ngram):
     folder = tmp_path_factory.mktemp("reference_submission")
     (folder / "ngram.py").write_text((ROOT / "reference" / "ngram" / "ngram.py").read_text())
     return folder
-
-
-# Too slow to grade for every bug (training runs 300 steps; timing checks time
-# dozens of calls): graded only for the bugs that must lose on them.
-SLOW_CHECKS = {"training", "attention_speed", "train_step_speed"}
 
 
 @pytest.fixture(scope="session")

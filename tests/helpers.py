@@ -215,3 +215,35 @@ def graded_in(assignment, pairs: tuple[str, ...]) -> set[str]:
     timing checks in the others (a time is judged against the reference's in the same variant, and the
     attention and training step a variant changes are timed in the reference's own test of each variant)."""
     return {c.name for c in assignment.checks if not pairs or c.timing is None}
+
+
+# Too slow to grade for every bug (training runs 300 steps; timing checks time dozens of calls): a bug's
+# grading leaves them out unless its catalogue entry names them.
+SLOW_CHECKS = {"training", "attention_speed", "train_step_speed"}
+
+
+def suite_bugs(name: str, most: int) -> list[str]:
+    """The bugs of `name`'s catalogue the suite grades (the study grades them all): at most `most`, chosen so
+    that together they lose on as many different checks as such a sample can, in the default variant,
+    without a hang (each costs a check's whole time limit) and without a slow check to lose on."""
+    bugs = catalog.bugs(name)
+    candidates = sorted(
+        bug
+        for bug, entry in bugs.items()
+        if not entry.variant
+        and not any("time limit" in words for words in entry.loses.values())
+        and not set(entry.loses) & SLOW_CHECKS
+    )
+    chosen: list[str] = []
+    covered: set[str] = set()
+    while candidates and len(chosen) < most:
+        best = max(candidates, key=lambda bug: (len(set(bugs[bug].loses) - covered), -candidates.index(bug)))
+        chosen.append(best)
+        covered |= set(bugs[best].loses)
+        candidates.remove(best)
+    return chosen
+
+
+def study_unless(kept: bool) -> list:
+    """pytest marks for a parameter: none where the suite keeps it, `study` where only the study runs it."""
+    return [] if kept else [pytest.mark.study]

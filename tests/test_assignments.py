@@ -14,6 +14,8 @@ from helpers import (
     ASSIGNMENTS,
     contract_submissions,
     graded_in,
+    study_unless,
+    suite_bugs,
     variant_params,
 )
 from lmgrade import catalog, composition, templates
@@ -25,7 +27,17 @@ def _grader_and_assignment(graders, name, pairs):
     return grader, grader.assignment, grader.variant
 
 
-@pytest.mark.parametrize("name,pairs", variant_params(slow_variants=True))
+def _reference_params():
+    """Every variant; the transformer's other variants (its reference trains in each) in the study alone."""
+    return [
+        pytest.param(
+            *p.values, id=p.id, marks=[*p.marks, *study_unless(p.values[0] != "transformer" or not p.values[1])]
+        )
+        for p in variant_params(slow_variants=True)
+    ]
+
+
+@pytest.mark.parametrize("name,pairs", _reference_params())
 def test_the_reference_gets_full_marks(graders, name, pairs, tmp_path):
     grader, assignment, _ = _grader_and_assignment(graders, name, pairs)
     folder = assignment.spec.reference_folder()
@@ -42,8 +54,18 @@ def test_the_generated_stub_gets_zero_not_implemented(graders, name, pairs, tmp_
     zero(grader.grade(tmp_path), says=NOT_IMPLEMENTED)
 
 
-@pytest.mark.parametrize("body", [*CONSTANTS, RAISES])
-@pytest.mark.parametrize("name", ASSIGNMENTS)
+@pytest.mark.parametrize(
+    "name,body",
+    [
+        # Every body for every assignment; the transformer's gradings cost the most, so the suite grades two
+        # (a constant, and raising) and the study all.
+        pytest.param(
+            name, body, id=f"{name}-{body}", marks=study_unless(name != "transformer" or body in ("0", RAISES))
+        )
+        for name in ASSIGNMENTS
+        for body in (*CONSTANTS, RAISES)
+    ],
+)
 def test_a_submission_that_does_no_work_scores_exactly_zero(graders, name, body, tmp_path):
     grader, assignment, variant = _grader_and_assignment(graders, name, ())
     zero(grader.grade(write_degenerate(assignment, variant, tmp_path, body)))
@@ -52,7 +74,14 @@ def test_a_submission_that_does_no_work_scores_exactly_zero(graders, name, body,
 @pytest.mark.parametrize(
     "name,pairs,submission",
     [
-        pytest.param(name, pairs, folder, id=f"{name}-{folder.name}{''.join('-' + p for p in pairs)}")
+        pytest.param(
+            name,
+            pairs,
+            folder,
+            id=f"{name}-{folder.name}{''.join('-' + p for p in pairs)}",
+            # The suite grades each in the default variant, and one of the transformer's; the study every one.
+            marks=study_unless(not pairs and (name != "transformer" or folder == contract_submissions(name)[0])),
+        )
         for name in ASSIGNMENTS
         for _, pairs in [(None, p.values[1]) for p in variant_params() if p.values[0] == name]
         for folder in contract_submissions(name)
@@ -75,8 +104,16 @@ def test_the_catalogue_is_large_enough(name):
     assert len(bugs) >= 12 and all(bug.loses for bug in bugs.values())
 
 
+# How many bugs of each catalogue the suite grades (`suite_bugs`); the study grades every one.
+SUITE_SAMPLE = {"ngram": 3, "rnn": 3, "lstm": 2, "embeddings": 2, "seq2seq": 2, "transformer": 1}
+
+
 def _bug_params():
-    return [pytest.param(name, bug, id=f"{name}-{bug}") for name in ASSIGNMENTS for bug in sorted(catalog.bugs(name))]
+    return [
+        pytest.param(name, bug, id=f"{name}-{bug}", marks=study_unless(bug in suite_bugs(name, SUITE_SAMPLE[name])))
+        for name in ASSIGNMENTS
+        for bug in sorted(catalog.bugs(name))
+    ]
 
 
 @pytest.mark.slow

@@ -1,6 +1,6 @@
 """Cheats earn nothing: every submission of the cheat catalogue (tests/cheats), which computes nothing real,
-scores exactly 0, and none of its attacks on the sandbox succeeds (the suite grades a sample, `_sample`;
-`python3 dev.py cheats` all of them).
+scores exactly 0, and none of its attacks on the sandbox succeeds (the suite grades a sample, `_params`;
+`python3 dev.py study -k cheat` all of them).
 
 A cheat's attack says "CHEAT-FOUND: ..." where the feedback shows it when it gets what the sandbox should
 deny (a file, another process's memory, state left by an earlier run); the daemon attack's daemon is looked
@@ -124,32 +124,34 @@ def _paid(verdicts) -> list[str]:
 
 
 # The whole catalogue, every cheat against every assignment and every check, takes hours on two cores: a
-# benchmark, `python3 dev.py cheats` (LMGRADE_ALL_CHEATS=1). The suite grades a sample: every cheat against
-# ngram, whose grading is the quickest (each attack on the sandbox, each kind of fake answer), and against
-# every other assignment the fake work composed checks once paid for, without the transformer's training
-# run and timing checks (a cheat's wrong answers earn nothing there before any time is taken).
-ALL = os.environ.get("LMGRADE_ALL_CHEATS") == "1"
+# study (`python3 dev.py study -k cheat`). The suite grades a sample: every cheat against ngram, whose
+# grading is the quickest (each attack on the sandbox, each kind of fake answer), and against rnn and lstm
+# the fake work composed checks once paid for.
 SAMPLED_ASSIGNMENT = "ngram"
 FAKE_WORK = ("noise", "nan", "constant")
-SLOW_CHECKS = {"transformer": lambda check: check.timing is not None or check.name == "training"}
+FAKE_WORK_SAMPLED = ("rnn", "lstm")
 
 
-def _sample() -> list[tuple[str, str]]:
+def _params():
     return [
-        (name, c.name)
+        pytest.param(
+            name,
+            c.name,
+            id=f"{name}-{c.name}",
+            marks=[]
+            if name == SAMPLED_ASSIGNMENT or (c.name in FAKE_WORK and name in FAKE_WORK_SAMPLED)
+            else [pytest.mark.study],
+        )
         for name in assignments()
         for c in cheats_of(name)
-        if ALL or name == SAMPLED_ASSIGNMENT or c.name in FAKE_WORK
     ]
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(("assignment", "cheat"), [pytest.param(a, c, id=f"{a}-{c}") for a, c in _sample()])
+@pytest.mark.parametrize(("assignment", "cheat"), _params())
 def test_a_cheat_scores_nothing(graders, clean_machine, tmp_path, assignment, cheat):
     grader = graders(assignment)
-    slow = SLOW_CHECKS.get(assignment)
-    only = None if ALL or slow is None else {c.name for c in grader.assignment.checks if not slow(c)}
-    verdicts = grader.grade(write_cheat(assignment, cheat, tmp_path / cheat), only=only)
+    verdicts = grader.grade(write_cheat(assignment, cheat, tmp_path / cheat))
     daemons = _stray_daemons(assignment) if cheat == "daemon" else []
     score = sum(v.score for v in verdicts)
     found = sorted({line.strip() for v in verdicts for line in v.output.splitlines() if FOUND in line})

@@ -5,14 +5,22 @@ from __future__ import annotations
 import pytest
 from free_state import FREE
 
-from helpers import graded_in, variant_params
+from helpers import graded_in, study_unless, variant_params
 from lmgrade.flawed import write_flawed
 
 # Slow: grades every variant of every assignment.
 pytestmark = pytest.mark.slow
 
 
-@pytest.mark.parametrize("name,pairs", [p for p in variant_params() if p.values[0] in FREE])
+# The default variant of each in the suite; every variant in the study.
+@pytest.mark.parametrize(
+    "name,pairs",
+    [
+        pytest.param(*p.values, id=p.id, marks=study_unless(not p.values[1]))
+        for p in variant_params()
+        if p.values[0] in FREE
+    ],
+)
 def test_state_the_contract_leaves_free_costs_nothing(graders, name, pairs, tmp_path):
     grader = graders(name, pairs)
     spec = grader.assignment.spec

@@ -395,6 +395,7 @@ def inspect_zip(path: Path, assignment: str, settings: dict[str, str]) -> dict[s
 
 
 # A boolean variant and a choice of several (the other choices build the same way).
+@pytest.mark.study  # the suite builds and runs the ngram zip; the study each assignment's
 @pytest.mark.parametrize("setting", ["pre_ln=false", "positions=rope"])
 def test_the_transformer_zip(tmp_path, setting):
     path, _ = build(tmp_path, "transformer", setting)
@@ -402,12 +403,14 @@ def test_the_transformer_zip(tmp_path, setting):
     assert config["secret"] == SECRET and not config["public_secret"]
 
 
+@pytest.mark.study  # the suite builds and runs the ngram zip; the study each assignment's
 def test_the_embeddings_zip_installs_torch(tmp_path):
     path, _ = build(tmp_path, "embeddings")
     config = json.loads(inspect_zip(path, "embeddings", {})[CONFIG_NAME])
     assert config["secret"] == SECRET and [c["name"] for c in config["checks"]][:2] == ["train_bpe", "encode_word"]
 
 
+@pytest.mark.study  # the suite builds and runs the ngram zip; the study each assignment's
 def test_the_rnn_zip_built_without_a_secret_says_so_loudly(rnn_zip):
     path, proc = rnn_zip
     assert "WARNING" in proc.stderr and "LMGRADE_SECRET is not set" in proc.stderr
@@ -415,6 +418,7 @@ def test_the_rnn_zip_built_without_a_secret_says_so_loudly(rnn_zip):
     assert config["public_secret"] is True
 
 
+@pytest.mark.study  # the suite builds and runs the ngram zip; the study each assignment's
 def test_the_rnn_zip_grades_the_rnn_reference(installed, rnn_zip, tmp_path):
     # Into the ngram zip's environment: the same wheel and requirements, only the config differs.
     rnn = install(rnn_zip[0], tmp_path, installed.venv)
@@ -423,6 +427,7 @@ def test_the_rnn_zip_grades_the_rnn_reference(installed, rnn_zip, tmp_path):
     assert document["score"] == 100
 
 
+@pytest.mark.study  # the suite builds and runs the ngram zip; the study each assignment's
 def test_the_lstm_zip_grades_the_lstm_reference(installed, tmp_path):
     path, _ = build(tmp_path, "lstm")
     config = json.loads(inspect_zip(path, "lstm", {})[CONFIG_NAME])

@@ -7,6 +7,7 @@ import re
 
 import pytest
 
+from helpers import suite_bugs
 from lmgrade import catalog
 
 # Slow: grades the lstm catalogue (once a session per worker, with test_assignments.py's bug tests).
@@ -21,10 +22,17 @@ FED = {
 }
 
 
+TRAINS_OWN = {"train_no_shuffle", "train_divides_by_sequences", "train_forgets_max_norm"}
+
+
 @pytest.fixture(scope="session")
-def verdicts(bug_verdicts):
-    """Every check's verdict for every bug of the catalogue, by bug and check."""
-    return {bug: {v.check.name: v for v in bug_verdicts("lstm", bug)} for bug in catalog.bugs("lstm")}
+def verdicts(bug_verdicts, study):
+    """Every check's verdict, by bug and check: for every bug of the catalogue in the study, and in the suite
+    for the bugs these tests name and the suite's sample of the catalogue."""
+    bugs = catalog.bugs("lstm")
+    if not study:
+        bugs = {*suite_bugs("lstm", 2), *TRAINS_OWN, "clip_per_array", *(b for fed in FED.values() for b in fed)}
+    return {bug: {v.check.name: v for v in bug_verdicts("lstm", bug)} for bug in sorted(bugs)}
 
 
 def _lost(verdict) -> bool:
@@ -50,11 +58,10 @@ def test_a_check_fed_the_graders_data_loses_only_for_its_own_component(verdicts,
 
 
 def test_the_recorded_train_cases_lose_only_for_trains_own_bugs(verdicts):
-    own = {"train_no_shuffle", "train_divides_by_sequences", "train_forgets_max_norm"}
     for bug, by_check in verdicts.items():
         recorded = [v for case, v in by_check["train"].cases if case.args["kind"] == "recorded"]
         assert len(recorded) == 2
-        assert any(not v.passed for v in recorded) == (bug in own), (bug, by_check["train"].output)
+        assert any(not v.passed for v in recorded) == (bug in TRAINS_OWN), (bug, by_check["train"].output)
 
 
 def test_what_a_message_says_of_the_backward_is_what_the_code_does(verdicts):

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from helpers import TEST_SECRET, lmgrade
+from helpers import TEST_SECRET, lmgrade, study_unless
 from lmgrade import catalog, mutants
 from lmgrade.mutants import all_mutants, label, load_equivalents, run_mutants
 from lmgrade.selection import Selection
@@ -14,8 +14,13 @@ from lmgrade.selection import Selection
 # Slow: grades samples of mutants.
 pytestmark = pytest.mark.slow
 
+# The suite grades ngram's mutants, whose gradings are the quickest; the study every assignment's.
+SUITE = {"ngram"}
 
-@pytest.mark.parametrize("name", list(catalog.assignment_folders()))
+
+@pytest.mark.parametrize(
+    "name", [pytest.param(name, marks=study_unless(name in SUITE)) for name in catalog.assignment_folders()]
+)
 def test_every_listed_equivalent_is_a_mutant_of_the_reference(name):
     assignment, _ = catalog.load(name)
     made = {label(m) for m in all_mutants(assignment)}
@@ -33,10 +38,13 @@ SAMPLED = {"transformer": 4}
 
 
 def _sample_params():
-    params = [pytest.param(name, {}, None, SAMPLED.get(name, 6), id=name) for name in catalog.assignment_folders()]
+    params = [
+        pytest.param(name, {}, None, SAMPLED.get(name, 6), id=name, marks=study_unless(name in SUITE))
+        for name in catalog.assignment_folders()
+    ]
     for name, functions in VARIANT_ONLY.items():
         for function, settings in functions.items():
-            params.append(pytest.param(name, settings, function, 2, id=f"{name}-{function}"))
+            params.append(pytest.param(name, settings, function, 2, id=f"{name}-{function}", marks=study_unless(False)))
     return params
 
 
@@ -84,6 +92,7 @@ def test_the_command_prints_the_score_and_writes_a_report(tmp_path):
     assert report["graded"] == 2 and report["made"] > 100 and set(report["overall"]) >= {"killed", "score"}
 
 
+@pytest.mark.study
 @pytest.mark.parametrize("selection", catalog.variants("rnn"), ids=lambda s: s.describe() or "default")
 def test_every_variant_grades_both_activations(selection):
     # tanh's derivative is part of the contract in every course: each variant's own

@@ -101,6 +101,7 @@ def test_rope_relative_earns_nothing_beside_a_wrong_attention(graders, tmp_path)
         assert verdict.passed == (case.args["n_heads"] == 1) != wrong, relative.output
 
 
+@pytest.mark.study  # the suite grades these submissions in the default variant (test_assignments.py)
 @pytest.mark.parametrize("pairs", [("positions=sinusoidal",), ROPE])
 @pytest.mark.parametrize("body", ["0", RAISES])
 def test_a_submission_that_does_no_work_scores_zero_in_the_positions_variants(graders, tmp_path, pairs, body):
@@ -128,7 +129,7 @@ def test_a_bundle_of_each_variant_carries_no_reference_code(positions):
         assert not any(line.encode() in source for source in carried.values()), line
 
 
-@pytest.mark.parametrize("positions", ["sinusoidal", "rope"])
+@pytest.mark.parametrize("positions", ["sinusoidal", pytest.param("rope", marks=pytest.mark.study)])
 def test_the_recorded_public_checks_of_each_variant_grade_the_reference(tmp_path, positions):
     # What a student bundle runs: the public checks, answered from fixtures recorded in the variant.
     assignment, variant = catalog.load(Selection("transformer", {"positions": positions}))
@@ -150,6 +151,7 @@ def test_the_recorded_public_checks_of_each_variant_grade_the_reference(tmp_path
     assert all(v.score == v.max_score > 0 for v in verdicts), {v.check.name: v.output for v in verdicts}
 
 
+@pytest.mark.study  # the suite regrades in the default variants (test_regrade.py)
 def test_a_regrade_in_the_rope_variant(tmp_path):
     from lmgrade.regrade.content import grading_fingerprint
 
