@@ -145,6 +145,13 @@ def _variants_help() -> str:
 set_option = click.option("--set", "settings", multiple=True, metavar="KEY=VALUE", help=_variants_help())
 
 
+def jobs_option(help_text: str):
+    """--jobs N: at least 1, by default `default_jobs()`."""
+    return click.option(
+        "--jobs", type=click.IntRange(min=1), default=default_jobs, show_default="up to 4", help=help_text
+    )
+
+
 @click.group(cls=_Commands, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="lmgrade")
 def main() -> None:
@@ -311,9 +318,7 @@ def _progress() -> Progress:
 )
 @set_option
 @device_option
-@click.option(
-    "--jobs", type=click.IntRange(min=1), default=default_jobs, show_default="up to 4", help="Checks run in parallel."
-)
+@jobs_option("Checks run in parallel.")
 @per_student_option
 @click.option(
     "--student",
@@ -671,13 +676,7 @@ def demo(out_dir: Path, only: tuple[str, ...]) -> None:
 )
 @set_option
 @device_option
-@click.option(
-    "--jobs",
-    type=click.IntRange(min=1),
-    default=default_jobs,
-    show_default="up to 4",
-    help="Sandboxed runs in parallel, here (a Dask worker runs as many as it has threads).",
-)
+@jobs_option("Sandboxed runs in parallel, here (a Dask worker runs as many as it has threads).")
 @click.option(
     "--executor",
     "executor_spec",
@@ -779,13 +778,7 @@ def regrade_command(
 @main.command()
 @click.argument("assignment")
 @set_option
-@click.option(
-    "--jobs",
-    type=click.IntRange(min=1),
-    default=default_jobs,
-    show_default="up to 4",
-    help="Sandboxed runs in parallel.",
-)
+@jobs_option("Sandboxed runs in parallel.")
 @click.option(
     "--max",
     "max_mutants",
@@ -896,13 +889,7 @@ def print_mutants_report(report) -> None:
 @main.command("selftest")
 @click.argument("assignment")
 @set_option
-@click.option(
-    "--jobs",
-    type=click.IntRange(min=1),
-    default=default_jobs,
-    show_default="up to 4",
-    help="Gradings in flight, and sandboxed runs, at once.",
-)
+@jobs_option("Gradings in flight, and sandboxed runs, at once.")
 @click.option(
     "--submissions",
     type=click.Path(file_okay=False, path_type=Path),
