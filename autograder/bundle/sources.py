@@ -30,8 +30,9 @@ from ..errors import HarnessFault
 from ..fixtures import ARRAYS, DOCUMENT, Fixtures
 
 FIXTURES_PACKAGE = "lmgrade_fixtures"
-# Folders of the installed `lmgrade` that are not the harness (package-dir in pyproject.toml).
-NOT_HARNESS = ("plugins", "reference", "assignments")
+# Folders of the installed `lmgrade` that are not the harness (package-dir in pyproject.toml), and the
+# template of `lmgrade new`'s package, which a bundle (check and list only) never writes.
+NOT_HARNESS = ("plugins", "reference", "assignments", "package_template")
 
 
 class BundleError(HarnessFault):
