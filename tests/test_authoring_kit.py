@@ -283,6 +283,7 @@ def test_selftest_refuses_an_unknown_assignment_or_variant():
 
 
 @pytest.mark.slow
+@pytest.mark.study  # every proof of a built-in assignment: test_assignments.py makes them one by one
 def test_selftest_proves_the_ngram_graders(tmp_path):
     """Every proof of a built-in assignment holds: its reference, stub, submissions that do no work, each
     catalogue bug, each correct submission of tests/submissions/ngram (found from the repository root)."""

@@ -124,23 +124,26 @@ def _paid(verdicts) -> list[str]:
 
 
 # The whole catalogue, every cheat against every assignment and every check, takes hours on two cores: a
-# study (`python3 dev.py study -k cheat`). The suite grades a sample: every cheat against ngram, whose
-# grading is the quickest (each attack on the sandbox, each kind of fake answer), and against rnn and lstm
-# the fake work composed checks once paid for.
+# study (`python3 dev.py study -k cheat`). The suite grades a sample: against ngram, whose grading is the
+# quickest, each kind of fake answer and one attack of each kind (forged frames, files read, IPC left
+# behind, patched comparisons, a killed parent), and against lstm the fake work composed checks once paid for.
 SAMPLED_ASSIGNMENT = "ngram"
+SAMPLED_CHEATS = ("noise", "nan", "constant")
+SAMPLED_CHEATS += ("forge_frames", "read_files", "persist_ipc", "patch_comparisons", "kill_parent")
 FAKE_WORK = ("noise", "nan", "constant")
-FAKE_WORK_SAMPLED = ("rnn", "lstm")
+FAKE_WORK_SAMPLED = ("lstm",)
+
+
+def _in_the_suite(name: str, cheat: str) -> bool:
+    if name == SAMPLED_ASSIGNMENT:
+        return cheat in SAMPLED_CHEATS
+    return cheat in FAKE_WORK and name in FAKE_WORK_SAMPLED
 
 
 def _params():
     return [
         pytest.param(
-            name,
-            c.name,
-            id=f"{name}-{c.name}",
-            marks=[]
-            if name == SAMPLED_ASSIGNMENT or (c.name in FAKE_WORK and name in FAKE_WORK_SAMPLED)
-            else [pytest.mark.study],
+            name, c.name, id=f"{name}-{c.name}", marks=[] if _in_the_suite(name, c.name) else [pytest.mark.study]
         )
         for name in assignments()
         for c in cheats_of(name)

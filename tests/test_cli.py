@@ -131,7 +131,7 @@ def test_check_runs_only_public_checks_and_says_what_it_left_out(reference_submi
 
 
 @pytest.mark.slow  # grades three submissions per assignment
-@pytest.mark.parametrize("name", ["ngram", "lstm"])
+@pytest.mark.parametrize("name", ["ngram", pytest.param("lstm", marks=pytest.mark.study)])
 def test_demo(tmp_path, name):
     out = lmgrade("demo", "-o", tmp_path / "demo", "--assignment", name)
     assert out.returncode == 0, out.stderr

@@ -142,6 +142,7 @@ def test_student_bundle_carries_the_public_package(venv, tmp_path):
     ]
 
 
+@pytest.mark.study  # a zip with a package of its own: test_try_zip.py builds one's wheel in the suite
 def test_the_gradescope_zip_carries_the_package_and_grades_with_it(venv, tmp_path):
     out = lmgrade(venv, "gradescope", "tiny", "-o", tmp_path / "tiny.zip", cwd=tmp_path)
     assert out.returncode == 0, out.stderr

@@ -342,6 +342,7 @@ def test_rnn_bundle_grades_as_grade_does(student_python, tmp_path):
         assert sum(row[0] for row in check_rows.values()) == (94 if which == "reference" else 0)
 
 
+@pytest.mark.study  # a second bundle built and installed; the suite's checks the default variant
 def test_a_variants_bundle_checks_its_variant_with_the_commands_checking_md_shows(tmp_path):
     """The rnn bundle of activation=tanh: `lmgrade check rnn` and `pytest`, as written, check tanh."""
     built = lmgrade("student-bundle", "rnn", "--set", "activation=tanh", "-o", tmp_path / "tanh")

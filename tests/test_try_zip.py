@@ -72,6 +72,7 @@ def test_try_grades_the_reference_with_the_zip_and_prints_the_results(tried_refe
 
 
 @pytest.mark.slow
+@pytest.mark.study  # a second --try run; the suite tries the reference
 def test_the_same_zip_tried_on_the_stub_scores_zero_and_says_why(tried_reference, tmp_path):
     stub = tmp_path / "stub"
     stub.mkdir()
