@@ -233,12 +233,12 @@ _inexact: dict[str, list[int]] = {}
 _next: dict[str, int] = {}  # name -> where in its inexact calls the next one in order is
 
 
-class _Inexact(Exception):
+class Inexact(Exception):
     pass
 
 
 def exact_key(snap: Any) -> Any:
-    """A hashable form of a snapshot that holds no float (strings, ints, lists of them); `_Inexact` otherwise."""
+    """A hashable form of a snapshot that holds no float (strings, ints, lists of them); `Inexact` otherwise."""
     if snap is None or isinstance(snap, (bool, int, str)):
         return (type(snap).__name__, snap)
     if isinstance(snap, (list, tuple)):
@@ -249,7 +249,7 @@ def exact_key(snap: Any) -> Any:
         return ("dict", frozenset((exact_key(k), exact_key(v)) for k, v in _items(snap)))
     if isinstance(snap, dict) and "$rng" in snap:
         return ("rng", snap["$rng"])
-    raise _Inexact
+    raise Inexact
 
 
 # A module's parameters, kept once per run in the record: a forward call refers to them by digest (a
@@ -299,14 +299,14 @@ def index(table: list[dict]) -> None:
             continue
         try:
             _exact.setdefault(call["name"], {}).setdefault(exact_key(call["before"]), []).append(i)
-        except _Inexact:
+        except Inexact:
             _inexact.setdefault(call["name"], []).append(i)
 
 
 def _candidates(name: str, live: Any) -> list[int]:
     try:
         found = _exact.get(name, {}).get(exact_key(live), [])
-    except _Inexact:
+    except Inexact:
         found = []
     if found:
         return found

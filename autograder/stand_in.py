@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 
 from . import stand_in_torch
-from .recorded_calls import PARAMS, NoRecordedCall, index, materialize, pick, restore, snapshot
+from .recorded_calls import PARAMS, Inexact, NoRecordedCall, exact_key, index, materialize, pick, restore, snapshot
 
 __all__ = ["NoRecordedCall", "TooManyCalls", "made", "only", "record", "replaces", "replay", "REPLAY"]
 
@@ -94,9 +94,9 @@ class Recorder:
             result = function(*called, **kwargs)
         except Exception as exc:
             entry["raises"] = [type(exc).__name__, str(exc)[:200]]
-            entry["after"] = snapshot((list(args), kwargs))
+            _after(entry, snapshot((list(args), kwargs)))
             raise
-        entry["after"] = snapshot((list(args), kwargs))
+        _after(entry, snapshot((list(args), kwargs)))
         entry["result"] = {"$self": True} if called and result is called[0] else snapshot(result)
         return result
 
@@ -135,6 +135,17 @@ def install_recorders(modules: dict, names: tuple[str, ...], recorder: Recorder)
                     setattr(module, key, wrapped)
 
 
+def _after(entry: dict, after: Any) -> None:
+    """The arguments as the call left them, kept only where it changed them (`_answer` reads "before" else):
+    a sampler's record of thousands of calls is a third smaller, and decoded in a third less time."""
+    try:
+        if exact_key(after) == exact_key(entry["before"]):
+            return
+    except Inexact:
+        pass
+    entry["after"] = after
+
+
 def record(scenario, fresh_modules: dict, names: tuple[str, ...], args: Any, most: int = MAX_RECORDED_CALLS) -> list:
     """The calls of `names` when `scenario` runs on `fresh_modules` (a copy of the reference) with `args`
     (TooManyCalls past `most` of them)."""
@@ -170,7 +181,7 @@ def made(tables: list[list[dict]], names: tuple[str, ...]) -> bool:
 def _answer(name: str, args: list, kwargs: dict, owner: Any = None) -> Any:
     """The recorded answer to a call of `name` (a method of `owner`, given without it, or a function)."""
     call = pick(name, snapshot((list(args), kwargs)))
-    after_args, after_kwargs = call["after"]
+    after_args, after_kwargs = call.get("after", call["before"])
     for target, snap in zip(args, after_args):
         restore(target, snap)
     for key, snap in after_kwargs.get("$dict", []) if isinstance(after_kwargs, dict) else []:

@@ -186,3 +186,44 @@ def test_a_stand_in_record_is_encoded_once_per_grader(ngram, ngram_grader, monke
         verdict = by_name(ngram_grader.grade(folder, only={"pad", "count_ngrams"}))["count_ngrams"]
         assert verdict.output.startswith("Passes once pad is fixed"), verdict.output
     assert len(made) <= 1
+
+
+def test_a_record_keeps_the_arguments_after_a_call_only_where_the_call_changed_them():
+    """A sampler's thousands of calls of p(w | context) change nothing: their record is the arguments once."""
+
+    def lookup(word, context):
+        return len(word) + len(context)
+
+    def grow(words, extra):
+        words.append(extra)
+        return len(words)
+
+    module = types.ModuleType("toy")
+    module.lookup, module.grow = lookup, grow
+
+    def scenario(modules, args):
+        words = ["a"]
+        return [modules["toy"].lookup("ab", ("x",)), modules["toy"].grow(words, "b"), words]
+
+    table = stand_in.record(scenario, {"toy": module}, ("toy.lookup", "toy.grow"), None)
+    by_name = {c["name"]: c for c in table}
+    assert "after" not in by_name["lookup"] and by_name["grow"]["after"][0] == [["a", "b"], "b"]
+
+    def broken_lookup(*a, **k):
+        raise AssertionError("the student's broken code ran")
+
+    def broken_grow(*a, **k):
+        raise AssertionError("the student's broken code ran")
+
+    student = types.ModuleType("toy")
+    student.lookup, student.grow = broken_lookup, broken_grow
+    got = stand_in.replay(
+        {"toy": student},
+        {"scenario": f"{__name__}:_two_calls", "names": ["toy.lookup", "toy.grow"], "table": table, "args": None},
+    )
+    assert got == [3, 2, ["a", "b"]]
+
+
+def _two_calls(modules, args):
+    words = ["a"]
+    return [modules["toy"].lookup("ab", ("x",)), modules["toy"].grow(words, "b"), words]
