@@ -98,6 +98,30 @@ BUGS = {
             "lstmlm": "",
         },
     ),
+    "cell_gradient_not_through_forget_gate": Bug.from_mistake(
+        M.CELL_GRAD_NO_FORGET,
+        {
+            "lstm_backward": "collects f_t * dL/dC_t",
+            "long_sequence": "collects f_t * dL/dC_t",
+            "bptt_hidden": "the backward is wrong",
+            "lstmlm": "",
+        },
+        "BPTT passes dC_t to C_{t-1} without multiplying it by f_t.",
+    ),
+    "cell_gradient_without_tanh_derivative": Bug.from_mistake(
+        M.MISSING_TANH_PRIME,
+        {
+            "lstm_backward": "without tanh's derivative",
+            "long_sequence": "without tanh's derivative",
+            "lstmlm": "",
+        },
+        "dC_t = dC_{t+1} f_{t+1} + dh_t * o_t, without the factor 1 - tanh(C_t)^2.",
+    ),
+    "gradients_overwritten": Bug.from_mistake(
+        M.GRADS_OVERWRITTEN,
+        {"lstm_backward": "one time step's contribution only", "lstmlm": ""},
+        "the weight and bias gradients are assigned (=) at each step of BPTT, so step 1's alone remains.",
+    ),
     "gru_update_roles_swapped": _bug(
         M.GRU_UPDATE_SWAPPED,
         "the GRU keeps u_t * h_{t-1} (PyTorch's convention).",
@@ -245,6 +269,11 @@ BUGS = {
         R,
         (("losses.append(total / n_predicted)", "losses.append(total / len(sequences))"),),
         {"train": "losses"},
+    ),
+    "train_divides_by_tokens": Bug.from_mistake(
+        M.TRAIN_DIV_LEN,
+        {"train": "divide by sum(len(s) - 1)"},
+        "train divides the epoch's loss by sum(len(s)) rather than by the number of predictions.",
     ),
     "train_forgets_max_norm": Bug(
         "train calls step(lr) without max_norm.",

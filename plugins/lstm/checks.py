@@ -464,7 +464,18 @@ FORWARD_MISTAKES = {
     "gru": (M.GRU_UPDATE_SWAPPED, M.GRU_RESET_AFTER, M.GRU_HX_ORDER),
 }
 BACKWARD_MISTAKES = {
-    "lstm": (M.GATE_ORDER, M.HX_ORDER, M.NO_TANH_C, M.CELL_GRAD_NOT_CARRIED, M.H0_IGNORED, M.C0_IGNORED),
+    "lstm": (
+        M.GATE_ORDER,
+        M.HX_ORDER,
+        M.NO_TANH_C,
+        M.CELL_GRAD_NOT_CARRIED,
+        M.CELL_GRAD_NO_FORGET,
+        M.MISSING_TANH_PRIME,
+        M.GRADS_OVERWRITTEN,
+        M.H0_IGNORED,
+        M.C0_IGNORED,
+        M.HX_ORDER_AND_NO_TANH,
+    ),
     "gru": (M.GRU_UPDATE_SWAPPED, M.GRU_HX_ORDER),
 }
 
@@ -519,7 +530,7 @@ def lstm_checks() -> list[Check]:
             scenarios.long_sequence,
             long_sequence_cases,
             tolerance=GRADS,
-            mistakes=(M.CELL_GRAD_NOT_CARRIED,),
+            mistakes=(M.CELL_GRAD_NOT_CARRIED, M.CELL_GRAD_NO_FORGET, M.MISSING_TANH_PRIME),
             composes=CELL,
             limits=quick,
             grades=("recurrent.LSTM", "recurrent.GRU"),
@@ -613,7 +624,7 @@ def lstm_checks() -> list[Check]:
             scenarios.train,
             train_cases,
             tolerance=Tolerance(rtol=1e-7, atol=1e-10),
-            mistakes=(M.NO_SHUFFLE,),
+            mistakes=(M.NO_SHUFFLE, M.TRAIN_DIV_LEN),
             composes=("lstmlm", "named_grads", "step"),
             limits=slow,
             grades=("recurrent.train",),
