@@ -125,11 +125,10 @@ def _paid(verdicts) -> list[str]:
 
 # The whole catalogue, every cheat against every assignment and every check, takes hours on two cores: a
 # study (`python3 dev.py study -k cheat`). The suite grades a sample: against ngram, whose grading is the
-# quickest, each kind of fake answer and one attack of each kind (forged frames, files read, IPC left
-# behind, patched comparisons, a killed parent), and against lstm the fake work composed checks once paid for.
+# quickest, noise and three attacks (forged frames, IPC left behind, patched comparisons), and against lstm
+# the fake work composed checks once paid for (noise, NaN, constants).
 SAMPLED_ASSIGNMENT = "ngram"
-SAMPLED_CHEATS = ("noise", "nan", "constant")
-SAMPLED_CHEATS += ("forge_frames", "read_files", "persist_ipc", "patch_comparisons", "kill_parent")
+SAMPLED_CHEATS = ("noise", "forge_frames", "persist_ipc", "patch_comparisons")
 FAKE_WORK = ("noise", "nan", "constant")
 FAKE_WORK_SAMPLED = ("lstm",)
 

@@ -45,7 +45,7 @@ def test_grade_reference_writes_full_marks(tmp_path, reference_submission):
         ("def pad(:\n", "SyntaxError"),
         (None, "ngram.py is missing from the submission"),
         ("import os\nos._exit(0)\n", "exit status 0"),
-        ("print('x' * 10**7)\n", "printed 10.0 MB; output shortened"),
+        pytest.param("print('x' * 10**7)\n", "printed 10.0 MB; output shortened", marks=pytest.mark.study),
     ],
 )
 def test_a_broken_submission_still_gets_valid_results(tmp_path, source, words):

@@ -57,6 +57,7 @@ def _lost(verdicts):
     return {v.check.name: v.output for v in verdicts if not v.passed}
 
 
+@pytest.mark.study  # the suite stops the hidden call (below) and test_forbidden.py reads the source
 def test_a_forbidden_call_in_the_source_fails_the_checks_that_run_it(graders, tmp_path):
     verdicts = graders("transformer").grade(_submission(tmp_path, {"layers.py": SDPA}))
     lost = _lost(verdicts)

@@ -67,6 +67,7 @@ def _reference_with(tmp_path, edits) -> str:
                 ),
             ),
             id="rope-after-scaling",
+            marks=pytest.mark.study,  # the suite grades the other edit
         ),
         pytest.param(((POSITIONS, POSITIONS.replace("arange(T,", "arange(1, T + 1,")),), id="rope-positions-from-1"),
     ],
@@ -129,7 +130,8 @@ def test_a_bundle_of_each_variant_carries_no_reference_code(positions):
         assert not any(line.encode() in source for source in carried.values()), line
 
 
-@pytest.mark.parametrize("positions", ["sinusoidal", pytest.param("rope", marks=pytest.mark.study)])
+@pytest.mark.study  # recorded public checks: test_student_bundle.py's bundle and test_fixture_oracle.py in the suite
+@pytest.mark.parametrize("positions", ["sinusoidal", "rope"])
 def test_the_recorded_public_checks_of_each_variant_grade_the_reference(tmp_path, positions):
     # What a student bundle runs: the public checks, answered from fixtures recorded in the variant.
     assignment, variant = catalog.load(Selection("transformer", {"positions": positions}))
