@@ -58,7 +58,11 @@ def completed_nav(nav: list[Any] | None, docs_dir: Path) -> list[Any] | None:
     return [*nav, {MORE: missing}] if missing else nav
 
 
+# Made when mkdocs loads this module, while it reads mkdocs.yml: mkdocstrings takes its `paths` as they are
+# when its own on_config runs, before this module's, and a path not there yet is one it never searches.
+link_api_sources()
+
+
 def on_config(config: Any) -> Any:
-    link_api_sources()
     config["nav"] = completed_nav(config["nav"], Path(config["docs_dir"]))
     return config
