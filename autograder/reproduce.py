@@ -129,6 +129,7 @@ def differences(expected: Any, got: Any, tol: Tolerance, path: str = "") -> list
         and expected.shape == got.shape
         and expected.dtype.kind in "fiub"
         and got.dtype.kind in "fiub"
+        and expected.ndim  # a 0-d array has no entries to index: compared as one number, below
     ):
         bad = ~np.isclose(got, expected, rtol=tol.rtol, atol=tol.atol, equal_nan=True)
         return [
