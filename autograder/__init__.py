@@ -27,6 +27,7 @@ _LAZY = {
     "property_result": "checks",
     "asked_beside": "checks",
     "raised": "checks",
+    "takes_args_whole": "scenario_call",
     "Tolerance": "comparison",
     "compare": "comparison",
     "hookimpl": "hookspecs",

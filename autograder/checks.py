@@ -4,8 +4,8 @@ A `Check` has three parts that run in three places:
 
 - ``make_cases(ctx)`` in the grading process: draws the case inputs (plain
   data) from the check's seeded generator.
-- ``scenario(modules, args)`` in the sandboxed child, once per case, with the
-  submission's modules (and, for the expected value, in the grading process
+- ``scenario(modules, **args)`` in the sandboxed child, once per case, with the
+  case's arguments by name and the submission's modules (and, for the expected value, in the grading process
   with the reference modules). It must be a module-level function of a module
   that does not import the reference: the fork server imports it by name.
 - ``judge(case, expected, got)`` in the grading process: a `CaseVerdict`.
@@ -36,6 +36,7 @@ import numpy as np
 
 from .comparison import Tolerance, compare
 from .sandbox.limits import Limits
+from .scenario_call import BESIDE, BESIDE_OF, call_scenario, takes_args_by_name, takes_args_whole
 
 if TYPE_CHECKING:
     from .speed import Timing
@@ -99,9 +100,6 @@ def raised(call) -> str:
     return "no exception"
 
 
-BESIDE = "beside"  # a case's second input (`asked_beside`)
-
-
 def asked_beside(scenario: Callable | None = None, *, left_out: tuple[str, ...] = ()) -> Callable:
     """`scenario` answering the case's second input too, where the case holds one (`args["beside"]`, the
     arguments that differ): an edge whose right answer needs no work (an empty corpus, rows of one entry,
@@ -112,17 +110,24 @@ def asked_beside(scenario: Callable | None = None, *, left_out: tuple[str, ...] 
     if scenario is None:  # @asked_beside(left_out=...)
         return functools.partial(asked_beside, left_out=left_out)
 
+    by_name = takes_args_by_name(scenario)
+
     @functools.wraps(scenario)
     def with_beside(modules, args):
-        answer = scenario(modules, args)
+        # A scenario taking its arguments by name never sees the key "beside"; one of the older form is
+        # given the dict as it always was.
+        first = {k: v for k, v in args.items() if k != BESIDE} if by_name and isinstance(args, dict) else args
+        answer = call_scenario(scenario, modules, first)
         if not (isinstance(args, dict) and args.get(BESIDE)):
             return answer
-        other = scenario(modules, {**args, **args[BESIDE], BESIDE: None})
+        second = {**first, **args[BESIDE]} if by_name else {**args, **args[BESIDE], BESIDE: None}
+        other = call_scenario(scenario, modules, second)
         if not isinstance(answer, dict):
             answer, other = {ANSWER: answer}, {ANSWER: other}
         return {**answer, **{f"{key} {BESIDE}": v for key, v in other.items() if key not in left_out}}
 
-    return with_beside
+    setattr(with_beside, BESIDE_OF, scenario)
+    return takes_args_whole(with_beside)
 
 
 @dataclass
@@ -132,9 +137,10 @@ class Case:
     label: str
     """The case in a few words a student reads in the feedback (shown only where the check is visible)."""
     args: Any
-    """The scenario's `args`: plain data (numbers, strings, lists, dicts, numpy arrays), drawn in the grading
-    process and sent to the sandbox. An `args["beside"]` dict asks the same scenario a second input
-    (`asked_beside`)."""
+    """The scenario's arguments: a dict of plain data (numbers, strings, lists, dicts, numpy arrays) keyed by
+    the scenario's parameter names, drawn in the grading process and sent to the sandbox (any plain value,
+    for a scenario of the older form `scenario(modules, args)`). An `args["beside"]` dict asks the same
+    scenario a second input (`asked_beside`)."""
     tolerance: Tolerance | None = None
     """This case's own tolerance, where it differs from the check's (float32 inputs); None: the check's."""
 
@@ -242,10 +248,13 @@ class Check:
     `NAME` of `lmgrade check --case NAME:N`, and its column in regrade's scores.csv."""
     title: str
     """What the check tests, in a few words a student reads (the handout's grading table, the reports)."""
-    scenario: Callable[[dict[str, Any], Any], Any]
-    """`scenario(modules, args) -> plain data`, run once per case: in the sandboxed child on the submission's
-    modules (`{file stem: module}`, e.g. `modules["ngram"]`) and the case's `args`, and in the grading
-    process on the reference's, for the expected value. It must be a module-level function of a module
+    scenario: Callable[..., Any]
+    """`scenario(modules, **args) -> plain data`, run once per case: in the sandboxed child on the submission's
+    modules (`{file stem: module}`, e.g. `modules["ngram"]`) with the case's arguments as named parameters
+    (`def pad(modules, sentence, n)` for `Case(label, {"sentence": ..., "n": 3})`; a parameter with a default
+    is one a case may leave out), and in the grading process on the reference's, for the expected value.
+    The older form `scenario(modules, args)`, the case's `args` whole, is called as before
+    (`lmgrade.scenario_call`). It must be a module-level function of a module
     that does not import the reference (the fork server imports it by name), and return plain data:
     numbers, strings, lists, dicts, numpy arrays (never pickled)."""
     make_cases: Callable[[CaseContext], list[Case]]

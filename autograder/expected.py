@@ -21,6 +21,7 @@ from .expected_store import ExpectedStore, code_digest, entry_key
 from .oracle import Oracle
 from .sandbox.limits import Limits
 from .sandbox.pool import CaseOutcome
+from .scenario_call import binding_error
 from .seeds import check_rng
 
 # What a mistake "returns" on a case where making it raises.
@@ -30,7 +31,12 @@ CRASHES = object()
 def draw_cases(check: Check, assignment: str, variant: dict, secret: str) -> list[Case]:
     """The check's cases, drawn from its seed: the same secret always gives the same cases."""
     rng = check_rng(secret, assignment, check.name)
-    return check.make_cases(CaseContext(rng=rng, variant=variant, device=check.device))
+    cases = check.make_cases(CaseContext(rng=rng, variant=variant, device=check.device))
+    for number, case in enumerate(cases, 1):
+        why = binding_error(check.scenario, case.args)
+        if why is not None:  # the plugin's mistake: said as such, before a child could report it as the student's
+            raise HarnessFault(f"{assignment}: check {check.name}, case {number} ({case.label}): {why}")
+    return cases
 
 
 class ExpectedValues:

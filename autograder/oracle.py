@@ -30,6 +30,7 @@ from .checks import Case, Check, Mistake
 from .errors import HarnessFault
 from .flawed import apply
 from .loader import load_files
+from .scenario_call import call_scenario
 
 
 class OracleError(HarnessFault):
@@ -199,7 +200,7 @@ def one_thread() -> None:
 
 def run_scenario(check: Check, modules: dict, case: Case) -> Any:
     """The scenario on its own copy of the arguments, its result as plain data like the sandbox's."""
-    return wire.decode(wire.encode(check.scenario(modules, wire.decode(wire.encode(case.args)))))
+    return wire.decode(wire.encode(call_scenario(check.scenario, modules, wire.decode(wire.encode(case.args)))))
 
 
 class RecordedReference:

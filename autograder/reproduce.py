@@ -20,6 +20,7 @@ import numpy as np
 from . import wire
 from .checks import Check
 from .comparison import Tolerance, compare, digits, number
+from .scenario_call import takes_args_by_name
 
 MAX_LISTED = 200  # differing entries listed with --full
 SHORT_LISTED = 10  # ... and without it
@@ -58,7 +59,7 @@ def snippet(check: Check, args_file: Path) -> str:
             "",
             f"args = wire.decode(Path({str(args_file)!r}).read_bytes())",
             f"modules = load_files(Path('.'), [{files}])   # run it in your submission's folder",
-            f"print({function}(modules, args))",
+            f"print({function}(modules, {'**' if takes_args_by_name(check.scenario) else ''}args))",
         ]
     )
 

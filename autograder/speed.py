@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .sandbox import stopwatch
+from .scenario_call import call_scenario
 
 L2_FLUSH_BYTES = 256 * 2**20  # larger than the L2 cache of any current GPU
 
@@ -29,14 +30,15 @@ L2_FLUSH_BYTES = 256 * 2**20  # larger than the L2 cache of any current GPU
 class Timing:
     """How a timing check times and judges.
 
-    setup(modules, args) -> state, once per case; reset(state), before every
+    setup(modules, **args) -> state, once per case (its arguments taken as a scenario's); reset(state), before every
     lap, outside the clock; step(state, nonce) -> fingerprint, the timed
     call. All three run in the child on the submission and in the grading
     process on the reference (for the sampled laps).
     """
 
-    setup: Callable[[dict, Any], Any]
-    """`setup(modules, args) -> state`, once per case, outside the clock."""
+    setup: Callable[..., Any]
+    """`setup(modules, **args) -> state`, once per case, outside the clock (or `setup(modules, args)`, the older
+    form: `lmgrade.scenario_call`)."""
     step: Callable[[Any, int], list[float]]
     """`step(state, nonce) -> fingerprint`, the timed call: draws new inputs from the nonce, calls the code
     and returns projections of every output (the grading process recomputes a sample of them)."""
@@ -68,7 +70,7 @@ class Timing:
 
 def run_laps(modules: dict, args: dict, timing: Timing) -> dict:
     """The child's side of a timing check (a scenario calls it): every lap of one case."""
-    state = timing.setup(modules, args)
+    state = call_scenario(timing.setup, modules, args)
     flush = _l2_flusher(args.get("device", "cpu"))
     for _ in range(timing.warmup + timing.laps):
         if timing.reset is not None:

@@ -33,6 +33,7 @@ import numpy as np
 
 from . import stand_in_torch
 from .recorded_calls import PARAMS, Inexact, NoRecordedCall, exact_key, index, materialize, pick, restore, snapshot
+from .scenario_call import call_scenario
 
 __all__ = ["NoRecordedCall", "TooManyCalls", "made", "only", "record", "replaces", "replay", "REPLAY"]
 
@@ -152,7 +153,7 @@ def record(scenario, fresh_modules: dict, names: tuple[str, ...], args: Any, mos
     recorder = Recorder(most)
     install_recorders(fresh_modules, names, recorder)
     with np.errstate(all="ignore"):
-        scenario(fresh_modules, args)
+        call_scenario(scenario, fresh_modules, args)
     return recorder.calls
 
 
@@ -277,7 +278,7 @@ def replay(modules: dict, args: dict) -> Any:
     for part in qualname.split("."):
         scenario = getattr(scenario, part)
     install_replayers(modules, tuple(args["names"]), args["table"])
-    return scenario(modules, copy.deepcopy(args["args"]))
+    return call_scenario(scenario, modules, copy.deepcopy(args["args"]))
 
 
 REPLAY = f"{__name__}:replay"

@@ -27,6 +27,7 @@ from typing import Any
 
 from .. import wire
 from ..loader import load_files
+from ..scenario_call import call_scenario
 from . import devices, guards, landlock, privileges, stopwatch
 from .limits import Limits, apply_rlimits
 from .protocol import CASE_RESULT, CASE_START, DONE, HELLO, SAFE_ENV_KEYS, pack_frame, write_all
@@ -226,7 +227,7 @@ def run(
         else:
             guards.calls[:] = at_import
             try:
-                outcome = {"ok": scenario(modules, cases[index])}
+                outcome = {"ok": call_scenario(scenario, modules, cases[index])}
             except BaseException as exc:
                 outcome = {"error": describe_exception(exc)}
             if guards.calls:

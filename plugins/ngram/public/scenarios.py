@@ -1,7 +1,7 @@
 """What the ngram checks do with a submission, inside the sandbox.
 
 Each function gets ``modules`` ({"ngram": the submission's module, or the
-reference's}) and one case's plain-data arguments, and returns plain data.
+reference's}) and one case's plain-data arguments by name, and returns plain data.
 This module is imported by the fork server before any student code: it must
 never import the reference.
 """
@@ -13,103 +13,102 @@ import numpy as np
 from lmgrade import asked_beside, property_result, raised
 
 
-def pad(modules, args):
-    return modules["ngram"].pad(args["sentence"], args["n"])
+def pad(modules, sentence, n):
+    return modules["ngram"].pad(sentence, n)
 
 
-def count_ngrams(modules, args):
-    return modules["ngram"].count_ngrams(args["corpus"], args["n"])
+def count_ngrams(modules, corpus, n):
+    return modules["ngram"].count_ngrams(corpus, n)
 
 
-def _model(modules, args):
-    """NGramLM(n, k=k), or NGramLM(n) where the case leaves k to its default."""
-    if "k" in args:
-        return modules["ngram"].NGramLM(args["n"], k=args["k"])
-    return modules["ngram"].NGramLM(args["n"])
+def _model(modules, n, k):
+    """NGramLM(n, k=k), or NGramLM(n) where the case leaves k to its default (None)."""
+    if k is None:
+        return modules["ngram"].NGramLM(n)
+    return modules["ngram"].NGramLM(n, k=k)
 
 
-def _fitted(modules, args):
-    lm = _model(modules, args)
-    if "fitted_before_on" in args:  # fitting again must forget the first corpus
-        lm.fit(args["fitted_before_on"])
-        if args.get("sampled_before"):  # ... and whatever sampling from it left behind
+def _fitted(modules, corpus, n, k, fitted_before_on=None, sampled_before=False):
+    lm = _model(modules, n, k)
+    if fitted_before_on is not None:  # fitting again must forget the first corpus
+        lm.fit(fitted_before_on)
+        if sampled_before:  # ... and whatever sampling from it left behind
             lm.sample(np.random.default_rng(0), max_len=5)
-    return lm.fit(args["corpus"])
+    return lm.fit(corpus)
 
 
 @asked_beside
-def fit(modules, args):
-    lm = _model(modules, args)
-    if "fitted_before_on" in args:
-        lm.fit(args["fitted_before_on"])
-    fitted = lm.fit(args["corpus"])
+def fit(modules, corpus, n, k=None, fitted_before_on=None):
+    lm = _model(modules, n, k)
+    if fitted_before_on is not None:
+        lm.fit(fitted_before_on)
+    fitted = lm.fit(corpus)
     return {"fit returns self": fitted is lm, "vocab": lm.vocab}
 
 
-def prob(modules, args):
-    lm = _fitted(modules, args)
-    return {f"prob({w!r}, {ctx!r})": lm.prob(w, ctx) for w, ctx in args["queries"]}
+def prob(modules, corpus, n, queries, k=None, fitted_before_on=None):
+    lm = _fitted(modules, corpus, n, k, fitted_before_on)
+    return {f"prob({w!r}, {ctx!r})": lm.prob(w, ctx) for w, ctx in queries}
 
 
-def logprob(modules, args):
-    lm = _fitted(modules, args)
-    return {f"logprob({s!r})": lm.logprob(s) for s in args["sentences"]}
+def logprob(modules, corpus, n, k, sentences):
+    lm = _fitted(modules, corpus, n, k)
+    return {f"logprob({s!r})": lm.logprob(s) for s in sentences}
 
 
 @asked_beside
-def perplexity(modules, args):
-    lm = _fitted(modules, args)
-    return lm.perplexity(args["test"])
+def perplexity(modules, corpus, n, k, test):
+    lm = _fitted(modules, corpus, n, k)
+    return lm.perplexity(test)
 
 
-def sample(modules, args):
+def sample(modules, corpus, n, k, max_len, draws, repeat, seed, fitted_before_on=None, sampled_before=False):
     """Draws for a statistical test, and the model's distribution to test them against."""
-    lm = _fitted(modules, args)
-    rng = np.random.default_rng(args["seed"])
-    if args["max_len"] is None:  # the default, used by omission
+    lm = _fitted(modules, corpus, n, k, fitted_before_on, sampled_before)
+    if max_len is None:  # the default, used by omission
 
         def draw(rng):
             return lm.sample(rng)
     else:
 
         def draw(rng):
-            return lm.sample(rng, max_len=args["max_len"])
+            return lm.sample(rng, max_len=max_len)
 
-    draws = [draw(rng) for _ in range(args["draws"])]
+    rng = np.random.default_rng(seed)
+    first = [draw(rng) for _ in range(draws)]
     # Only rng may be random: shake the global generators between the two runs.
-    np.random.seed(args["seed"] % 2**32 ^ 0x5EED)
-    __import__("random").seed(args["seed"] ^ 0x5EED)
-    rng = np.random.default_rng(args["seed"])
-    again = [draw(rng) for _ in range(args["repeat"])]
-    rng = np.random.default_rng(args["seed"] + 1)
-    other = [draw(rng) for _ in range(args["repeat"])]
+    np.random.seed(seed % 2**32 ^ 0x5EED)
+    __import__("random").seed(seed ^ 0x5EED)
+    rng = np.random.default_rng(seed)
+    again = [draw(rng) for _ in range(repeat)]
+    rng = np.random.default_rng(seed + 1)
+    other = [draw(rng) for _ in range(repeat)]
     # The judge tests the draws against the reference's distribution; a
     # submission's own table is not needed, and its other bugs must not cost
     # it the sample check.
     try:
         vocab = sorted(lm.vocab)
-        contexts = {tuple(ctx) for ctx in modules["ngram"].count_ngrams(args["corpus"], args["n"])}
+        contexts = {tuple(ctx) for ctx in modules["ngram"].count_ngrams(corpus, n)}
         table = {ctx: [lm.prob(w, list(ctx)) for w in vocab] for ctx in contexts}
     except Exception:
         vocab, table = None, None
-    return {"draws": draws, "again": again, "other": other, "vocab": vocab, "table": table}
+    return {"draws": first, "again": again, "other": other, "vocab": vocab, "table": table}
 
 
-def no_mutation(modules, args):
+def no_mutation(modules, call, value, n, k=None, corpus=None, word=None):
     """Call one function; its answer, and its argument as it is afterwards."""
     ngram = modules["ngram"]
-    kept = args["value"]  # a fresh copy in every process: compared after the call
-    call = args["call"]
+    kept = value  # a fresh copy in every process: compared after the call
     if call == "pad":
-        answer = ngram.pad(kept, args["n"])
+        answer = ngram.pad(kept, n)
     elif call == "count_ngrams":
-        answer = ngram.count_ngrams(kept, args["n"])
+        answer = ngram.count_ngrams(kept, n)
     elif call == "fit":
-        answer = ngram.NGramLM(args["n"], k=args["k"]).fit(kept).vocab
+        answer = ngram.NGramLM(n, k=k).fit(kept).vocab
     else:
-        lm = ngram.NGramLM(args["n"], k=args["k"]).fit(args["corpus"])
+        lm = ngram.NGramLM(n, k=k).fit(corpus)
         if call == "prob":
-            answer = lm.prob(args["word"], kept)
+            answer = lm.prob(word, kept)
         elif call == "logprob":
             answer = lm.logprob(kept)
         else:
@@ -117,15 +116,15 @@ def no_mutation(modules, args):
     return property_result(answer, kept)
 
 
-def bad_argument(modules, args):
+def bad_argument(modules, call, n, k, sentence, accepted):
     """The name of the exception raised outside the domain, beside the answer to a call inside it, both on
-    the case's drawn sentence (answers recorded on other sentences fit neither)."""
+    the case's drawn sentence (answers recorded on other sentences fit neither). `accepted` is the
+    grader's (`bad_argument_holds`)."""
     ngram = modules["ngram"]
-    n, k, sentence = args["n"], args["k"], args["sentence"]
-    if args["call"] == "pad":
+    if call == "pad":
         answer = ngram.pad(sentence, 2)
         outside = raised(lambda: ngram.pad(sentence, n))
-    elif args["call"] == "count_ngrams":
+    elif call == "count_ngrams":
         answer = ngram.count_ngrams([sentence], 2)
         outside = raised(lambda: ngram.count_ngrams([sentence], n))
     else:
