@@ -1,8 +1,8 @@
 """What the embeddings checks do with a submission, inside the sandbox.
 
 Each function gets ``modules`` ({"bpe": ..., "word2vec": ..., "ffnn_lm": ...},
-the submission's or the reference's) and one case's plain-data arguments,
-and returns plain data. Every input one function needs from another (merges
+the submission's or the reference's) and one case's plain-data arguments by
+name, and returns plain data. Every input one function needs from another (merges
 for encode_word, symbols for decode, W and C for step, a model for
 train_ffnn and perplexity) is data drawn by the check, so each check grades
 one function. Where a method calls the student's own functions (SkipGram's
@@ -73,33 +73,34 @@ def _merge_list(merges) -> list:
     return [tuple(m) if isinstance(m, list) and len(m) == 2 else m for m in merges]
 
 
-def train_bpe(modules, args):
+def train_bpe(modules, word_counts, num_merges):
+    """train_bpe once for each of the case's merge counts (`num_merges` is a list)."""
     out = {}
-    for num_merges in args["num_merges"]:
-        merges = modules["bpe"].train_bpe(dict(args["word_counts"]), num_merges)
-        out[f"train_bpe(word_counts, num_merges={num_merges})"] = _merge_list(merges)
+    for merges_asked in num_merges:
+        merges = modules["bpe"].train_bpe(dict(word_counts), merges_asked)
+        out[f"train_bpe(word_counts, num_merges={merges_asked})"] = _merge_list(merges)
     return out
 
 
-def encode_word(modules, args):
-    merges = [tuple(m) for m in args["merges"]]
-    return {word: modules["bpe"].encode_word(word, list(merges)) for word in args["words"]}
+def encode_word(modules, merges, words):
+    merges = [tuple(m) for m in merges]
+    return {word: modules["bpe"].encode_word(word, list(merges)) for word in words}
 
 
-def encode(modules, args):
-    merges = [tuple(m) for m in args["merges"]]
-    return [modules["bpe"].encode(text, list(merges)) for text in args["texts"]]
+def encode(modules, merges, texts):
+    merges = [tuple(m) for m in merges]
+    return [modules["bpe"].encode(text, list(merges)) for text in texts]
 
 
-def decode(modules, args):
-    return [modules["bpe"].decode(list(symbols)) for symbols in args["symbols"]]
+def decode(modules, symbols):
+    return [modules["bpe"].decode(list(one)) for one in symbols]
 
 
 # --- word2vec.py ---
 
 
-def sigmoid(modules, args):
-    value, caught = warnings_of(lambda: modules["word2vec"].sigmoid(args["x"].copy()))
+def sigmoid(modules, x):
+    value, caught = warnings_of(lambda: modules["word2vec"].sigmoid(x.copy()))
     return {"sigmoid(x)": _array(value), "warnings": caught}
 
 
@@ -107,28 +108,28 @@ def _pairs(pairs) -> list:
     return [tuple(int(v) for v in pair) for pair in pairs]
 
 
-def skipgram_pairs(modules, args):
-    return [_pairs(modules["word2vec"].skipgram_pairs(list(tokens), window)) for tokens, window in args["calls"]]
+def skipgram_pairs(modules, calls):
+    return [_pairs(modules["word2vec"].skipgram_pairs(list(tokens), window)) for tokens, window in calls]
 
 
-def noise_distribution(modules, args):
+def noise_distribution(modules, counts, power):
+    """noise_distribution(counts), or with power= where the case gives one (None: the default, by omission)."""
     nd = modules["word2vec"].noise_distribution
-    counts = args["counts"]
-    p = nd(counts.copy()) if args["power"] is None else nd(counts.copy(), power=args["power"])
+    p = nd(counts.copy()) if power is None else nd(counts.copy(), power=power)
     return _array(p)
 
 
-def sgns_loss(modules, args):
-    return [_number(modules["word2vec"].sgns_loss(w.copy(), c.copy(), n.copy())) for w, c, n in args["vectors"]]
+def sgns_loss(modules, vectors):
+    return [_number(modules["word2vec"].sgns_loss(w.copy(), c.copy(), n.copy())) for w, c, n in vectors]
 
 
 GRAD_NAMES = ("d loss / d w_vec", "d loss / d c_vec", "d loss / d neg_vecs")
 
 
-def sgns_grads(modules, args):
+def sgns_grads(modules, w_vec, c_vec, neg_vecs):
     """The gradients, the student's own loss at the point, and the gradients against its central differences."""
     w2v = modules["word2vec"]
-    w, c, n = args["w_vec"], args["c_vec"], args["neg_vecs"]
+    w, c, n = w_vec, c_vec, neg_vecs
     grads = w2v.sgns_grads(w.copy(), c.copy(), n.copy())
     answer = (
         dict(zip(GRAD_NAMES, (_array(g) for g in grads)))
@@ -150,28 +151,29 @@ def sgns_grads(modules, args):
     }
 
 
-def _skipgram(modules, args):
-    """A SkipGram of the case's sizes with the case's W and C assigned."""
-    V, D = args["W"].shape
+def _skipgram(modules, W, C):
+    """A SkipGram of W's sizes with W and C assigned."""
+    V, D = W.shape
     model = modules["word2vec"].SkipGram(V, D, rng=np.random.default_rng(0))
-    model.W, model.C = args["W"].copy(), args["C"].copy()
+    model.W, model.C = W.copy(), C.copy()
     return model
 
 
-def skipgram_init(modules, args):
+def skipgram_init(modules, vocab_size, dim, seed):
+    """SkipGram(vocab_size, dim), with rng seeded where the case gives a seed (None: rng left out)."""
     SkipGram = modules["word2vec"].SkipGram
-    V, D = args["vocab_size"], args["dim"]
-    model = SkipGram(V, D) if args["seed"] is None else SkipGram(V, D, rng=np.random.default_rng(args["seed"]))
+    V, D = vocab_size, dim
+    model = SkipGram(V, D) if seed is None else SkipGram(V, D, rng=np.random.default_rng(seed))
     W, C = _array(model.W), _array(model.C)
     bound = 0.5 / D
     seeded = {}
-    if args["seed"] is not None:  # drawn from rng: the same seed gives the same W, another seed another
+    if seed is not None:  # drawn from rng: the same seed gives the same W, another seed another
         seeded = {
             "the same seed gives the same W": bool(
-                np.array_equal(W, _array(SkipGram(V, D, rng=np.random.default_rng(args["seed"])).W))
+                np.array_equal(W, _array(SkipGram(V, D, rng=np.random.default_rng(seed)).W))
             ),
             "another seed gives another W": not np.array_equal(
-                W, _array(SkipGram(V, D, rng=np.random.default_rng(args["seed"] + 1)).W)
+                W, _array(SkipGram(V, D, rng=np.random.default_rng(seed + 1)).W)
             ),
         }
     return {
@@ -187,34 +189,30 @@ def skipgram_init(modules, args):
 
 # step and train answer with what they changed, not W and C afterwards: parameters left as
 # assigned would echo the case's data, and a method that does nothing must show none of it.
-def step(modules, args):
-    model = _skipgram(modules, args)
-    loss = model.step(args["w"], args["c"], args["negatives"].copy(), args["lr"])
+def step(modules, W, C, w, c, negatives, lr):
+    model = _skipgram(modules, W, C)
+    loss = model.step(w, c, negatives.copy(), lr)
     return {
         "returned loss": _number(loss),
-        "W after the step minus W before": _array(model.W) - args["W"],
-        "C after the step minus C before": _array(model.C) - args["C"],
+        "W after the step minus W before": _array(model.W) - W,
+        "C after the step minus C before": _array(model.C) - C,
     }
 
 
-def train(modules, args):
-    model = _skipgram(modules, args)
-    tokens = list(args["tokens"])
-    losses = model.train(
-        tokens, args["window"], args["k"], args["epochs"], args["lr"], np.random.default_rng(args["seed"])
-    )
+def train(modules, W, C, tokens, window, k, epochs, lr, seed):
+    model = _skipgram(modules, W, C)
+    losses = model.train(list(tokens), window, k, epochs, lr, np.random.default_rng(seed))
     return {
         "losses": [_number(v) for v in losses] if isinstance(losses, list) else losses,
-        "W after training minus W before": _array(model.W) - args["W"],
-        "C after training minus C before": _array(model.C) - args["C"],
+        "W after training minus W before": _array(model.W) - W,
+        "C after training minus C before": _array(model.C) - C,
     }
 
 
-def most_similar(modules, args):
-    model = _skipgram(modules, args)
+def most_similar(modules, W, C, queries):
+    model = _skipgram(modules, W, C)
     return {
-        f"most_similar({word}, topn={topn})": [int(i) for i in model.most_similar(word, topn)]
-        for word, topn in args["queries"]
+        f"most_similar({word}, topn={topn})": [int(i) for i in model.most_similar(word, topn)] for word, topn in queries
     }
 
 
@@ -240,21 +238,17 @@ def _load(module: torch.nn.Module, state: dict[str, np.ndarray], dtype: str) -> 
     return module
 
 
-def ffnn_forward(modules, args):
+def ffnn_forward(modules, config, state, context, g, dtype):
     """The logits, and d sum(logits * g) / d every parameter, by the model's own autograd."""
-    c = args["config"]
-    model = _load(
-        modules["ffnn_lm"].FFNNLM(c["vocab_size"], c["context_size"], c["embed_dim"], c["hidden_dim"]),
-        args["state"],
-        args["dtype"],
-    )
-    logits = model(torch.tensor(args["context"], dtype=torch.long))
+    sizes = (config["vocab_size"], config["context_size"], config["embed_dim"], config["hidden_dim"])
+    model = _load(modules["ffnn_lm"].FFNNLM(*sizes), state, dtype)
+    logits = model(torch.tensor(context, dtype=torch.long))
     if not isinstance(logits, torch.Tensor):
         return {"logits": logits}
-    (logits * torch.as_tensor(args["g"], dtype=logits.dtype)).sum().backward()
+    (logits * torch.as_tensor(g, dtype=logits.dtype)).sum().backward()
     params = dict(model.named_parameters())
     answer = {"logits": _array(logits)}
-    for name in args["state"]:
+    for name in state:
         p = params.get(name)
         answer[f"gradient w.r.t. {name}"] = (
             "no gradient (this parameter does not take part in the logits)"
@@ -265,8 +259,8 @@ def ffnn_forward(modules, args):
 
 
 @asked_beside
-def make_examples(modules, args):
-    contexts, targets = modules["ffnn_lm"].make_examples(list(args["tokens"]), args["context_size"], args["pad"])
+def make_examples(modules, tokens, context_size, pad):
+    contexts, targets = modules["ffnn_lm"].make_examples(list(tokens), context_size, pad)
     return {
         "contexts": _array(contexts),
         "targets": _array(targets),
@@ -287,20 +281,20 @@ def grader_model(config: dict, state: dict, dtype: str) -> torch.nn.Module:
     return _load(model, state, dtype)
 
 
-def train_ffnn(modules, args):
-    model = grader_model(args["config"], args["state"], args["dtype"])
+def train_ffnn(modules, config, state, contexts, targets, dtype, epochs, batch_size, lr, seed):
+    model = grader_model(config, state, dtype)
     contexts, targets = (
-        torch.tensor(args["contexts"], dtype=torch.long),
-        torch.tensor(args["targets"], dtype=torch.long),
+        torch.tensor(contexts, dtype=torch.long),
+        torch.tensor(targets, dtype=torch.long),
     )
     losses = modules["ffnn_lm"].train_ffnn(
         model,
         contexts,
         targets,
-        epochs=args["epochs"],
-        batch_size=args["batch_size"],
-        lr=args["lr"],
-        generator=torch.Generator().manual_seed(args["seed"]),
+        epochs=epochs,
+        batch_size=batch_size,
+        lr=lr,
+        generator=torch.Generator().manual_seed(seed),
     )
     return {
         "losses": [_number(v) for v in losses] if isinstance(losses, list) else losses,
@@ -308,11 +302,11 @@ def train_ffnn(modules, args):
     }
 
 
-def perplexity(modules, args):
-    model = grader_model(args["config"], args["state"], args["dtype"])
+def perplexity(modules, config, state, contexts, targets, dtype):
+    model = grader_model(config, state, dtype)
     contexts, targets = (
-        torch.tensor(args["contexts"], dtype=torch.long),
-        torch.tensor(args["targets"], dtype=torch.long),
+        torch.tensor(contexts, dtype=torch.long),
+        torch.tensor(targets, dtype=torch.long),
     )
     return _number(modules["ffnn_lm"].perplexity(model, contexts, targets))
 
@@ -320,41 +314,62 @@ def perplexity(modules, args):
 # --- properties: each pays only with the right answer beside it ---
 
 
-def no_mutation(modules, args):
-    """Call one function; its answer, and its arguments as they are afterwards."""
-    what = args["what"]
+def no_mutation(
+    modules,
+    what,
+    word_counts=None,
+    num_merges=None,
+    merges=None,
+    word=None,
+    counts=None,
+    w_vec=None,
+    c_vec=None,
+    neg_vecs=None,
+    W=None,
+    C=None,
+    w=None,
+    c=None,
+    negatives=None,
+    lr=None,
+    tokens=None,
+    context_size=None,
+    pad=None,
+):
+    """Call one function (`what`); its answer, and its arguments as they are afterwards. Each case gives only
+    the arguments of its own call."""
     if what == "train_bpe":
-        word_counts = dict(args["word_counts"])
-        answer = _merge_list(modules["bpe"].train_bpe(word_counts, args["num_merges"]))
+        word_counts = dict(word_counts)
+        answer = _merge_list(modules["bpe"].train_bpe(word_counts, num_merges))
         return property_result(answer, {"word_counts": word_counts})
     if what == "encode_word":
-        merges = [tuple(m) for m in args["merges"]]
-        answer = modules["bpe"].encode_word(args["word"], merges)
+        merges = [tuple(m) for m in merges]
+        answer = modules["bpe"].encode_word(word, merges)
         return property_result(answer, {"merges": merges})
     if what == "noise_distribution":
-        counts = args["counts"].copy()
+        counts = counts.copy()
         return property_result(_array(modules["word2vec"].noise_distribution(counts)), {"counts": counts})
     if what == "sgns_grads":
-        w, c, n = args["w_vec"].copy(), args["c_vec"].copy(), args["neg_vecs"].copy()
+        w, c, n = w_vec.copy(), c_vec.copy(), neg_vecs.copy()
         grads = modules["word2vec"].sgns_grads(w, c, n)
         return property_result([_array(g) for g in grads], {"w_vec": w, "c_vec": c, "neg_vecs": n})
     if what == "SkipGram.step":
-        model = _skipgram(modules, args)
-        negatives = args["negatives"].copy()
-        loss = _number(model.step(args["w"], args["c"], negatives, args["lr"]))
+        model = _skipgram(modules, W, C)
+        negatives = negatives.copy()
+        loss = _number(model.step(w, c, negatives, lr))
         return property_result([loss, _array(model.W), _array(model.C)], {"negatives": negatives})
-    tokens = list(args["tokens"])
-    contexts, targets = modules["ffnn_lm"].make_examples(tokens, args["context_size"], args["pad"])
+    tokens = list(tokens)
+    contexts, targets = modules["ffnn_lm"].make_examples(tokens, context_size, pad)
     # Lists of rows: an answer with rows missing (no padded examples) is wrong but shows work.
     return property_result([_array(contexts).tolist(), _array(targets).tolist()], {"tokens": tokens})
 
 
-def bad_argument(modules, args):
-    """ValueError outside the domain, beside the answer of the same function inside it."""
-    if args["what"] == "skipgram_pairs":
+def bad_argument(modules, what, good, word_counts=None, num_merges=None, tokens=None, window=None):
+    """ValueError outside the domain (train_bpe's `word_counts` and `num_merges`, or skipgram_pairs' `tokens`
+    and `window`), beside the answer of the same function inside it (`good` for train_bpe, window 1)."""
+    if what == "skipgram_pairs":
         f = modules["word2vec"].skipgram_pairs
-        answer = _pairs(f(list(args["tokens"]), 1))
-        return property_result(answer, raised(lambda: f(list(args["tokens"]), args["window"])))
+        answer = _pairs(f(list(tokens), 1))
+        return property_result(answer, raised(lambda: f(list(tokens), window)))
     f = modules["bpe"].train_bpe
-    answer = _merge_list(f(dict(args["good"]), 2))
-    return property_result(answer, raised(lambda: f(dict(args["word_counts"]), args["num_merges"])))
+    answer = _merge_list(f(dict(good), 2))
+    return property_result(answer, raised(lambda: f(dict(word_counts), num_merges)))
