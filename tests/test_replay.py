@@ -24,6 +24,7 @@ from lmgrade import catalog, wire
 from lmgrade.expected import draw_cases
 from lmgrade.loader import load_files
 from lmgrade.oracle import one_thread, run_scenario
+from lmgrade.scenario_call import call_scenario
 from lmgrade.seeds import PUBLIC_SECRET, SECRET_ENV
 from lmgrade.selection import Selection
 
@@ -66,7 +67,7 @@ def _record(assignment, variant) -> replay_support.Recorder:
         if check.name in SLOW_CHECKS or check.unavailable:
             continue
         for case in draw_cases(check, assignment.name, variant, PUBLIC_SECRET):
-            check.scenario(modules, wire.decode(wire.encode(case.args)))
+            call_scenario(check.scenario, modules, wire.decode(wire.encode(case.args)))
     return recorder
 
 

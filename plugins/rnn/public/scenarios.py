@@ -1,8 +1,8 @@
 """What the rnn checks do with a submission, inside the sandbox.
 
 Each function gets ``modules`` ({"modules": modules.py, "elman": elman.py},
-the submission's or the reference's) and one case's plain-data arguments,
-and returns plain data. Parameters are assigned into ``params`` after
+the submission's or the reference's) and one case's plain-data arguments
+by name, and returns plain data. Parameters are assigned into ``params`` after
 construction, as the contract allows, so that the submission and the
 reference compute with the same numbers. Besides the answers, a scenario
 differentiates the code's *own* forward by central differences, so the
@@ -25,12 +25,12 @@ def _array(value) -> np.ndarray:
 # --- modules.py ---
 
 
-def _module(modules, args):
+def _module(modules, kind, W=None, b=None):
+    """An instance of the class `kind` of modules.py; a Linear with W and b assigned."""
     m = modules["modules"]
-    kind = args["module"]
     if kind == "Linear":
-        module = m.Linear(args["W"].shape[1], args["W"].shape[0], np.random.default_rng(0))
-        module.params["W"], module.params["b"] = args["W"].copy(), args["b"].copy()
+        module = m.Linear(W.shape[1], W.shape[0], np.random.default_rng(0))
+        module.params["W"], module.params["b"] = W.copy(), b.copy()
         return module
     return getattr(m, kind)()
 
@@ -45,11 +45,14 @@ def kind_warns(kind: str) -> bool:
 
 
 @asked_beside(left_out=("backward against finite differences of forward",))
-def module(modules, args):
-    """Forward, backward and parameter gradients of one module; its backward against its own forward."""
-    mod = _module(modules, args)
-    x, g = args["x"], args["g"]
-    y, caught = warnings_of(lambda: mod(x.copy()) if args.get("call") else mod.forward(x.copy()))
+def module(modules, module, x, g, W=None, b=None, call=False):
+    """Forward, backward and parameter gradients of one module; its backward against its own forward.
+
+    `module` is the class's name; W and b are a Linear's; `call` asks forward through ``mod(x)``.
+    """
+    kind = module
+    mod = _module(modules, kind, W, b)
+    y, caught = warnings_of(lambda: mod(x.copy()) if call else mod.forward(x.copy()))
     dx = mod.backward(g.copy())
     backward = {"input": _array(dx), **{f"grads[{k!r}]": _array(v) for k, v in sorted(mod.grads.items())}}
 
@@ -70,23 +73,21 @@ def module(modules, args):
         "backward": backward,
         "backward against finite differences of forward": agreement(backward, numeric),
     }
-    if kind_warns(args["module"]):
+    if kind_warns(kind):
         answer["warnings"] = caught
-    if args["module"] == "Linear":
-        answer["initialisation"] = linear_init(
-            modules, {"in": args["W"].shape[1], "out": args["W"].shape[0], "seed": 1}
-        )
+    if kind == "Linear":
+        answer["initialisation"] = linear_init(modules, W.shape[1], W.shape[0], seed=1)
     return answer
 
 
-def linear_init(modules, args):
-    """What Linear's constructor draws: shapes, the range of W, zero b; not the values.
+def linear_init(modules, n_in, n_out, seed):
+    """What Linear(n_in, n_out, default_rng(seed)) draws: shapes, the range of W, zero b; not the values.
 
     What `grads` holds before the first backward is free (the contract): not read here.
     """
-    lin = modules["modules"].Linear(args["in"], args["out"], np.random.default_rng(args["seed"]))
+    lin = modules["modules"].Linear(n_in, n_out, np.random.default_rng(seed))
     W, b = _array(lin.params["W"]), _array(lin.params["b"])
-    bound = 1 / np.sqrt(args["in"])
+    bound = 1 / np.sqrt(n_in)
     return {
         "W shape": W.shape,
         "b shape": b.shape,
@@ -96,12 +97,12 @@ def linear_init(modules, args):
     }
 
 
-def cross_entropy(modules, args):
+def cross_entropy(modules, probs, targets, g):
+    """forward(probs, targets), then backward(g), or backward() where g is None; against its own forward."""
     ce = modules["modules"].CrossEntropy()
-    probs, targets = args["probs"], args["targets"]
     value = ce.forward(probs.copy(), targets.copy())
-    grad = ce.backward() if args["g"] is None else ce.backward(args["g"])
-    g = 1.0 if args["g"] is None else args["g"]
+    grad = ce.backward() if g is None else ce.backward(g)
+    g = 1.0 if g is None else g
 
     def assign(name, value):
         nonlocal probs
@@ -125,50 +126,47 @@ def _shapes(params, names) -> dict[str, list[int] | str]:
     return {name: list(np.shape(params[name])) if name in params else "missing" for name in sorted(names)}
 
 
-def _rnn(modules, args):
-    return _built_rnn(modules, args)[0]
+def _rnn(modules, params, activation):
+    return _built_rnn(modules, params, activation)[0]
 
 
-def _built_rnn(modules, args):
-    """An ElmanRNN of the case's sizes with the case's params assigned, and its params' shapes before that."""
-    W_ax, W_yh = args["params"]["W_ax"], args["params"]["W_yh"]
+def _built_rnn(modules, params, activation, defaults=False):
+    """An ElmanRNN of the sizes of `params` with them assigned, and its params' shapes before that."""
+    W_ax, W_yh = params["W_ax"], params["W_yh"]
     sizes = (W_ax.shape[1], W_ax.shape[0], W_yh.shape[0])
-    if args.get("defaults"):  # activation and rng left out: "sigmoid" and a fresh generator
+    if defaults:  # activation and rng left out: "sigmoid" and a fresh generator
         rnn = modules["elman"].ElmanRNN(*sizes)
     else:
-        rnn = modules["elman"].ElmanRNN(*sizes, activation=args["activation"], rng=np.random.default_rng(0))
+        rnn = modules["elman"].ElmanRNN(*sizes, activation=activation, rng=np.random.default_rng(0))
     shapes = _shapes(rnn.params, PARAMS)
     for name in PARAMS:
-        rnn.params[name] = args["params"][name].copy()
+        rnn.params[name] = params[name].copy()
     return rnn, shapes
 
 
-def _h0(args):
-    return None if args["h0"] is None else args["h0"].copy()
-
-
-def elman_forward(modules, args):
-    rnn, shapes = _built_rnn(modules, args)
-    y = rnn.forward(args["x"].copy()) if args["h0"] is None else rnn.forward(args["x"].copy(), _h0(args))
+def elman_forward(modules, params, x, targets, h0, activation, defaults=False):
+    """forward(x[, h0]): the outputs and self.hidden, and the params' shapes as built. `targets` is the
+    loss's, unused here (the cases are elman_loss's)."""
+    rnn, shapes = _built_rnn(modules, params, activation, defaults)
+    y = rnn.forward(x.copy()) if h0 is None else rnn.forward(x.copy(), h0.copy())
     return {"params' shapes when built": shapes, "y": _array(y), "self.hidden": _array(rnn.hidden)}
 
 
-def elman_loss(modules, args):
-    rnn = _rnn(modules, args)
-    if args["h0"] is None:
-        return float(rnn.loss(args["x"].copy(), args["targets"].copy()))
-    return float(rnn.loss(args["x"].copy(), args["targets"].copy(), _h0(args)))
+def elman_loss(modules, params, x, targets, h0, activation):
+    """loss(x, targets[, h0])."""
+    rnn = _rnn(modules, params, activation)
+    if h0 is None:
+        return float(rnn.loss(x.copy(), targets.copy()))
+    return float(rnn.loss(x.copy(), targets.copy(), h0.copy()))
 
 
-def elman_backward(modules, args):
+def elman_backward(modules, params, x, targets, h0, activation):
     """Every gradient and grad_h0 of the loss; the backward against the code's own loss."""
-    rnn = _rnn(modules, args)
-    x, targets = args["x"], args["targets"]
-    if args["h0"] is None:  # h0 left to its default: zeros
+    rnn = _rnn(modules, params, activation)
+    if h0 is None:  # h0 left to its default: zeros
         loss = float(rnn.loss(x.copy(), targets.copy()))
         h0 = np.zeros(rnn.params["W_ah"].shape[0])
     else:
-        h0 = args["h0"]
         loss = float(rnn.loss(x.copy(), targets.copy(), h0.copy()))
     grads = rnn.backward()
     answer = {"loss": loss, **{f"grads[{k!r}]": _array(grads[k]) for k in PARAMS}, "grad_h0": _array(rnn.grad_h0)}
@@ -181,89 +179,87 @@ def elman_backward(modules, args):
         else:
             rnn.params[name[7:-2]] = value
 
-    arrays = {**{f"grads[{k!r}]": args["params"][k] for k in PARAMS}, "grad_h0": h0}
+    arrays = {**{f"grads[{k!r}]": params[k] for k in PARAMS}, "grad_h0": h0}
     numeric = finite_differences(lambda: float(rnn.loss(x.copy(), targets.copy(), h0.copy())), arrays, assign)
     answer["returned == self.grads"] = same_as_self_grads
     answer["backward against finite differences of loss"] = agreement(answer, numeric)
     return answer
 
 
-def _lm(modules, args):
-    return _built_lm(modules, args)[0]
+def _lm(modules, params, activation):
+    return _built_lm(modules, params, activation)[0]
 
 
-def _built_lm(modules, args):
-    """An RNNLM of the case's sizes with the case's params assigned, and its params' shapes before that."""
-    E, W_ax = args["params"]["E"], args["params"]["W_ax"]
+def _built_lm(modules, params, activation, defaults=False):
+    """An RNNLM of the sizes of `params` with them assigned, and its params' shapes before that."""
+    E, W_ax = params["E"], params["W_ax"]
     sizes = (E.shape[0], E.shape[1], W_ax.shape[0])
-    if args.get("defaults"):
+    if defaults:
         lm = modules["elman"].RNNLM(*sizes)
     else:
-        lm = modules["elman"].RNNLM(*sizes, activation=args["activation"], rng=np.random.default_rng(0))
+        lm = modules["elman"].RNNLM(*sizes, activation=activation, rng=np.random.default_rng(0))
     shapes = _shapes(lm.params, ("E", *PARAMS))
-    for name, value in args["params"].items():
+    for name, value in params.items():
         lm.params[name] = value.copy()
     return lm, shapes
 
 
-def rnnlm(modules, args):
+def rnnlm(modules, params, tokens, activation, defaults=False):
     """RNNLM's loss and gradients (E's accumulating over repeated tokens); backward against its own loss."""
-    lm, shapes = _built_lm(modules, args)
-    tokens = args["tokens"]
+    lm, shapes = _built_lm(modules, params, activation, defaults)
     loss = float(lm.loss(tokens.copy()))
     grads = lm.backward()
     answer = {
         "params' shapes when built": shapes,
         "loss": loss,
-        **{f"grads[{k!r}]": _array(grads[k]) for k in sorted(args["params"])},
+        **{f"grads[{k!r}]": _array(grads[k]) for k in sorted(params)},
     }
 
     def assign(name, value):
         lm.params[name[7:-2]] = value
 
-    arrays = {f"grads[{k!r}]": v for k, v in sorted(args["params"].items())}
+    arrays = {f"grads[{k!r}]": v for k, v in sorted(params.items())}
     numeric = finite_differences(lambda: float(lm.loss(tokens.copy())), arrays, assign)
     answer["backward against finite differences of loss"] = agreement(answer, numeric)
     return answer
 
 
-def sgd_step(modules, args):
+def sgd_step(modules, params, tokens, activation, lr, grads):
     """p -= lr * grad on gradients the grader sets into grads: the student's backward is not graded here.
 
     loss and backward run first (their failures ignored), so that an sgd_step
     that wants a backward before it finds one; then every entry of grads is
     replaced by the case's gradients.
     """
-    lm = _lm(modules, args)
+    lm = _lm(modules, params, activation)
     try:
-        lm.loss(args["tokens"].copy())
+        lm.loss(tokens.copy())
         lm.backward()
     except Exception:
         pass
     if not isinstance(getattr(lm, "grads", None), dict):
         lm.grads = {}
-    for name, grad in args["grads"].items():
+    for name, grad in grads.items():
         lm.grads[name] = grad.copy()
-    lm.sgd_step(args["lr"])
-    return {name: _array(lm.params[name]) for name in sorted(args["params"])}
+    lm.sgd_step(lr)
+    return {name: _array(lm.params[name]) for name in sorted(params)}
 
 
-def sample(modules, args):
+def sample(modules, params, activation, start, max_len, end, draws, repeat, seed):
     """Draws for a statistical test, and the model's probability of every sequence to test them against."""
-    lm = _lm(modules, args)
-    V = args["params"]["E"].shape[0]
-    start, max_len, end = args["start"], args["max_len"], args["end"]
+    lm = _lm(modules, params, activation)
+    V = params["E"].shape[0]
 
     def draw(rng):
         return [int(t) for t in lm.sample(rng, start, max_len, end=end)]
 
-    rng = np.random.default_rng(args["seed"])
-    draws = [draw(rng) for _ in range(args["draws"])]
-    np.random.seed(args["seed"] % 2**32 ^ 0x5EED)  # only rng may be random
-    rng = np.random.default_rng(args["seed"])
-    again = [draw(rng) for _ in range(args["repeat"])]
-    rng = np.random.default_rng(args["seed"] + 1)
-    other = [draw(rng) for _ in range(args["repeat"])]
+    rng = np.random.default_rng(seed)
+    first = [draw(rng) for _ in range(draws)]
+    np.random.seed(seed % 2**32 ^ 0x5EED)  # only rng may be random
+    rng = np.random.default_rng(seed)
+    again = [draw(rng) for _ in range(repeat)]
+    rng = np.random.default_rng(seed + 1)
+    other = [draw(rng) for _ in range(repeat)]
     # The exact probability of every possible sample, from the model's own loss.
     table = {}
     try:
@@ -274,7 +270,7 @@ def sample(modules, args):
                 table[seq] = float(np.exp(-lm.loss(np.array((start, *seq)))))
     except Exception:
         table = None
-    return {"draws": draws, "again": again, "other": other, "table": table}
+    return {"draws": first, "again": again, "other": other, "table": table}
 
 
 def _scripted_lm(modules, params):
@@ -323,14 +319,15 @@ def _scripted_lm(modules, params):
     return Scripted()
 
 
-def train(modules, args):
-    """train's bookkeeping on a scripted model: each epoch's loss, and every step it took, in order."""
+def train(modules, params, sequences, epochs, lr, seed):
+    """train's bookkeeping on a scripted model: each epoch's loss, and every step it took, in order. `epochs`
+    lists the numbers of epochs to train for, each its own call."""
     answer = {}
-    for epochs in args["epochs"]:  # in order, each on a fresh model, from the same seed
-        lm = _scripted_lm(modules, args["params"])
-        sequences = [s.copy() for s in args["sequences"]]
-        losses = modules["elman"].train(lm, sequences, epochs, args["lr"], np.random.default_rng(args["seed"]))
-        answer[f"epochs={epochs}"] = {"losses": [float(v) for v in losses], "steps": lm.log}
+    for count in epochs:  # in order, each on a fresh model, from the same seed
+        lm = _scripted_lm(modules, params)
+        copies = [s.copy() for s in sequences]
+        losses = modules["elman"].train(lm, copies, count, lr, np.random.default_rng(seed))
+        answer[f"epochs={count}"] = {"losses": [float(v) for v in losses], "steps": lm.log}
     return answer
 
 
@@ -355,18 +352,35 @@ def _same(first, second) -> bool:
 FIRST, SECOND = "first backward", "second backward"
 
 
-def repeatable_backward(modules, args):
-    """backward twice after one forward: both results, compared in the grading process (`repeatable_holds`)."""
-    if args["what"] == "ElmanRNN":
-        rnn = _rnn(modules, args)
-        rnn.loss(args["x"].copy(), args["targets"].copy())
+def repeatable_backward(
+    modules,
+    what,
+    x,
+    params=None,
+    targets=None,
+    h0=None,
+    activation=None,
+    module=None,
+    W=None,
+    b=None,
+    g=None,
+    call=False,
+):
+    """backward twice after one forward: both results, compared in the grading process (`repeatable_holds`).
+
+    An ElmanRNN's case is elman_loss's (its h0 unused: loss(x, targets) alone), a module's is its check's
+    (`call` unused: forward(x) alone).
+    """
+    if what == "ElmanRNN":
+        rnn = _rnn(modules, params, activation)
+        rnn.loss(x.copy(), targets.copy())
         first = {k: _array(v) for k, v in rnn.backward().items()}
         second = {k: _array(v) for k, v in rnn.backward().items()}
     else:
-        mod = _module(modules, args)
-        mod.forward(args["x"].copy())
-        first = _array(mod.backward(args["g"].copy()))
-        second = _array(mod.backward(args["g"].copy()))
+        mod = _module(modules, module, W, b)
+        mod.forward(x.copy())
+        first = _array(mod.backward(g.copy()))
+        second = _array(mod.backward(g.copy()))
     return property_result(first, {FIRST: first, SECOND: second})
 
 
@@ -375,36 +389,47 @@ def repeatable_holds(args, observed) -> dict:
     return {"the second backward equals the first": _same(observed[FIRST], observed[SECOND])}
 
 
-def no_mutation(modules, args):
-    """Call one method; its answer, and its array arguments as they are afterwards."""
-    what = args["what"]
+def no_mutation(
+    modules,
+    what,
+    x=None,
+    g=None,
+    params=None,
+    targets=None,
+    h0=None,
+    tokens=None,
+    activation=None,
+    module=None,
+    W=None,
+    b=None,
+    call=False,
+):
+    """Call one method; its answer, and its array arguments as they are afterwards (`call` unused: a
+    module's forward is called by name)."""
     if what == "ElmanRNN.loss":
-        rnn = _rnn(modules, args)
-        x, targets, h0 = args["x"], args["targets"], args["h0"]
+        rnn = _rnn(modules, params, activation)
         answer = float(rnn.loss(x, targets, h0))
         rnn.backward()
         return property_result(answer, {"x": x, "targets": targets, "h0": h0})
     if what == "RNNLM.loss":
-        lm = _lm(modules, args)
-        tokens = args["tokens"]
+        lm = _lm(modules, params, activation)
         answer = float(lm.loss(tokens))
         lm.backward()
         return property_result(answer, {"tokens": tokens})
-    mod = _module(modules, args)
-    x, g = args["x"], args["g"]
+    mod = _module(modules, module, W, b)
     answer = {"forward": _array(mod.forward(x)), "backward": _array(mod.backward(g))}
     return property_result(answer, {"x": x, "g": g})
 
 
-def bad_argument(modules, args):
-    """ValueError for an activation other than "sigmoid" and "tanh", beside the answer with a right one."""
+def bad_argument(modules, what, bad, params, activation, x=None, targets=None, h0=None, tokens=None):
+    """ValueError for an activation other than "sigmoid" and "tanh" (`bad`), beside the answer with a right one:
+    an ElmanRNN's forward(x) (its case's targets and h0 unused), an RNNLM's loss(tokens)."""
     e = modules["elman"]
-    if args["what"] == "ElmanRNN":
-        answer = _array(_rnn(modules, args).forward(args["x"].copy()))
-        params = args["params"]
+    if what == "ElmanRNN":
+        answer = _array(_rnn(modules, params, activation).forward(x.copy()))
         sizes = (params["W_ax"].shape[1], params["W_ax"].shape[0], params["W_yh"].shape[0])
     else:
-        answer = float(_lm(modules, args).loss(args["tokens"].copy()))
-        sizes = (params := args["params"])["E"].shape + (params["W_ax"].shape[0],)
-    cls = getattr(e, args["what"])
-    return property_result(answer, raised(lambda: cls(*sizes, activation=args["bad"], rng=np.random.default_rng(0))))
+        answer = float(_lm(modules, params, activation).loss(tokens.copy()))
+        sizes = params["E"].shape + (params["W_ax"].shape[0],)
+    cls = getattr(e, what)
+    return property_result(answer, raised(lambda: cls(*sizes, activation=bad, rng=np.random.default_rng(0))))
