@@ -1,7 +1,7 @@
 """What the seq2seq checks do with a submission, inside the sandbox.
 
 Each function gets ``modules`` ({"seq2seq": ...}, the submission's or the
-reference's) and one case's plain-data arguments, and returns plain data.
+reference's) and one case's plain-data arguments by name, and returns plain data.
 Weights travel as numpy arrays keyed like the module's ``state_dict`` (never
 pickled) and are loaded into the module the stub's ``__init__`` built, so the
 submission and the reference compute with the same numbers. Gradients are
@@ -60,6 +60,10 @@ def _ids(a):
     return torch.tensor(np.asarray(a), dtype=torch.long)
 
 
+def _bools(a):
+    return torch.tensor(np.asarray(a), dtype=torch.bool)
+
+
 def _mask(lengths, S: int):
     """(B, S) bool, True at the real positions j < lengths[b]: the contract's mask."""
     return torch.arange(S)[None, :] < _ids(lengths)[:, None]
@@ -80,28 +84,26 @@ def load(module, state: dict, dtype: str):
     return module
 
 
-def _kind(args) -> dict:
+def _kind(kind: str, kind_left_out: bool = False) -> dict:
     """The attention keyword a case passes: left out where the case takes the contract's default."""
-    return {} if args.get("kind_left_out") else {"attention": args["kind"]}
+    return {} if kind_left_out else {"attention": kind}
 
 
-def build_model(modules, args):
+def build_model(modules, sizes: dict, kind: str, state: dict, dtype: str, kind_left_out: bool = False):
     """The student's Seq2Seq with the case's sizes, attention kind, weights and dtype."""
-    s = args["sizes"]
-    sizes = (s["src_vocab_size"], s["tgt_vocab_size"], s["embed_dim"], s["hidden_size"])
-    return load(modules["seq2seq"].Seq2Seq(*sizes, **_kind(args)), args["state"], args["dtype"])
+    made = (sizes["src_vocab_size"], sizes["tgt_vocab_size"], sizes["embed_dim"], sizes["hidden_size"])
+    return load(modules["seq2seq"].Seq2Seq(*made, **_kind(kind, kind_left_out)), state, dtype)
 
 
-def _encoder(modules, args):
-    s = args["sizes"]
-    enc = modules["seq2seq"].Encoder(s["src_vocab_size"], s["embed_dim"], s["hidden_size"])
-    return load(enc, args["state"], args["dtype"])
+def _encoder(modules, sizes: dict, state: dict, dtype: str):
+    enc = modules["seq2seq"].Encoder(sizes["src_vocab_size"], sizes["embed_dim"], sizes["hidden_size"])
+    return load(enc, state, dtype)
 
 
-def _decoder(modules, args):
-    s = args["sizes"]
-    dec = modules["seq2seq"].Decoder(s["tgt_vocab_size"], s["embed_dim"], s["hidden_size"], **_kind(args))
-    return load(dec, args["state"], args["dtype"])
+def _decoder(modules, sizes: dict, kind: str, state: dict, dtype: str, kind_left_out: bool = False):
+    made = (sizes["tgt_vocab_size"], sizes["embed_dim"], sizes["hidden_size"])
+    dec = modules["seq2seq"].Decoder(*made, **_kind(kind, kind_left_out))
+    return load(dec, state, dtype)
 
 
 def _gradients(module, state: dict, inputs: dict) -> dict:
@@ -133,20 +135,19 @@ def _weighted(value, g) -> object:
 # --- init ---
 
 
-def init(modules, args):
+def init(modules, sizes, kinds, seed, src, src_lengths, tgt_in):
     """After torch.manual_seed(seed), each kind's parameters as built, the next draw, and the float64 logits."""
-    s = args["sizes"]
-    sizes = (s["src_vocab_size"], s["tgt_vocab_size"], s["embed_dim"], s["hidden_size"])
+    made = (sizes["src_vocab_size"], sizes["tgt_vocab_size"], sizes["embed_dim"], sizes["hidden_size"])
     answer = {}
-    for kind in args["kinds"]:
-        torch.manual_seed(args["seed"])
-        model = modules["seq2seq"].Seq2Seq(*sizes, attention=kind)
+    for kind in kinds:
+        torch.manual_seed(seed)
+        model = modules["seq2seq"].Seq2Seq(*made, attention=kind)
         # How far construction moved torch's generator: the next number drawn from it.
         after = float(torch.rand(()))
         parameters = {name: _array(p).copy() for name, p in model.state_dict().items()}
         model.to(torch.float64)
         with torch.no_grad():
-            logits = model(_ids(args["src"]), _ids(args["src_lengths"]), _ids(args["tgt_in"]))
+            logits = model(*_batch(src, src_lengths, tgt_in))
         answer[kind] = {
             "parameters": parameters,
             "dtype of the parameters": sorted({str(p.dtype) for p in parameters.values()}),
@@ -161,33 +162,31 @@ def init(modules, args):
 ENCODER_OUT = ("H_enc at the real positions", "h_n")
 
 
-def encoder(modules, args):
+def encoder(modules, sizes, state, dtype, src, src_lengths, g_H, g_h):
     """H_enc at the real positions (the padded rows are free), h_n, and every parameter's gradient."""
-    enc = _encoder(modules, args)
-    src, lengths = _ids(args["src"]), _ids(args["src_lengths"])
-    out = enc(src, lengths)
-    keys = [*ENCODER_OUT, *(f"gradient w.r.t. {name}" for name in args["state"])]
+    enc = _encoder(modules, sizes, state, dtype)
+    src_ids, lengths = _ids(src), _ids(src_lengths)
+    out = enc(src_ids, lengths)
+    keys = [*ENCODER_OUT, *(f"gradient w.r.t. {name}" for name in state)]
     if not _tensors(out, 2) or not all(isinstance(t, torch.Tensor) for t in out):
         return _unusable(keys, f"none: Encoder.forward returned {type(out).__name__}, not (H_enc, h_n)")
     H_enc, h_n = out
-    if tuple(H_enc.shape) != tuple(args["g_H"].shape):
-        return _unusable(keys, f"none: H_enc has shape {tuple(H_enc.shape)}, not {tuple(args['g_H'].shape)}")
-    mask = _mask(args["src_lengths"], src.shape[1])
+    if tuple(H_enc.shape) != tuple(g_H.shape):
+        return _unusable(keys, f"none: H_enc has shape {tuple(H_enc.shape)}, not {tuple(g_H.shape)}")
+    mask = _mask(src_lengths, src_ids.shape[1])
     real = torch.where(mask[:, :, None], H_enc, torch.zeros((), dtype=H_enc.dtype))
-    (_weighted(real, args["g_H"]) + _weighted(h_n, args["g_h"])).backward()
-    return {"H_enc at the real positions": _array(real), "h_n": _array(h_n), **_gradients(enc, args["state"], {})}
+    (_weighted(real, g_H) + _weighted(h_n, g_h)).backward()
+    return {"H_enc at the real positions": _array(real), "h_n": _array(h_n), **_gradients(enc, state, {})}
 
 
 # --- attention ---
 
 
-def _attention_inputs(args, grad: bool) -> dict:
-    inputs = {
-        "h_dec": _tensor(args["h_dec"], args["dtype"], grad),
-        "H_enc": _tensor(args["H_enc"], args["dtype"], grad),
-    }
-    if args.get("W") is not None:
-        inputs["W"] = _tensor(args["W"], args["dtype"], grad)
+def _attention_inputs(h_dec, H_enc, W, dtype: str, grad: bool) -> dict:
+    """attention's tensor arguments; W only where the case gives one (None: left out, the dot product)."""
+    inputs = {"h_dec": _tensor(h_dec, dtype, grad), "H_enc": _tensor(H_enc, dtype, grad)}
+    if W is not None:
+        inputs["W"] = _tensor(W, dtype, grad)
     return inputs
 
 
@@ -197,16 +196,16 @@ def _call_attention(modules, inputs: dict, mask):
     return modules["seq2seq"].attention(inputs["h_dec"], inputs["H_enc"], mask)
 
 
-def attention(modules, args):
+def attention(modules, h_dec, H_enc, mask, W, g_context, g_alpha, dtype):
     """context and alpha, and the gradients of h_dec, H_enc (every row) and W."""
-    inputs = _attention_inputs(args, grad=True)
-    mask = torch.tensor(np.asarray(args["mask"]), dtype=torch.bool)
+    inputs = _attention_inputs(h_dec, H_enc, W, dtype, grad=True)
+    mask = _bools(mask)
     out = _call_attention(modules, inputs, mask)
     keys = ["context", "alpha", *(f"gradient w.r.t. {name}" for name in inputs)]
     if not _tensors(out, 2) or not all(isinstance(t, torch.Tensor) for t in out):
         return _unusable(keys, f"none: attention returned {type(out).__name__}, not (context, alpha)")
     context, alpha = out
-    (_weighted(context, args["g_context"]) + _weighted(alpha, args["g_alpha"])).backward()
+    (_weighted(context, g_context) + _weighted(alpha, g_alpha)).backward()
     grads = {f"gradient w.r.t. {name}": NO_GRADIENT if t.grad is None else _array(t.grad) for name, t in inputs.items()}
     return {"context": _array(context), "alpha": _array(alpha), **grads}
 
@@ -214,61 +213,64 @@ def attention(modules, args):
 # --- Decoder.step ---
 
 
-def _step_inputs(args, grad: bool) -> dict:
-    return {name: _tensor(args[name], args["dtype"], grad) for name in ("h_prev", "H_enc", "c")}
+def _step_inputs(h_prev, H_enc, c, dtype: str, grad: bool) -> dict:
+    """Decoder.step's tensor arguments but y_prev and the mask."""
+    return {name: _tensor(value, dtype, grad) for name, value in (("h_prev", h_prev), ("H_enc", H_enc), ("c", c))}
 
 
-def step(modules, args):
+def step(
+    modules, sizes, kind, state, dtype, y_prev, h_prev, H_enc, mask, c, g_logits, g_h, g_alpha, kind_left_out=False
+):
     """One decoder step's logits, h and alpha, and the gradients of h_prev, H_enc, c and every parameter."""
-    dec = _decoder(modules, args)
-    inputs = _step_inputs(args, grad=True)
-    mask = torch.tensor(np.asarray(args["mask"]), dtype=torch.bool)
-    out = dec.step(_ids(args["y_prev"]), inputs["h_prev"], inputs["H_enc"], mask, inputs["c"])
-    keys = ["logits", "h", "alpha", *(f"gradient w.r.t. {n}" for n in [*inputs, *args["state"]])]
+    dec = _decoder(modules, sizes, kind, state, dtype, kind_left_out)
+    inputs = _step_inputs(h_prev, H_enc, c, dtype, grad=True)
+    mask = _bools(mask)
+    out = dec.step(_ids(y_prev), inputs["h_prev"], inputs["H_enc"], mask, inputs["c"])
+    keys = ["logits", "h", "alpha", *(f"gradient w.r.t. {n}" for n in [*inputs, *state])]
     if not _tensors(out, 3) or not all(isinstance(t, torch.Tensor) for t in out[:2]):
         return _unusable(keys, f"none: step returned {type(out).__name__}, not (logits, h, alpha)")
     logits, h, alpha = out
-    total = _weighted(logits, args["g_logits"]) + _weighted(h, args["g_h"])
-    if isinstance(alpha, torch.Tensor) and tuple(alpha.shape) == tuple(np.shape(args["g_alpha"])):
-        total = total + _weighted(alpha, args["g_alpha"])
+    total = _weighted(logits, g_logits) + _weighted(h, g_h)
+    if isinstance(alpha, torch.Tensor) and tuple(alpha.shape) == tuple(np.shape(g_alpha)):
+        total = total + _weighted(alpha, g_alpha)
     total.backward()
     return {
         "logits": _array(logits),
         "h": _array(h),
         "alpha": alpha if alpha is None else _sent(alpha),
-        **_gradients(dec, args["state"], inputs),
+        **_gradients(dec, state, inputs),
     }
 
 
 # --- Seq2Seq.forward ---
 
 
-def _batch(args) -> tuple:
-    return _ids(args["src"]), _ids(args["src_lengths"]), _ids(args["tgt_in"])
+def _batch(src, src_lengths, tgt_in) -> tuple:
+    return _ids(src), _ids(src_lengths), _ids(tgt_in)
 
 
-def forward(modules, args):
+def forward(modules, sizes, kind, state, dtype, src, src_lengths, tgt_in, g):
     """Teacher-forced logits (B, T, V) and the gradient of every parameter."""
-    model = build_model(modules, args)
-    logits = model(*_batch(args))
-    keys = ["logits", *(f"gradient w.r.t. {name}" for name in args["state"])]
+    model = build_model(modules, sizes, kind, state, dtype)
+    logits = model(*_batch(src, src_lengths, tgt_in))
+    keys = ["logits", *(f"gradient w.r.t. {name}" for name in state)]
     if not isinstance(logits, torch.Tensor):
         return _unusable(keys, f"none: forward returned {type(logits).__name__}, not a tensor")
-    if tuple(logits.shape) != tuple(np.shape(args["g"])):
-        return _unusable(keys, f"none: the logits have shape {tuple(logits.shape)}, not {np.shape(args['g'])}")
-    _weighted(logits, args["g"]).backward()
-    return {"logits": _array(logits), **_gradients(model, args["state"], {})}
+    if tuple(logits.shape) != tuple(np.shape(g)):
+        return _unusable(keys, f"none: the logits have shape {tuple(logits.shape)}, not {np.shape(g)}")
+    _weighted(logits, g).backward()
+    return {"logits": _array(logits), **_gradients(model, state, {})}
 
 
 # --- masked_cross_entropy ---
 
 
-def masked_cross_entropy(modules, args):
-    """The loss, its shape, and its gradient with respect to the logits."""
-    logits = _tensor(args["logits"], args["dtype"], grad=True)
-    targets = _ids(args["targets"])
-    pad = {} if args["pad"] is None else {"pad": args["pad"]}
-    loss = modules["seq2seq"].masked_cross_entropy(logits, targets, **pad)
+def masked_cross_entropy(modules, logits, targets, pad, dtype):
+    """The loss, its shape, and its gradient with respect to the logits (pad None: left out, the default)."""
+    logits = _tensor(logits, dtype, grad=True)
+    targets = _ids(targets)
+    given = {} if pad is None else {"pad": pad}
+    loss = modules["seq2seq"].masked_cross_entropy(logits, targets, **given)
     if not isinstance(loss, torch.Tensor):
         why = f"none: masked_cross_entropy returned {type(loss).__name__}, not a tensor"
         return _unusable(("loss shape", "loss", "gradient w.r.t. logits"), why)
@@ -291,13 +293,13 @@ def _decoded(out):
     return f"not a list of lists: {repr(out)[:80]}"
 
 
-def greedy_decode(modules, args):
-    """Each call's tokens on one model, and its parameters unchanged by the calls."""
-    model = build_model(modules, args)
+def greedy_decode(modules, sizes, kind, state, dtype, src, src_lengths, tgt_in, calls):
+    """Each call's tokens on one model, and its parameters unchanged by the calls (`tgt_in` unused)."""
+    model = build_model(modules, sizes, kind, state, dtype)
     before = {name: p.detach().clone() for name, p in model.named_parameters()}
-    src, lengths = _ids(args["src"]), _ids(args["src_lengths"])
+    src, lengths = _ids(src), _ids(src_lengths)
     answers = []
-    for call in args["calls"]:
+    for call in calls:
         out = modules["seq2seq"].greedy_decode(model, src, lengths, call["bos"], call["eos"], call["max_len"])
         answers.append(_decoded(out))
     changed = sorted(
@@ -309,23 +311,37 @@ def greedy_decode(modules, args):
 # --- train ---
 
 
-def _batches(args) -> list:
-    return [(_ids(b["src"]), _ids(b["src_lengths"]), _ids(b["tgt_in"]), _ids(b["tgt_out"])) for b in args["batches"]]
+def _batches(batches) -> list:
+    return [(_ids(b["src"]), _ids(b["src_lengths"]), _ids(b["tgt_in"]), _ids(b["tgt_out"])) for b in batches]
 
 
 TRAINED_KEYS = ("losses", "parameters after training", "the generator's state after training")
 
 
-def train(modules, args):
-    """Every step's loss, every parameter after training, and the generator's state after the call."""
-    model = build_model(modules, args)
-    generator = torch.Generator().manual_seed(args["seed"])
+def train(
+    modules,
+    sizes,
+    kind,
+    state,
+    dtype,
+    batches,
+    epochs,
+    lr,
+    seed,
+    zero_epochs_first=False,
+    copy_task=False,
+    falls_to=None,
+):
+    """Every step's loss, every parameter after training, and the generator's state after the call.
+    `copy_task` and `falls_to` are the judge's (`judge_train`)."""
+    model = build_model(modules, sizes, kind, state, dtype)
+    generator = torch.Generator().manual_seed(seed)
     answer = {}
-    if args.get("zero_epochs_first"):
+    if zero_epochs_first:
         # epochs=0: no step and no draw, so the call after it starts from the same model and generator.
-        nothing = modules["seq2seq"].train(model, _batches(args), epochs=0, lr=args["lr"], generator=generator)
+        nothing = modules["seq2seq"].train(model, _batches(batches), epochs=0, lr=lr, generator=generator)
         answer["losses of epochs=0"] = nothing if isinstance(nothing, list) else _sent(nothing)
-    losses = modules["seq2seq"].train(model, _batches(args), epochs=args["epochs"], lr=args["lr"], generator=generator)
+    losses = modules["seq2seq"].train(model, _batches(batches), epochs=epochs, lr=lr, generator=generator)
     if not isinstance(losses, list):
         why = f"none: train returned {type(losses).__name__}, not a list of floats"
         return {**answer, **_unusable(TRAINED_KEYS, why)}
@@ -364,13 +380,13 @@ def _same(a, b) -> bool:
     return bool(np.allclose(a, b, rtol=1e-9, atol=1e-12))
 
 
-def padding_ignored(modules, args):
+def padding_ignored(modules, sizes, kind, state, dtype, src, src_lengths, tgt_in, other_src):
     """The logits, and the logits again with other ids at every padded source position."""
-    model = build_model(modules, args)
-    src, lengths, tgt_in = _batch(args)
+    model = build_model(modules, sizes, kind, state, dtype)
+    src, lengths, tgt_in = _batch(src, src_lengths, tgt_in)
     with torch.no_grad():
         logits = model(src, lengths, tgt_in)
-        other = model(_ids(args["other_src"]), lengths, tgt_in)
+        other = model(_ids(other_src), lengths, tgt_in)
     return property_result(_sent(logits), {"logits": _sent(logits), "logits with other padding ids": _sent(other)})
 
 
@@ -383,10 +399,11 @@ def padding_ignored_holds(args, observed) -> dict:
     }
 
 
-def alpha_rows(modules, args):
-    """The context (the answer) and alpha, whose rows the grading process reads."""
-    inputs = _attention_inputs(args, grad=False)
-    mask = torch.tensor(np.asarray(args["mask"]), dtype=torch.bool)
+def alpha_rows(modules, h_dec, H_enc, mask, W, g_context, g_alpha, dtype):
+    """The context (the answer) and alpha, whose rows the grading process reads (`alpha_rows_holds`, with
+    the mask). The gradients `g_context` and `g_alpha` of the attention check's cases are unused here."""
+    inputs = _attention_inputs(h_dec, H_enc, W, dtype, grad=False)
+    mask = _bools(mask)
     with torch.no_grad():
         out = _call_attention(modules, inputs, mask)
     if not _tensors(out, 2):
@@ -409,15 +426,15 @@ def alpha_rows_holds(args, observed) -> dict:
     }
 
 
-def batch_independence(modules, args):
+def batch_independence(modules, sizes, kind, state, dtype, src, src_lengths, tgt_in):
     """The logits of the batch, and each example's logits computed alone, its source cut to its own length."""
-    model = build_model(modules, args)
-    src, lengths, tgt_in = _batch(args)
+    model = build_model(modules, sizes, kind, state, dtype)
+    src_ids, lengths, tgt_ids = _batch(src, src_lengths, tgt_in)
     alone = []
     with torch.no_grad():
-        logits = model(src, lengths, tgt_in)
-        for b, length in enumerate(np.asarray(args["src_lengths"]).tolist()):
-            one = model(src[b : b + 1, :length], lengths[b : b + 1], tgt_in[b : b + 1])
+        logits = model(src_ids, lengths, tgt_ids)
+        for b, length in enumerate(np.asarray(src_lengths).tolist()):
+            one = model(src_ids[b : b + 1, :length], lengths[b : b + 1], tgt_ids[b : b + 1])
             alone.append(_sent(one))
     return property_result(_sent(logits), {"batch": _sent(logits), "each alone": alone})
 
@@ -431,16 +448,17 @@ def batch_independence_holds(args, observed) -> dict:
     return {"each example's logits are the same alone as in the batch": bool(holds)}
 
 
-def none_equals_dot(modules, args):
-    """With every source of length 1, the logits of the three attention kinds on the same weights."""
+def none_equals_dot(modules, sizes, kind, state, dtype, src, src_lengths, tgt_in, W):
+    """With every source of length 1, the logits of the three attention kinds on the same weights (the case's
+    `kind`, whose weights `state` are, is not used: each kind is built in turn, "bilinear" with `W`)."""
     logits = {}
-    for kind in ("none", "dot", "bilinear"):
-        state = dict(args["state"])
-        if kind == "bilinear":
-            state["decoder.W"] = args["W"]
-        model = build_model(modules, {**args, "kind": kind, "state": state})
+    for each in ("none", "dot", "bilinear"):
+        weights = dict(state)
+        if each == "bilinear":
+            weights["decoder.W"] = W
+        model = build_model(modules, sizes, each, weights, dtype)
         with torch.no_grad():
-            logits[kind] = _sent(model(*_batch(args)))
+            logits[each] = _sent(model(*_batch(src, src_lengths, tgt_in)))
     return property_result(logits, logits)
 
 
@@ -452,14 +470,14 @@ def none_equals_dot_holds(args, observed) -> dict:
     }
 
 
-def teacher_forcing(modules, args):
+def teacher_forcing(modules, sizes, kind, state, dtype, src, src_lengths, tgt_in):
     """forward's logits, and a loop of the submission's own decoder.step fed tgt_in, then fed its own argmax."""
-    model = build_model(modules, args)
-    src, lengths, tgt_in = _batch(args)
+    model = build_model(modules, sizes, kind, state, dtype)
+    src_ids, lengths, tgt_in = _batch(src, src_lengths, tgt_in)
     with torch.no_grad():
-        logits = model(src, lengths, tgt_in)
-        H_enc, c = model.encoder(src, lengths)
-        mask = _mask(args["src_lengths"], src.shape[1])
+        logits = model(src_ids, lengths, tgt_in)
+        H_enc, c = model.encoder(src_ids, lengths)
+        mask = _mask(src_lengths, src_ids.shape[1])
         fed, guessed = [], []
         h, y, h_own = c, tgt_in[:, 0], c
         for i in range(tgt_in.shape[1]):
@@ -496,33 +514,61 @@ def _after(named: dict) -> dict:
     return {f"{name} after the call": _array(t).copy() for name, t in named.items()}
 
 
-def no_mutation(modules, args):
-    """One call's answer, and its tensor arguments (and, for greedy_decode, the model's weights) afterwards."""
-    what, s2s = args["what"], modules["seq2seq"]
+def no_mutation(
+    modules,
+    what,
+    dtype,
+    sizes=None,
+    kind=None,
+    state=None,
+    src=None,
+    src_lengths=None,
+    tgt_in=None,
+    h_dec=None,
+    H_enc=None,
+    mask=None,
+    W=None,
+    y_prev=None,
+    h_prev=None,
+    c=None,
+    logits=None,
+    targets=None,
+    bos=None,
+    eos=None,
+    max_len=None,
+    g_context=None,
+    g_alpha=None,
+    g_logits=None,
+    g_h=None,
+):
+    """One call's answer (`what`), and its tensor arguments (and, for greedy_decode, the model's weights)
+    afterwards. Each case gives the arguments of its own call; the gradients `g_*` that the attention and
+    step cases carry are unused here."""
+    s2s = modules["seq2seq"]
     if what == "attention":
-        inputs = _attention_inputs(args, grad=False)
-        mask = torch.tensor(np.asarray(args["mask"]), dtype=torch.bool)
+        inputs = _attention_inputs(h_dec, H_enc, W, dtype, grad=False)
+        mask = _bools(mask)
         with torch.no_grad():
             out = _call_attention(modules, inputs, mask)
         answer = [_sent(t) for t in out] if _tensors(out, 2) else _sent(out)
         return property_result(answer, _after({**inputs, "mask": mask}))
     if what == "Decoder.step":
-        dec = _decoder(modules, args)
-        inputs = _step_inputs(args, grad=False)
-        y_prev = _ids(args["y_prev"])
-        mask = torch.tensor(np.asarray(args["mask"]), dtype=torch.bool)
+        dec = _decoder(modules, sizes, kind, state, dtype)
+        inputs = _step_inputs(h_prev, H_enc, c, dtype, grad=False)
+        y_prev = _ids(y_prev)
+        mask = _bools(mask)
         with torch.no_grad():
             out = dec.step(y_prev, inputs["h_prev"], inputs["H_enc"], mask, inputs["c"])
         answer = [_sent(t) for t in out[:2]] if _tensors(out, 3) else _sent(out)
         return property_result(answer, _after({"y_prev": y_prev, **inputs, "mask": mask}))
     if what == "masked_cross_entropy":
-        logits, targets = _tensor(args["logits"], args["dtype"]), _ids(args["targets"])
+        logits, targets = _tensor(logits, dtype), _ids(targets)
         loss = s2s.masked_cross_entropy(logits, targets)
         return property_result(_sent(loss), _after({"logits": logits, "targets": targets}))
-    model = build_model(modules, args)
-    src, lengths, tgt_in = _batch(args)
+    model = build_model(modules, sizes, kind, state, dtype)
+    src, lengths, tgt_in = _batch(src, src_lengths, tgt_in)
     if what == "greedy_decode":
-        out = s2s.greedy_decode(model, src, lengths, args["bos"], args["eos"], args["max_len"])
+        out = s2s.greedy_decode(model, src, lengths, bos, eos, max_len)
         weights = {f"model's {name}": p for name, p in model.state_dict().items()}
         return property_result(_decoded(out), _after({"src": src, "src_lengths": lengths, **weights}))
     with torch.no_grad():
@@ -533,37 +579,70 @@ def no_mutation(modules, args):
 # --- the contract's ValueErrors ---
 
 
-def bad_argument(modules, args):
-    """The contract's ValueError for one bad argument, beside the answer of the same call made rightly."""
-    what, s2s = args["what"], modules["seq2seq"]
+def bad_argument(
+    modules,
+    what,
+    dtype,
+    sizes=None,
+    kind=None,
+    state=None,
+    src=None,
+    src_lengths=None,
+    tgt_in=None,
+    h_dec=None,
+    H_enc=None,
+    mask=None,
+    W=None,
+    y_prev=None,
+    h_prev=None,
+    c=None,
+    logits=None,
+    targets=None,
+    bos=None,
+    eos=None,
+    max_len=None,
+    bad_calls=None,
+    bad_mask=None,
+    bad_targets=None,
+    bad_lengths=None,
+    bad_max_len=None,
+    g_context=None,
+    g_alpha=None,
+    g_logits=None,
+    g_h=None,
+):
+    """The contract's ValueError for one bad argument (`bad_*`), beside the answer of the same call made
+    rightly. Each case gives the arguments of its own calls (`bad_lengths` None: the right lengths); the
+    gradients `g_*` that the attention and step cases carry are unused here."""
+    s2s = modules["seq2seq"]
     if what == "Encoder sizes":
-        enc = _encoder(modules, args)
+        enc = _encoder(modules, sizes, state, dtype)
         with torch.no_grad():
-            answer = _sent(enc(_ids(args["src"]), _ids(args["src_lengths"]))[1])
-        return property_result(answer, [raised(lambda sizes=sizes: s2s.Encoder(*sizes)) for sizes in args["bad_calls"]])
+            answer = _sent(enc(_ids(src), _ids(src_lengths))[1])
+        return property_result(answer, [raised(lambda made=made: s2s.Encoder(*made)) for made in bad_calls])
     if what == "Decoder":
-        dec = _decoder(modules, args)
-        inputs = _step_inputs(args, grad=False)
-        mask = torch.tensor(np.asarray(args["mask"]), dtype=torch.bool)
+        dec = _decoder(modules, sizes, kind, state, dtype)
+        inputs = _step_inputs(h_prev, H_enc, c, dtype, grad=False)
+        mask = _bools(mask)
         with torch.no_grad():
-            out = dec.step(_ids(args["y_prev"]), inputs["h_prev"], inputs["H_enc"], mask, inputs["c"])
+            out = dec.step(_ids(y_prev), inputs["h_prev"], inputs["H_enc"], mask, inputs["c"])
         answer = _sent(out[0]) if _tensors(out, 3) else _sent(out)
-        made = [raised(lambda call=call: s2s.Decoder(*call[:3], attention=call[3])) for call in args["bad_calls"]]
+        made = [raised(lambda call=call: s2s.Decoder(*call[:3], attention=call[3])) for call in bad_calls]
         return property_result(answer, made)
     if what == "attention":
-        inputs = _attention_inputs(args, grad=False)
+        inputs = _attention_inputs(h_dec, H_enc, W, dtype, grad=False)
         with torch.no_grad():
-            out = _call_attention(modules, inputs, torch.tensor(np.asarray(args["mask"]), dtype=torch.bool))
-            empty = torch.tensor(np.asarray(args["bad_mask"]), dtype=torch.bool)
+            out = _call_attention(modules, inputs, _bools(mask))
+            empty = _bools(bad_mask)
             answer = _sent(out[0]) if _tensors(out, 2) else _sent(out)
             return property_result(answer, raised(lambda: _call_attention(modules, inputs, empty)))
     if what == "masked_cross_entropy":
-        logits = _tensor(args["logits"], args["dtype"])
-        answer = _sent(s2s.masked_cross_entropy(logits, _ids(args["targets"])))
-        return property_result(answer, raised(lambda: s2s.masked_cross_entropy(logits, _ids(args["bad_targets"]))))
-    model = build_model(modules, args)
-    src, lengths, tgt_in = _batch(args)
-    bad_lengths = _ids(args["bad_lengths"]) if "bad_lengths" in args else lengths
+        logits = _tensor(logits, dtype)
+        answer = _sent(s2s.masked_cross_entropy(logits, _ids(targets)))
+        return property_result(answer, raised(lambda: s2s.masked_cross_entropy(logits, _ids(bad_targets))))
+    model = build_model(modules, sizes, kind, state, dtype)
+    src, lengths, tgt_in = _batch(src, src_lengths, tgt_in)
+    bad_lengths = _ids(bad_lengths) if bad_lengths is not None else lengths
     if what == "Encoder.forward":
         with torch.no_grad():
             answer = _sent(model.encoder(src, lengths)[1])
@@ -573,8 +652,8 @@ def bad_argument(modules, args):
             answer = _sent(model(src, lengths, tgt_in))
             return property_result(answer, raised(lambda: model(src, bad_lengths, tgt_in)))
     # greedy_decode: a bad max_len or bad lengths
-    answer = _decoded(s2s.greedy_decode(model, src, lengths, args["bos"], args["eos"], args["max_len"]))
+    answer = _decoded(s2s.greedy_decode(model, src, lengths, bos, eos, max_len))
     return property_result(
         answer,
-        raised(lambda: s2s.greedy_decode(model, src, bad_lengths, args["bos"], args["eos"], args["bad_max_len"])),
+        raised(lambda: s2s.greedy_decode(model, src, bad_lengths, bos, eos, bad_max_len)),
     )
