@@ -1,8 +1,8 @@
 """What the lstm checks do with a submission, inside the sandbox.
 
 Each function gets ``modules`` ({"recurrent": recurrent.py}, the
-submission's or the reference's) and one case's plain-data arguments, and
-returns plain data. Parameters and gradients are assigned into ``params``
+submission's or the reference's) and one case's plain-data arguments by
+name, and returns plain data. Parameters and gradients are assigned into ``params``
 and ``grads`` after construction, as the contract allows, so that the
 submission and the reference compute with the same numbers. Besides the
 answers, a scenario differentiates the code's *own* forward by central
@@ -15,7 +15,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from lmgrade import agreement, asked_beside, finite_differences, property_result, warnings_of
+from lmgrade import agreement, asked_beside, property_result, warnings_of
+
+# Under another name: `finite_differences` is also a case's argument (cell_backward's).
+from lmgrade import finite_differences as central_differences
 
 CONSISTENCY = "backward against finite differences of forward"
 
@@ -24,8 +27,8 @@ def _array(value) -> np.ndarray:
     return np.asarray(value, dtype=np.float64)
 
 
-def sigmoid(modules, args):
-    y, caught = warnings_of(lambda: modules["recurrent"].sigmoid(args["x"].copy()))
+def sigmoid(modules, x):
+    y, caught = warnings_of(lambda: modules["recurrent"].sigmoid(x.copy()))
     return {"y": _array(y), "warnings": caught}
 
 
@@ -43,11 +46,10 @@ def _shapes(params: dict) -> dict:
     return {k: list(np.shape(v)) for k, v in sorted(params.items())}
 
 
-def construction(modules, args):
+def construction(modules, kind, I, J, defaults=False):
     """What a cell's constructor makes, as drawn (`construction_summary` judges it): the params, and the
     params of two more built from default_rng(0)."""
-    kind, I, J = args["cell"], args["I"], args["J"]
-    cell = _new_cell(modules, kind, I, J, args.get("defaults", False))
+    cell = _new_cell(modules, kind, I, J, defaults)
     again = _new_cell(modules, kind, I, J, False), _new_cell(modules, kind, I, J, False)
     return {
         "params": {k: _array(v) for k, v in cell.params.items()},
@@ -109,8 +111,7 @@ def drawn_in_order_holds(args, answer):
     return out
 
 
-def _built_cell(modules, args):
-    kind, params = args["cell"], args["params"]
+def _built_cell(modules, kind, params):
     W = params["W_f" if kind == "lstm" else "W_r"]
     J = W.shape[0]
     cell = _new_cell(modules, kind, W.shape[1] - J, J)
@@ -133,39 +134,44 @@ def _run_cell(cell, kind, x, state):
     return cell.forward(x, h0, C0)
 
 
-def _state(args) -> dict:
-    return {k: args[k].copy() for k in ("h0", "C0") if args.get(k) is not None}
+def _state(h0, C0) -> dict:
+    """Copies of the initial states given: what `_run_cell` passes on."""
+    return {k: v.copy() for k, v in (("h0", h0), ("C0", C0)) if v is not None}
 
 
-def cell_forward(modules, args):
-    if args.get("construct"):
-        return construction(modules, args)
-    kind = args["cell"]
-    cell = _built_cell(modules, args)
-    h = _run_cell(cell, kind, args["x"].copy(), _state(args))
+def cell_forward(
+    modules, cell, params=None, x=None, G=None, h0=None, C0=None, construct=False, I=None, J=None, defaults=False
+):
+    """forward(x[, h0, C0]) of a cell of kind `cell` with `params` assigned; or, for a case that `construct`s,
+    what `construction` makes of (I, J, defaults). `G` is the backward's, unused here (the cases are shared)."""
+    if construct:
+        return construction(modules, cell, I, J, defaults)
+    kind = cell
+    cell = _built_cell(modules, kind, params)
+    h = _run_cell(cell, kind, x.copy(), _state(h0, C0))
     answer = {"h": _array(h)}
     if kind == "lstm":
         answer["self.cell"] = _array(cell.cell)
     return answer
 
 
-def cell_backward(modules, args):
-    """forward, then backward(G): d x, every gradient and the initial states'; against the code's own forward."""
-    kind = args["cell"]
-    cell = _built_cell(modules, args)
-    x, G = args["x"], args["G"]
+def cell_backward(modules, cell, params, x, G, h0, C0, finite_differences=True):
+    """forward, then backward(G): d x, every gradient and the initial states'; against the code's own forward
+    unless the case leaves `finite_differences` out (False: the larger hidden cases)."""
+    kind = cell
+    cell = _built_cell(modules, kind, params)
     J = G.shape[1]
-    state = {"h0": np.zeros(J), **({"C0": np.zeros(J)} if kind == "lstm" else {}), **_state(args)}
-    h = _run_cell(cell, kind, x.copy(), _state(args))
+    state = {"h0": np.zeros(J), **({"C0": np.zeros(J)} if kind == "lstm" else {}), **_state(h0, C0)}
+    h = _run_cell(cell, kind, x.copy(), _state(h0, C0))
     dx = cell.backward(G.copy())
     initial = ("grad_h0", "grad_C0") if kind == "lstm" else ("grad_h0",)
     answer = {
         "h": _array(h),
         "dx": _array(dx),
-        **{f"grads[{k!r}]": _array(cell.grads[k]) for k in sorted(args["params"])},
+        **{f"grads[{k!r}]": _array(cell.grads[k]) for k in sorted(params)},
         **{name: _array(getattr(cell, name)) for name in initial},
     }
-    if not args.get("finite_differences", True):
+    if not finite_differences:
         return answer
 
     def assign(name, value):
@@ -182,19 +188,19 @@ def cell_backward(modules, args):
 
     arrays = {
         "dx": x,
-        **{f"grads[{k!r}]": v for k, v in sorted(args["params"].items())},
+        **{f"grads[{k!r}]": v for k, v in sorted(params.items())},
         **{name: state[name[5:]] for name in initial},
     }
-    answer[CONSISTENCY] = agreement(answer, finite_differences(loss, arrays, assign))
+    answer[CONSISTENCY] = agreement(answer, central_differences(loss, arrays, assign))
     return answer
 
 
-def long_sequence(modules, args):
+def long_sequence(modules, cell, params, x, G, h0, C0):
     """A long sequence, the gradient only at the last step: what reaches the first steps must still be right."""
-    kind = args["cell"]
-    cell = _built_cell(modules, args)
-    h = _array(_run_cell(cell, kind, args["x"].copy(), _state(args)))
-    dx = _array(cell.backward(args["G"].copy()))
+    kind = cell
+    cell = _built_cell(modules, kind, params)
+    h = _array(_run_cell(cell, kind, x.copy(), _state(h0, C0)))
+    dx = _array(cell.backward(G.copy()))
     answer = {"h_T": h[-1], "dx[0] (the first step)": dx[0], "dx": dx, "grad_h0": _array(cell.grad_h0)}
     if kind == "lstm":
         answer["grad_C0"] = _array(cell.grad_C0)
@@ -210,16 +216,17 @@ def _assign_layers(layers, params_per_layer):
             layer.params[name] = value.copy()
 
 
-def stacked(modules, args):
-    kind, layers = args["cell"], args["layers"]
-    I, J = args["x"].shape[1], args["G"].shape[1]
+def stacked(modules, cell, layers, x, G):
+    """A StackedRNN of kind `cell` with each of `layers` assigned: forward(x), backward(G), against its own
+    forward; its layers' shapes as built, and their draws from rng (`drawn_in_order_holds`)."""
+    kind = cell
+    I, J = x.shape[1], G.shape[1]
     net = modules["recurrent"].StackedRNN(kind, I, J, len(layers), rng=np.random.default_rng(0))
     built = [_shapes(layer.params) for layer in net.layers]
     drawn = modules["recurrent"].StackedRNN(kind, I, J, len(layers), rng=np.random.default_rng(1))
     sizes = [(I if l == 0 else J, J) for l in range(len(layers))]
     in_order = _drawn_in_order(modules, kind, drawn.layers, sizes, np.random.default_rng(1))
     _assign_layers(net.layers, layers)
-    x, G = args["x"], args["G"]
     h = net.forward(x.copy())
     dx = net.backward(G.copy())
     answer = {
@@ -238,20 +245,21 @@ def stacked(modules, args):
         nonlocal x
         x = value
 
-    numeric = finite_differences(lambda: float(np.sum(_array(net.forward(x.copy())) * G)), {"dx": x}, assign)
+    numeric = central_differences(lambda: float(np.sum(_array(net.forward(x.copy())) * G)), {"dx": x}, assign)
     answer[CONSISTENCY] = agreement(answer, numeric)
     return answer
 
 
-def birnn(modules, args):
-    kind, halves = args["cell"], args["halves"]
-    I, J = args["x"].shape[1], args["G"].shape[1] // 2
+def birnn(modules, cell, halves, x, G, probe_G):
+    """A BiRNN of kind `cell` with fwd's and bwd's params (`halves`) assigned: forward(x), backward(G), against
+    its own forward; the halves as built and drawn from rng. `probe_G` is drawn with the case, unused here."""
+    kind = cell
+    I, J = x.shape[1], G.shape[1] // 2
     net = modules["recurrent"].BiRNN(kind, I, J, rng=np.random.default_rng(0))
     built = {"fwd": _shapes(net.fwd.params), "bwd": _shapes(net.bwd.params)}
     drawn = modules["recurrent"].BiRNN(kind, I, J, rng=np.random.default_rng(1))
     in_order = _drawn_in_order(modules, kind, [drawn.fwd, drawn.bwd], [(I, J)] * 2, np.random.default_rng(1))
     _assign_layers([net.fwd, net.bwd], halves)
-    x, G = args["x"], args["G"]
     y = net.forward(x.copy())
     dx = net.backward(G.copy())
     answer = {
@@ -270,7 +278,7 @@ def birnn(modules, args):
         nonlocal x
         x = value
 
-    numeric = finite_differences(lambda: float(np.sum(_array(net.forward(x.copy())) * G)), {"dx": x}, assign)
+    numeric = central_differences(lambda: float(np.sum(_array(net.forward(x.copy())) * G)), {"dx": x}, assign)
     answer[CONSISTENCY] = agreement(answer, numeric)
     return answer
 
@@ -278,24 +286,24 @@ def birnn(modules, args):
 OUTPUT, MOVED = "output", "output with x_s moved, for each s"
 
 
-def depth_direction(modules, args):
+def depth_direction(modules, net, cell, layers, x, J):
     """The output, and the output again with each x_s moved alone: which rows changed is read from them in the
-    grading process (`depth_direction_holds`)."""
-    kind, x = args["cell"], args["x"]
-    I, J = x.shape[1], args["J"]
+    grading process (`depth_direction_holds`). `net` is the class, "StackedRNN" or "BiRNN" (its `layers`: fwd's
+    and bwd's params)."""
+    kind, I = cell, x.shape[1]
     r = modules["recurrent"]
-    if args["net"] == "BiRNN":
-        net = r.BiRNN(kind, I, J, rng=np.random.default_rng(0))
-        _assign_layers([net.fwd, net.bwd], args["layers"])
+    if net == "BiRNN":
+        model = r.BiRNN(kind, I, J, rng=np.random.default_rng(0))
+        _assign_layers([model.fwd, model.bwd], layers)
     else:
-        net = r.StackedRNN(kind, I, J, len(args["layers"]), rng=np.random.default_rng(0))
-        _assign_layers(net.layers, args["layers"])
-    base = _array(net.forward(x.copy()))
+        model = r.StackedRNN(kind, I, J, len(layers), rng=np.random.default_rng(0))
+        _assign_layers(model.layers, layers)
+    base = _array(model.forward(x.copy()))
     outputs = []
     for s in range(len(x)):
         moved = x.copy()
         moved[s] += 0.5
-        outputs.append(_array(net.forward(moved)))
+        outputs.append(_array(model.forward(moved)))
     return property_result(base, {OUTPUT: base, MOVED: outputs})
 
 
@@ -322,9 +330,14 @@ def depth_direction_holds(args, observed) -> dict:
 
 
 @asked_beside
-def clip(modules, args):
-    grads = {k: v.copy() for k, v in args["grads"].items()}
-    clipped, total = modules["recurrent"].clip_grad_norm(grads, args["max_norm"])
+def clip(modules, grads, max_norm):
+    """clip_grad_norm(grads, max_norm): what it returns, and its input dict afterwards."""
+    return _clipped(modules, grads, max_norm)
+
+
+def _clipped(modules, grads, max_norm) -> dict:
+    grads = {k: v.copy() for k, v in grads.items()}
+    clipped, total = modules["recurrent"].clip_grad_norm(grads, max_norm)
     return {
         "keys": sorted(clipped),
         "clipped": {k: _array(v) for k, v in sorted(clipped.items())},
@@ -336,8 +349,7 @@ def clip(modules, args):
 # --- the language model ---
 
 
-def _built_lm(modules, args, defaults=False):
-    params, layers = args["params"], args["layers"]
+def _built_lm(modules, params, layers, defaults=False):
     V, D = params["E"].shape
     J = params["W_y"].shape[1]
     r = modules["recurrent"]
@@ -348,9 +360,9 @@ def _built_lm(modules, args, defaults=False):
     return lm
 
 
-def lm_construction(modules, args):
-    """What LSTMLM's constructor makes, as drawn (`lm_construction_summary` judges it)."""
-    V, D, J, L = args["V"], args["D"], args["J"], args["L"]
+def lm_construction(modules, V, D, J, L):
+    """What LSTMLM's constructor makes, as drawn (`lm_construction_summary` judges it); L None: num_layers and
+    rng left out."""
     r = modules["recurrent"]
     lm = r.LSTMLM(V, D, J) if L is None else r.LSTMLM(V, D, J, num_layers=L, rng=np.random.default_rng(0))
     raw = {
@@ -396,21 +408,21 @@ def lstmlm_judged(args, answer):
     return lm_construction_summary(args, answer) if args.get("construct") else answer
 
 
-def lstmlm(modules, args):
-    """loss and every gradient (E's summed over repeated tokens); the backward against the code's own loss."""
-    if args.get("construct"):
-        return lm_construction(modules, args)
-    lm = _built_lm(modules, args)
-    tokens = args["tokens"]
+def lstmlm(modules, params=None, layers=None, tokens=None, construct=False, V=None, D=None, J=None, L=None):
+    """loss and every gradient (E's summed over repeated tokens); the backward against the code's own loss. A
+    case that `construct`s asks what `lm_construction` makes of (V, D, J, L) instead."""
+    if construct:
+        return lm_construction(modules, V, D, J, L)
+    lm = _built_lm(modules, params, layers)
     loss = float(lm.loss(tokens.copy()))
     lm.backward()
     answer = {
         "loss": loss,
-        **{f"grads[{k!r}]": _array(lm.grads[k]) for k in sorted(args["params"])},
+        **{f"grads[{k!r}]": _array(lm.grads[k]) for k in sorted(params)},
         **{
             f"rnn.layers[{l}].grads[{k!r}]": _array(lm.rnn.layers[l].grads[k])
-            for l, params in enumerate(args["layers"])
-            for k in sorted(params)
+            for l, layer in enumerate(layers)
+            for k in sorted(layer)
         },
     }
 
@@ -421,36 +433,37 @@ def lstmlm(modules, args):
             lm.rnn.layers[0].params[name[-5:-2]] = value
 
     arrays = {
-        **{f"grads[{k!r}]": v for k, v in sorted(args["params"].items())},
-        "rnn.layers[0].grads['W_C']": args["layers"][0]["W_C"],
+        **{f"grads[{k!r}]": v for k, v in sorted(params.items())},
+        "rnn.layers[0].grads['W_C']": layers[0]["W_C"],
     }
-    numeric = finite_differences(lambda: float(lm.loss(tokens.copy())), arrays, assign)
+    numeric = central_differences(lambda: float(lm.loss(tokens.copy())), arrays, assign)
     answer["backward against finite differences of loss"] = agreement(answer, numeric)
     return answer
 
 
-def _set_grads(lm, args):
+def _set_grads(lm, grads, layer_grads):
     """The grader's gradients, where the contract keeps them."""
-    lm.grads = {k: v.copy() for k, v in args["grads"].items()}
-    for layer, grads in zip(lm.rnn.layers, args["layer_grads"]):
-        layer.grads = {k: v.copy() for k, v in grads.items()}
+    lm.grads = {k: v.copy() for k, v in grads.items()}
+    for layer, own in zip(lm.rnn.layers, layer_grads):
+        layer.grads = {k: v.copy() for k, v in own.items()}
 
 
-def named_grads(modules, args):
-    lm = _built_lm(modules, args)
-    _set_grads(lm, args)
+def named_grads(modules, params, layers, grads, layer_grads):
+    """named_grads() of an LSTMLM whose params and grads (its own and its layers') the grader set."""
+    lm = _built_lm(modules, params, layers)
+    _set_grads(lm, grads, layer_grads)
     named = lm.named_grads()
     return {"keys": sorted(named), "values": {k: _array(v) for k, v in sorted(named.items())}}
 
 
-def step(modules, args):
+def step(modules, params, layers, grads, layer_grads, lr, max_norm):
     """step(lr[, max_norm]) on gradients the grader set: every parameter after it, and the norm returned."""
-    lm = _built_lm(modules, args)
-    _set_grads(lm, args)
-    if args["max_norm"] is None:
-        total = lm.step(args["lr"])
+    lm = _built_lm(modules, params, layers)
+    _set_grads(lm, grads, layer_grads)
+    if max_norm is None:
+        total = lm.step(lr)
     else:
-        total = lm.step(args["lr"], max_norm=args["max_norm"])
+        total = lm.step(lr, max_norm=max_norm)
     answer = {
         "norm returned": float(total),
         **{f"params[{k!r}]": _array(v) for k, v in sorted(lm.params.items())},
@@ -482,24 +495,27 @@ class _Recorder:
         return 1.0
 
 
-def train(modules, args):
-    sequences = [s.copy() for s in args["sequences"]]
-    rng = np.random.default_rng(args["seed"])
-    kw = {} if args["max_norm"] is None else {"max_norm": args["max_norm"]}
-    if args["kind"] == "recorded":
+def train(modules, kind, params, layers, sequences, epochs, lr, max_norm, seed, losses=None):
+    """train(model, sequences, epochs, lr, rng[, max_norm]): of a `kind` "recorded" case, on a model whose
+    loss (the grader's `losses`, by sequence), backward and step the grader records (its params and layers
+    unused); of a "full" one, on an LSTMLM with them assigned."""
+    copies = [s.copy() for s in sequences]
+    rng = np.random.default_rng(seed)
+    kw = {} if max_norm is None else {"max_norm": max_norm}
+    if kind == "recorded":
         # An instance of the student's class that its constructor never touched: train alone is graded.
         cls = modules["recurrent"].LSTMLM
         lm = cls.__new__(cls)
-        recorder = _Recorder(args["losses"])
+        recorder = _Recorder(losses)
         lm.loss, lm.backward, lm.step = recorder.loss, recorder.backward, recorder.step
-        losses = modules["recurrent"].train(lm, sequences, args["epochs"], args["lr"], rng, **kw)
-        return {"losses": [float(v) for v in losses], "calls": recorder.calls}
-    lm = _built_lm(modules, args)
-    losses = modules["recurrent"].train(lm, sequences, args["epochs"], args["lr"], rng, **kw)
+        returned = modules["recurrent"].train(lm, copies, epochs, lr, rng, **kw)
+        return {"losses": [float(v) for v in returned], "calls": recorder.calls}
+    lm = _built_lm(modules, params, layers)
+    returned = modules["recurrent"].train(lm, copies, epochs, lr, rng, **kw)
     answer = {
-        "losses": [float(v) for v in losses],
+        "losses": [float(v) for v in returned],
         "loss per token after training": float(
-            sum(lm.loss(s.copy()) for s in args["sequences"]) / sum(len(s) - 1 for s in args["sequences"])
+            sum(lm.loss(s.copy()) for s in sequences) / sum(len(s) - 1 for s in sequences)
         ),
     }
     return answer
@@ -508,27 +524,36 @@ def train(modules, args):
 # --- properties ---
 
 
-def no_mutation(modules, args):
-    """One call; its answer, and its array arguments as they are afterwards."""
-    what = args["what"]
+def no_mutation(
+    modules,
+    what,
+    cell=None,
+    params=None,
+    x=None,
+    G=None,
+    h0=None,
+    C0=None,
+    halves=None,
+    probe_G=None,
+    layers=None,
+    tokens=None,
+):
+    """One call (`what`: "LSTM", "GRU", "BiRNN" or "LSTMLM", each on its own check's case); its answer, and its
+    array arguments as they are afterwards. A BiRNN's `probe_G` is unused here."""
     if what == "LSTMLM":
-        lm = _built_lm(modules, args)
-        tokens = args["tokens"]
+        lm = _built_lm(modules, params, layers)
         answer = float(lm.loss(tokens))
         lm.backward()
         return property_result(answer, {"tokens after the call": tokens})
     if what == "BiRNN":
-        net = modules["recurrent"].BiRNN(
-            args["cell"], args["x"].shape[1], args["G"].shape[1] // 2, rng=np.random.default_rng(0)
-        )
-        _assign_layers([net.fwd, net.bwd], args["halves"])
-        x, G = args["x"], args["G"]
+        net = modules["recurrent"].BiRNN(cell, x.shape[1], G.shape[1] // 2, rng=np.random.default_rng(0))
+        _assign_layers([net.fwd, net.bwd], halves)
         answer = {"forward": _array(net.forward(x)), "backward": _array(net.backward(G))}
         return property_result(answer, {"x after the call": x, "grad_y after the call": G})
-    cell = _built_cell(modules, args)
-    x, G = args["x"], args["G"]
-    state = {k: args[k] for k in ("h0", "C0") if args.get(k) is not None}
-    answer = {"forward": _array(_run_cell(cell, args["cell"], x, state)), "backward": _array(cell.backward(G))}
+    kind = cell
+    cell = _built_cell(modules, kind, params)
+    state = {k: v for k, v in (("h0", h0), ("C0", C0)) if v is not None}  # the case's own arrays, not copies
+    answer = {"forward": _array(_run_cell(cell, kind, x, state)), "backward": _array(cell.backward(G))}
     return property_result(
         answer,
         {"x after the call": x, "grad_h after the call": G, **{f"{k} after the call": v for k, v in state.items()}},
@@ -545,26 +570,27 @@ def _raises(call) -> str:
     return "raised nothing"
 
 
-def bad_argument(modules, args):
-    """The contract's ValueError for one bad argument, beside what a right call of the same function makes."""
+def bad_argument(modules, what, bad, cell=None, I=None, J=None, layers=None, x=None, grads=None):
+    """The contract's ValueError for one bad argument (`bad`) of `what`, beside what a right call of the same
+    function makes: a cell's construction of (I, J), a net's forward(x) with `layers` assigned, clip_grad_norm
+    of `grads` with max_norm 1."""
     r = modules["recurrent"]
-    what, bad = args["what"], args["bad"]
     if what == "clip_grad_norm":
-        answer = clip(modules, {"grads": args["grads"], "max_norm": 1.0})
-        raised = _raises(lambda: r.clip_grad_norm({k: v.copy() for k, v in args["grads"].items()}, bad))
+        answer = _clipped(modules, grads, 1.0)
+        raised = _raises(lambda: r.clip_grad_norm({k: v.copy() for k, v in grads.items()}, bad))
         return property_result(answer, raised)
-    I, J, kind = args["I"], args["J"], args["cell"]
+    kind = cell
     if what in ("LSTM", "GRU"):
-        answer = construction(modules, {"cell": kind, "I": I, "J": J})
+        answer = construction(modules, kind, I, J)
         raised = _raises(lambda: getattr(r, what)(*bad, rng=np.random.default_rng(0)))
     elif what == "StackedRNN":
         net = r.StackedRNN(kind, I, J, 2, rng=np.random.default_rng(0))
-        _assign_layers(net.layers, args["layers"])
-        answer = _array(net.forward(args["x"].copy()))
+        _assign_layers(net.layers, layers)
+        answer = _array(net.forward(x.copy()))
         raised = _raises(lambda: r.StackedRNN(bad[0], I, J, bad[1], rng=np.random.default_rng(0)))
     else:
         net = r.BiRNN(kind, I, J, rng=np.random.default_rng(0))
-        _assign_layers([net.fwd, net.bwd], args["layers"])
-        answer = _array(net.forward(args["x"].copy()))
+        _assign_layers([net.fwd, net.bwd], layers)
+        answer = _array(net.forward(x.copy()))
         raised = _raises(lambda: r.BiRNN(bad, I, J, rng=np.random.default_rng(0)))
     return property_result(answer, raised)
