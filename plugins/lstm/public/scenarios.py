@@ -460,10 +460,7 @@ def step(modules, params, layers, grads, layer_grads, lr, max_norm):
     """step(lr[, max_norm]) on gradients the grader set: every parameter after it, and the norm returned."""
     lm = _built_lm(modules, params, layers)
     _set_grads(lm, grads, layer_grads)
-    if max_norm is None:
-        total = lm.step(lr)
-    else:
-        total = lm.step(lr, max_norm=max_norm)
+    total = lm.step(lr, **({} if max_norm is None else {"max_norm": max_norm}))
     answer = {
         "norm returned": float(total),
         **{f"params[{k!r}]": _array(v) for k, v in sorted(lm.params.items())},
