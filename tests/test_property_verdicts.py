@@ -17,37 +17,38 @@ from lmgrade.flawed import without_docstring
 
 # Appended to the submission's layers.py: at import, in the child, every property scenario of the
 # transformer is given this module's code (the fork server bound the functions before the import, so
-# their code is replaced, not the module's names). The code runs with the scenario module's globals.
+# their code is replaced, not the module's names). The code runs with the scenario module's globals; each
+# forged function takes the case's arguments by name, as the scenario it replaces.
 FORGE_TRANSFORMER = """
 
 import sys as _sys
 
 
-def _forged_attention_rows(modules, args):
-    attn = _attention(modules, args)
+def _forged_attention_rows(modules, d_model, n_heads, state, x, g, dtype, c):
+    attn = _attention(modules, d_model, n_heads, state, dtype)
     with torch.no_grad():
-        answer = _array(attn(_tensor(args["x"], args["dtype"])))
+        answer = _array(attn(_tensor(x, dtype)))
     if "attention_rows_holds" in globals():  # the output a right attention gives with v = c everywhere
-        return property_result(answer, np.broadcast_to(np.asarray(args["c"]), np.shape(args["x"])).copy())
+        return property_result(answer, np.broadcast_to(np.asarray(c), np.shape(x)).copy())
     return property_result(answer, {"every query's attention weights sum to 1": True})
 
 
-def _forged_layer_norm_stats(modules, args):
-    ln = _layer_norm(modules, args)
+def _forged_layer_norm_stats(modules, state, x, g, eps, dtype):
+    ln = _layer_norm(modules, state, x, eps, dtype)
     with torch.no_grad():
-        answer = _array(ln(_tensor(args["x"], args["dtype"])))
+        answer = _array(ln(_tensor(x, dtype)))
     if "layer_norm_stats_holds" in globals():  # the standardised x a right LayerNorm gives with weight 1, bias 0
-        x = np.asarray(args["x"], dtype=np.float64)
+        x = np.asarray(x, dtype=np.float64)
         mean = x.mean(axis=-1, keepdims=True)
         return property_result(answer, (x - mean) / np.sqrt(((x - mean) ** 2).mean(axis=-1, keepdims=True)))
     return property_result(answer, {"mean 0": True, "variance 1": True})
 
 
-def _forged_ce_stable(modules, args):
-    targets = torch.tensor(args["targets"], dtype=torch.long)
-    answer = float(modules["model"].cross_entropy(_tensor(args["logits"], args["dtype"]), targets))
+def _forged_ce_stable(modules, logits, huge_logits, targets, level, dtype):
+    targets = torch.tensor(targets, dtype=torch.long)
+    answer = float(modules["model"].cross_entropy(_tensor(logits, dtype), targets))
     if "ce_stable_holds" in globals():  # a finite loss at 1e4, exactly ln V at uniform logits
-        return property_result(answer, {HUGE: 1.0, UNIFORM: math.log(np.shape(args["logits"])[-1])})
+        return property_result(answer, {HUGE: 1.0, UNIFORM: math.log(np.shape(logits)[-1])})
     return property_result(answer, {"finite at logits of 1e4": True, "ln V for uniform logits": True})
 
 

@@ -93,11 +93,11 @@ def _registered(lm: torch.nn.Module) -> str:
     return "missing (no pos_enc)"
 
 
-def sinusoidal(modules, args):
-    c = args["config"]
-    sizes = (c["vocab_size"], c["context_length"], c["d_model"], c["n_layers"], c["n_heads"], c["d_ff"])
-    lm = modules["model"].TransformerLM(*sizes, pre_ln=c["pre_ln"], positions=SINUSOIDAL)
-    if args.get("ask") == "registration":
+def sinusoidal(modules, config, ask):
+    """pos_enc's values, or how it is registered where `ask` is "registration"."""
+    sizes = tuple(config[key] for key in ("vocab_size", "context_length", "d_model", "n_layers", "n_heads", "d_ff"))
+    lm = modules["model"].TransformerLM(*sizes, pre_ln=config["pre_ln"], positions=SINUSOIDAL)
+    if ask == "registration":
         return {"pos_enc is": _registered(lm)}
     table = getattr(lm, "pos_enc", None)
     return {"pos_enc": table.detach().double().cpu().numpy() if isinstance(table, torch.Tensor) else repr(table)}
@@ -106,16 +106,16 @@ def sinusoidal(modules, args):
 RELATIVE_TOLERANCE = {"float64": 1e-7, "float32": 2e-3}
 
 
-def _one_hot_weights(args: dict) -> dict:
+def _one_hot_weights(state: dict, d_model: int, n_heads: int, content: int, rows: int) -> dict:
     """Weights under which the output of query t, in each head, is its attention weights over the keys.
 
     x holds content in its first `content` features and a one-hot of the
-    row's index after them; q_proj and k_proj read the content only, each
+    row's index (of `rows`) after them; q_proj and k_proj read the content only, each
     head's v copies the one-hot, out_proj is the identity.
     """
-    d, h, content, n = args["d_model"], args["n_heads"], args["content"], args["rows"]
+    d, h, n = d_model, n_heads, rows
     d_head = d // h
-    state = {key: np.array(value) for key, value in args["state"].items()}
+    state = {key: np.array(value) for key, value in state.items()}
     for proj in ("q_proj", "k_proj"):
         state[f"{proj}.weight"][:, content:] = 0.0
     v = np.zeros((d, d))
@@ -127,23 +127,28 @@ def _one_hot_weights(args: dict) -> dict:
     return state
 
 
-def _rows(args: dict, content: np.ndarray, first: int) -> np.ndarray:
+def _rows(content: np.ndarray, first: int, d_model: int, features: int) -> np.ndarray:
+    """x of d_model features: `content` in the first `features`, then a one-hot of each row's index from `first`."""
     T = content.shape[1]
-    x = np.zeros((content.shape[0], T, args["d_model"]))
-    x[..., : args["content"]] = content
-    x[:, np.arange(T), args["content"] + first + np.arange(T)] = 1.0
+    x = np.zeros((content.shape[0], T, d_model))
+    x[..., :features] = content
+    x[:, np.arange(T), features + first + np.arange(T)] = 1.0
     return x
 
 
-def rope_relative(modules, args):
-    """The same T tokens alone, then after `shift` others: each query's score differences among its own keys."""
+def rope_relative(modules, d_model, n_heads, dtype, content, rows, shift, state, x, before):
+    """The same T tokens alone, then after `shift` others: each query's score differences among its own keys.
+
+    `x` and `before` hold the tokens' `content` features; `rows` is how many positions the one-hots count.
+    """
     from .scenarios import _array, _dtype, load
 
-    d, h, dtype = args["d_model"], args["n_heads"], args["dtype"]
-    attn = load(modules["layers"].CausalSelfAttention(d, h, rope=True), _one_hot_weights(args), dtype)
-    shift, T = args["shift"], args["x"].shape[1]
-    alone = torch.tensor(_rows(args, args["x"], shift), dtype=_dtype(dtype))
-    after = torch.tensor(_rows(args, np.concatenate([args["before"], args["x"]], axis=1), 0), dtype=_dtype(dtype))
+    d, h = d_model, n_heads
+    weights = _one_hot_weights(state, d, h, content, rows)
+    attn = load(modules["layers"].CausalSelfAttention(d, h, rope=True), weights, dtype)
+    T = x.shape[1]
+    alone = torch.tensor(_rows(x, shift, d, content), dtype=_dtype(dtype))
+    after = torch.tensor(_rows(np.concatenate([before, x], axis=1), 0, d, content), dtype=_dtype(dtype))
     with torch.no_grad():
         out, out_after = attn(alone), attn(after)
     if (
@@ -251,19 +256,33 @@ def judge_rope_relative(check, case: Case, expected: dict, got: dict, *, reveal:
     return CaseVerdict(True, said)
 
 
-def odd_size(modules, args):
-    """The variant's ValueError, beside the answer of the same class used rightly."""
+def odd_size(
+    modules,
+    state,
+    dtype,
+    bad_d_model,
+    bad_n_heads=None,
+    d_model=None,
+    n_heads=None,
+    x=None,
+    rope=False,
+    config=None,
+    idx=None,
+):
+    """The variant's ValueError, beside the answer of the same class used rightly: a TransformerLM of
+    `config` on idx beside one of an odd d_model (sinusoidal), or a CausalSelfAttention on x beside one of
+    an odd d_head (rope)."""
     from .scenarios import _array, _attention, _lm, _tensor
 
-    if "config" in args:
-        lm = _lm(modules, args)
+    if config is not None:
+        lm = _lm(modules, config, state, dtype)
         with torch.no_grad():
-            answer = _array(lm(torch.tensor(args["idx"], dtype=torch.long)))
-        c = args["config"]
+            answer = _array(lm(torch.tensor(idx, dtype=torch.long)))
+        c = config
         make = lambda: modules["model"].TransformerLM(  # noqa: E731
             c["vocab_size"],
             c["context_length"],
-            args["bad_d_model"],
+            bad_d_model,
             c["n_layers"],
             1,
             c["d_ff"],
@@ -271,12 +290,12 @@ def odd_size(modules, args):
             positions=SINUSOIDAL,
         )
     else:
-        attn = _attention(modules, args)
+        attn = _attention(modules, d_model, n_heads, state, dtype, rope)
         with torch.no_grad():
-            answer = _array(attn(_tensor(args["x"], args["dtype"])))
+            answer = _array(attn(_tensor(x, dtype)))
         make = lambda: modules["layers"].CausalSelfAttention(  # noqa: E731
-            args["bad_d_model"],
-            args["bad_n_heads"],
+            bad_d_model,
+            bad_n_heads,
             rope=True,
         )
     try:

@@ -1,8 +1,8 @@
 """What the transformer checks do with a submission, inside the sandbox.
 
 Each function gets ``modules`` ({"layers": ..., "model": ..., "train": ...},
-the submission's or the reference's) and one case's plain-data arguments,
-and returns plain data. Weights travel as numpy arrays keyed like the
+the submission's or the reference's) and one case's plain-data arguments by
+name, and returns plain data. Weights travel as numpy arrays keyed like the
 module's ``state_dict`` (never pickled) and are loaded into the module the
 stub's ``__init__`` built, so the submission and the reference compute with
 the same numbers. Gradients are those of a scalar ``sum(output * g)`` with a
@@ -84,77 +84,77 @@ def output_and_grads(module, state, run, inputs: dict[str, torch.Tensor], g: np.
 # --- layers.py ---
 
 
-def _layer_norm(modules, args):
+def _layer_norm(modules, state, x, eps, dtype):
+    """LayerNorm(d) with the case's weights, or LayerNorm(d, eps=eps) where the case sets eps (not None)."""
     LayerNorm = modules["layers"].LayerNorm
-    d = args["x"].shape[-1]
-    ln = LayerNorm(d) if args.get("eps") is None else LayerNorm(d, eps=args["eps"])
-    return load(ln, args["state"], args["dtype"])
+    d = x.shape[-1]
+    ln = LayerNorm(d) if eps is None else LayerNorm(d, eps=eps)
+    return load(ln, state, dtype)
 
 
-def _of_x(module, args) -> dict:
+def _of_x(module, state, x, g, dtype) -> dict:
     """The module's output on the case's x, and the gradients of x and of every parameter."""
-    x = _tensor(args["x"], args["dtype"], grad=True)
-    return output_and_grads(module, args["state"], lambda: module(x), {"x": x}, args["g"])
+    x = _tensor(x, dtype, grad=True)
+    return output_and_grads(module, state, lambda: module(x), {"x": x}, g)
 
 
-def layer_norm(modules, args):
-    return _of_x(_layer_norm(modules, args), args)
+def layer_norm(modules, state, x, g, eps, dtype):
+    return _of_x(_layer_norm(modules, state, x, eps, dtype), state, x, g, dtype)
 
 
-def _attention(modules, args):
-    d, h = args["d_model"], args["n_heads"]
+def _attention(modules, d_model, n_heads, state, dtype, rope=False):
     # rope left out unless the case turns it on: the contract's default, False.
-    rope = {"rope": True} if args.get("rope") else {}
-    return load(modules["layers"].CausalSelfAttention(d, h, **rope), args["state"], args["dtype"])
+    options = {"rope": True} if rope else {}
+    return load(modules["layers"].CausalSelfAttention(d_model, n_heads, **options), state, dtype)
 
 
-def attention(modules, args):
-    return _of_x(_attention(modules, args), args)
+def attention(modules, d_model, n_heads, state, x, g, dtype, rope=False):
+    return _of_x(_attention(modules, d_model, n_heads, state, dtype, rope), state, x, g, dtype)
 
 
-def feed_forward(modules, args):
-    return _of_x(load(modules["layers"].FeedForward(args["d_model"], args["d_ff"]), args["state"], args["dtype"]), args)
+def feed_forward(modules, d_model, d_ff, state, x, g, dtype):
+    return _of_x(load(modules["layers"].FeedForward(d_model, d_ff), state, dtype), state, x, g, dtype)
 
 
-def block(modules, args):
+def block(modules, d_model, n_heads, d_ff, pre_ln, state, x, g, dtype, defaults=False, rope=False):
+    """The block's output and gradients; `defaults`: built with pre_ln left out (the contract's default, True)."""
     Block = modules["layers"].TransformerBlock
-    # pre_ln left out: the contract's default, True.
-    rope = {"rope": True} if args.get("rope") else {}
+    options = {"rope": True} if rope else {}
     blk = (
-        Block(args["d_model"], args["n_heads"], args["d_ff"], **rope)
-        if args.get("defaults")
-        else Block(args["d_model"], args["n_heads"], args["d_ff"], pre_ln=args["pre_ln"], **rope)
+        Block(d_model, n_heads, d_ff, **options)
+        if defaults
+        else Block(d_model, n_heads, d_ff, pre_ln=pre_ln, **options)
     )
-    return _of_x(load(blk, args["state"], args["dtype"]), args)
+    return _of_x(load(blk, state, dtype), state, x, g, dtype)
 
 
 # --- model.py ---
 
 
-def _lm(modules, args):
-    c = args["config"]
-    sizes = (c["vocab_size"], c["context_length"], c["d_model"], c["n_layers"], c["n_heads"], c["d_ff"])
+def _lm(modules, config, state, dtype):
+    """The TransformerLM that `config` describes, in the case's variant, with the case's weights."""
+    sizes = tuple(config[key] for key in ("vocab_size", "context_length", "d_model", "n_layers", "n_heads", "d_ff"))
     # pre_ln left out: the contract's default, True.
-    positions = build_options(c)
+    positions = build_options(config)
     lm = (
         modules["model"].TransformerLM(*sizes, **positions)
-        if c.get("defaults")
-        else modules["model"].TransformerLM(*sizes, pre_ln=c["pre_ln"], **positions)
+        if config.get("defaults")
+        else modules["model"].TransformerLM(*sizes, pre_ln=config["pre_ln"], **positions)
     )
-    lm = load(lm, args["state"], args["dtype"])
-    supply_table(lm, c)
+    lm = load(lm, state, dtype)
+    supply_table(lm, config)
     return lm
 
 
-def model(modules, args):
-    lm = _lm(modules, args)
-    idx = torch.tensor(args["idx"], dtype=torch.long)
-    return output_and_grads(lm, args["state"], lambda: lm(idx), {}, args["g"])
+def model(modules, config, state, dtype, idx, g):
+    lm = _lm(modules, config, state, dtype)
+    idx = torch.tensor(idx, dtype=torch.long)
+    return output_and_grads(lm, state, lambda: lm(idx), {}, g)
 
 
-def cross_entropy(modules, args):
-    logits = _tensor(args["logits"], args["dtype"], grad=True)
-    targets = torch.tensor(args["targets"], dtype=torch.long)
+def cross_entropy(modules, logits, targets, dtype):
+    logits = _tensor(logits, dtype, grad=True)
+    targets = torch.tensor(targets, dtype=torch.long)
     loss = modules["model"].cross_entropy(logits, targets)
     if not isinstance(loss, torch.Tensor):
         return {"loss": loss}
@@ -174,12 +174,12 @@ def _generator(seed: int) -> torch.Generator:
     return torch.Generator().manual_seed(seed)
 
 
-def get_batch(modules, args):
-    data = torch.tensor(args["data"], dtype=torch.long)
-    generator = _generator(args["seed"])
+def get_batch(modules, data, batch_size, context_length, seed):
+    tokens = torch.tensor(data, dtype=torch.long)
+    generator = _generator(seed)
     batches = []
     for _ in range(2):  # the second draw shows the generator was advanced, not re-seeded
-        x, y = modules["train"].get_batch(data, args["batch_size"], args["context_length"], generator, "cpu")
+        x, y = modules["train"].get_batch(tokens, batch_size, context_length, generator, "cpu")
         batches.append(
             {
                 "x": _array(x),
@@ -188,28 +188,27 @@ def get_batch(modules, args):
                 "devices": (x.device.type, y.device.type),
             }
         )
-    if not torch.equal(data, torch.tensor(args["data"], dtype=torch.long)):
+    if not torch.equal(tokens, torch.tensor(data, dtype=torch.long)):
         raise AssertionError("get_batch changed the data tensor it was given")
     return {"first call": batches[0], "second call": batches[1]}
 
 
-def train(modules, args):
-    lm = _lm(modules, args)
-    data = torch.tensor(args["data"], dtype=torch.long)
+def train(modules, config, state, dtype, data, steps, batch_size, lr, seed, idx):
+    lm = _lm(modules, config, state, dtype)
     losses = modules["train"].train(
         lm,
-        data,
-        steps=args["steps"],
-        batch_size=args["batch_size"],
-        lr=args["lr"],
+        torch.tensor(data, dtype=torch.long),
+        steps=steps,
+        batch_size=batch_size,
+        lr=lr,
         device="cpu",
-        generator=_generator(args["seed"]),
+        generator=_generator(seed),
     )
     if not isinstance(losses, list):
         return {"losses": losses}
     params = dict(lm.named_parameters())
     with torch.no_grad():
-        logits = lm(torch.tensor(args["idx"], dtype=torch.long))
+        logits = lm(torch.tensor(idx, dtype=torch.long))
     return {
         "losses": [float(v) if isinstance(v, (int, float)) else v for v in losses],
         "tok_emb.weight after training": _array(params["tok_emb.weight"]),
@@ -219,10 +218,9 @@ def train(modules, args):
     }
 
 
-def evaluate_perplexity(modules, args):
-    lm = _lm(modules, args)
-    data = torch.tensor(args["data"], dtype=torch.long)
-    ppl = modules["train"].evaluate_perplexity(lm, data, args["context_length"], "cpu")
+def evaluate_perplexity(modules, config, state, dtype, data, context_length):
+    lm = _lm(modules, config, state, dtype)
+    ppl = modules["train"].evaluate_perplexity(lm, torch.tensor(data, dtype=torch.long), context_length, "cpu")
     return {"perplexity": ppl.item() if isinstance(ppl, torch.Tensor) and ppl.numel() == 1 else ppl}
 
 
@@ -242,11 +240,11 @@ def _sequence_probabilities(lm, prompt: list[int], new: int, temperature: float)
     return table
 
 
-def generate(modules, args):
+def generate(modules, config, state, dtype, prompt, max_new_tokens, temperature, draws, repeat, seed):
     """Draws for a statistical test, the same seed again, another seed, and the exact table."""
-    lm = _lm(modules, args)
+    lm = _lm(modules, config, state, dtype)
     lm.eval()
-    prompt, new, temperature = args["prompt"], args["max_new_tokens"], args["temperature"]
+    new = max_new_tokens
     # temperature None: left out, the contract's default of 1.0.
     options = {} if temperature is None else {"temperature": temperature}
     temperature = 1.0 if temperature is None else temperature
@@ -273,21 +271,21 @@ def generate(modules, args):
             return "the prompt was not kept at the start of the output"
         return [int(t) for t in out[0, T0:]]
 
-    generator = _generator(args["seed"])
-    draws = [draw(generator) for _ in range(args["draws"])]
-    torch.manual_seed(args["seed"] ^ 0x5EED)  # only the generator given may be random
-    generator = _generator(args["seed"])
-    again = [draw(generator) for _ in range(args["repeat"])]
-    generator = _generator(args["seed"] + 1)
-    other = [draw(generator) for _ in range(args["repeat"])]
+    generator = _generator(seed)
+    first = [draw(generator) for _ in range(draws)]
+    torch.manual_seed(seed ^ 0x5EED)  # only the generator given may be random
+    generator = _generator(seed)
+    again = [draw(generator) for _ in range(repeat)]
+    generator = _generator(seed + 1)
+    other = [draw(generator) for _ in range(repeat)]
     # The generator is optional: left out, generate still draws valid tokens.
     unseeded = draw(None)
     if isinstance(unseeded, list):
         V = lm.lm_head.weight.shape[0]
         unseeded = "valid tokens" if all(0 <= t < V for t in unseeded) else f"tokens out of range: {unseeded}"
-    nothing = draw(_generator(args["seed"]), count=0)  # max_new_tokens=0: the prompt alone
+    nothing = draw(_generator(seed), count=0)  # max_new_tokens=0: the prompt alone
     return {
-        "draws": draws,
+        "draws": first,
         "again": again,
         "other": other,
         "without a generator": unseeded,
@@ -299,19 +297,19 @@ def generate(modules, args):
 # --- properties: each pays only with the right answer beside it ---
 
 
-def causality(modules, args):
+def causality(modules, config, state, dtype, idx, changes):
     """The logits, and the logits again with the token at each position q >= 1 changed alone.
 
     The grading process reads them (`judges.judge_causality`): where a change at q moves an
     earlier position, that position sees the future; where it moves nothing at q or after,
     the model does not depend on its tokens.
     """
-    lm = _lm(modules, args)
-    idx = torch.tensor(args["idx"], dtype=torch.long)
+    lm = _lm(modules, config, state, dtype)
+    idx = torch.tensor(idx, dtype=torch.long)
     changed = []
     with torch.no_grad():
         logits = lm(idx)
-        for q, tokens in enumerate(args["changes"], start=1):
+        for q, tokens in enumerate(changes, start=1):
             other = idx.clone()
             other[:, q] = torch.tensor(tokens, dtype=torch.long)
             out = lm(other)
@@ -339,14 +337,15 @@ def _numbers_like(value, shape: tuple) -> np.ndarray | None:
     return value.astype(np.float64)
 
 
-def attention_rows(modules, args):
+def attention_rows(modules, d_model, n_heads, state, x, g, dtype, c):
     """With v_proj giving the same vector c at every position and out_proj the identity, the output: it is c
-    exactly where every query's weights sum to 1 (judged in the grading process, `attention_rows_holds`)."""
-    attn = _attention(modules, args)
-    x = _tensor(args["x"], args["dtype"])
+    exactly where every query's weights sum to 1 (judged in the grading process, `attention_rows_holds`).
+    `g` is the attention check's, unused here."""
+    attn = _attention(modules, d_model, n_heads, state, dtype)
+    x = _tensor(x, dtype)
     with torch.no_grad():
         answer = attn(x)
-        c = _tensor(args["c"], args["dtype"])
+        c = _tensor(c, dtype)
         d = c.shape[0]
         attn.v_proj.weight.zero_()
         attn.v_proj.bias.copy_(c)
@@ -364,11 +363,11 @@ def attention_rows_holds(args, observed) -> dict:
     return {"every query's attention weights sum to 1": holds}
 
 
-def layer_norm_stats(modules, args):
+def layer_norm_stats(modules, state, x, g, eps, dtype):
     """With weight 1 and bias 0, the output: its every vector must have mean 0 and (population) variance 1
-    (judged in the grading process, `layer_norm_stats_holds`)."""
-    ln = _layer_norm(modules, args)
-    x = _tensor(args["x"], args["dtype"])
+    (judged in the grading process, `layer_norm_stats_holds`). `g` is the layer_norm check's, unused here."""
+    ln = _layer_norm(modules, state, x, eps, dtype)
+    x = _tensor(x, dtype)
     with torch.no_grad():
         answer = ln(x)
         ln.weight.fill_(1.0)
@@ -398,14 +397,14 @@ def _loss(value):
     return float(value) if isinstance(value, torch.Tensor) and value.numel() == 1 else repr(value)[:80]
 
 
-def ce_stable(modules, args):
+def ce_stable(modules, logits, huge_logits, targets, level, dtype):
     """The loss, and the losses at logits of about 1e4 and at uniform logits: finite, and exactly ln V
     (judged in the grading process, `ce_stable_holds`)."""
     ce = modules["model"].cross_entropy
-    targets = lambda: torch.tensor(args["targets"], dtype=torch.long)  # noqa: E731 (a fresh one for each call)
-    answer = _loss(ce(_tensor(args["logits"], args["dtype"]), targets()))
-    huge = ce(_tensor(args["huge_logits"], args["dtype"]), targets())
-    uniform = ce(torch.full(args["logits"].shape, args["level"], dtype=_dtype(args["dtype"])), targets())
+    fresh_targets = lambda: torch.tensor(targets, dtype=torch.long)  # noqa: E731 (a fresh one for each call)
+    answer = _loss(ce(_tensor(logits, dtype), fresh_targets()))
+    huge = ce(_tensor(huge_logits, dtype), fresh_targets())
+    uniform = ce(torch.full(logits.shape, level, dtype=_dtype(dtype)), fresh_targets())
     return property_result(answer, {HUGE: _loss(huge), UNIFORM: _loss(uniform)})
 
 
@@ -431,20 +430,52 @@ def ce_stable_holds(args, observed) -> dict:
     }
 
 
-def bad_argument(modules, args):
-    """The contract's ValueErrors, beside the answer of the same class used rightly."""
-    if args["what"] == "odd size":
-        return odd_size(modules, args)
-    if args["what"] == "CausalSelfAttention":
-        attn = _attention(modules, args)
+def bad_argument(
+    modules,
+    what,
+    state,
+    dtype,
+    bad_d_model=None,
+    bad_n_heads=None,
+    d_model=None,
+    n_heads=None,
+    x=None,
+    g=None,
+    rope=False,
+    config=None,
+    idx=None,
+    too_long=None,
+):
+    """The contract's ValueErrors, beside the answer of the same class used rightly.
+
+    `what` names the class: a CausalSelfAttention (d_model, n_heads, x; bad_d_model and bad_n_heads for the
+    one that must raise), a TransformerLM (config, idx; too_long, the input that must raise), or the
+    variant's odd sizes (`odd_size`). `g` is the attention check's, unused here.
+    """
+    if what == "odd size":
+        return odd_size(
+            modules,
+            state,
+            dtype,
+            bad_d_model,
+            bad_n_heads=bad_n_heads,
+            d_model=d_model,
+            n_heads=n_heads,
+            x=x,
+            rope=rope,
+            config=config,
+            idx=idx,
+        )
+    if what == "CausalSelfAttention":
+        attn = _attention(modules, d_model, n_heads, state, dtype, rope)
         with torch.no_grad():
-            answer = _array(attn(_tensor(args["x"], args["dtype"])))
-        make = lambda: modules["layers"].CausalSelfAttention(args["bad_d_model"], args["bad_n_heads"])  # noqa: E731
+            answer = _array(attn(_tensor(x, dtype)))
+        make = lambda: modules["layers"].CausalSelfAttention(bad_d_model, bad_n_heads)  # noqa: E731
     else:
-        lm = _lm(modules, args)
+        lm = _lm(modules, config, state, dtype)
         with torch.no_grad():
-            answer = _array(lm(torch.tensor(args["idx"], dtype=torch.long)))
-        make = lambda: lm(torch.tensor(args["too_long"], dtype=torch.long))  # noqa: E731
+            answer = _array(lm(torch.tensor(idx, dtype=torch.long)))
+        make = lambda: lm(torch.tensor(too_long, dtype=torch.long))  # noqa: E731
     try:
         make()
     except ValueError:

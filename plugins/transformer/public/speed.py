@@ -7,6 +7,11 @@ lap draws new inputs from its nonce and returns a fingerprint that needs
 every output: projections of the output and of each gradient onto the
 lap's own random tensors or the weights, so neither a cached answer nor work left running
 past the call gives the reference's numbers.
+
+The timed scenarios take the case's arguments by name and pass them on whole to
+`run_laps`; the setups keep the older form, ``setup(modules, args)``: the
+grading process also calls a setup with the case's dict as it is, to recompute
+the reference's fingerprints of sampled laps.
 """
 
 from __future__ import annotations
@@ -35,7 +40,8 @@ def _dot(a: torch.Tensor | None, b: torch.Tensor) -> float:
 
 
 def attention_setup(modules, args):
-    return _attention(modules, args).to(args["device"]), args
+    attn = _attention(modules, args["d_model"], args["n_heads"], args["state"], args["dtype"])
+    return attn.to(args["device"]), args
 
 
 def attention_reset(state) -> None:
@@ -57,7 +63,8 @@ def attention_step(state, nonce: int) -> list[float]:
 ATTENTION = Timing(setup=attention_setup, step=attention_step, reset=attention_reset)
 
 
-def attention_timed(modules, args):
+def attention_timed(modules, B, T, d_model, n_heads, state, dtype, device):
+    args = {"B": B, "T": T, "d_model": d_model, "n_heads": n_heads, "state": state, "dtype": dtype, "device": device}
     return run_laps(modules, args, ATTENTION)
 
 
@@ -65,7 +72,7 @@ def attention_timed(modules, args):
 
 
 def train_step_setup(modules, args):
-    lm = _lm(modules, args).to(args["device"])
+    lm = _lm(modules, args["config"], args["state"], args["dtype"]).to(args["device"])
     initial = {k: v.detach().clone() for k, v in lm.state_dict().items()}
     return {"lm": lm, "initial": initial, "args": args, "cross_entropy": modules["model"].cross_entropy}
 
@@ -97,5 +104,6 @@ def train_step(state, nonce: int) -> list[float]:
 TRAIN_STEP = Timing(setup=train_step_setup, step=train_step, reset=train_step_reset, warmup=2, laps=8)
 
 
-def train_step_timed(modules, args):
+def train_step_timed(modules, config, state, dtype, B, lr, device):
+    args = {"config": config, "state": state, "dtype": dtype, "B": B, "lr": lr, "device": device}
     return run_laps(modules, args, TRAIN_STEP)

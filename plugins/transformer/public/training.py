@@ -60,28 +60,29 @@ def held_out_loss(lm, data: torch.Tensor, context_length: int) -> float:
     return total / count
 
 
-def training(modules, args):
-    lm = _lm(modules, args)
-    data = torch.tensor(args["data"], dtype=torch.long)
-    held = torch.tensor(args["held_out"], dtype=torch.long)
+def training(modules, config, state, dtype, data, held_out, entropy_rate, steps, batch_size, lr, seed, device):
+    """The losses of train(), where the model is after it, and its held-out loss and perplexity.
+    `entropy_rate` is the judge's (`judge_training`)."""
+    lm = _lm(modules, config, state, dtype)
+    held = torch.tensor(held_out, dtype=torch.long)
     losses = modules["train"].train(
         lm,
-        data,
-        steps=args["steps"],
-        batch_size=args["batch_size"],
-        lr=args["lr"],
-        device=args["device"],
-        generator=_generator(args["seed"]),
+        torch.tensor(data, dtype=torch.long),
+        steps=steps,
+        batch_size=batch_size,
+        lr=lr,
+        device=device,
+        generator=_generator(seed),
     )
     if not isinstance(losses, (list, tuple)):
         return {"losses": f"not a list: {type(losses).__name__}"}
     where = next(lm.parameters()).device.type
     lm.eval()
-    ppl = modules["train"].evaluate_perplexity(lm, held, args["config"]["context_length"], args["device"])
+    ppl = modules["train"].evaluate_perplexity(lm, held, config["context_length"], device)
     return {
         "losses": [float(v) for v in losses],
         "device after training": where,
-        "held-out loss": held_out_loss(lm, held, args["config"]["context_length"]),
+        "held-out loss": held_out_loss(lm, held, config["context_length"]),
         "perplexity": float(ppl) if isinstance(ppl, (int, float, torch.Tensor, np.floating)) else repr(ppl),
     }
 
