@@ -300,7 +300,9 @@ class Check:
     """The checks of the components this check's scenario runs the student's code of (a block runs the
     student's LayerNorm): where one of them fails in the same grading and this check fails too, its cases
     run again with the failed components replaced by the grader's stand-ins (`lmgrade.stand_in`), and it
-    is paid where that run passes ("Passes once LayerNorm is fixed")."""
+    is paid where that run passes ("Passes once LayerNorm is fixed"). This takes effect only in a check
+    that names its own `grades` (and in components whose checks name theirs): a check without `grades`
+    never gets a stand-in run, and earns what its own cases earn."""
     grades: tuple[str, ...] = ()
     """What this check grades, as "file stem.Name" or "file stem.Class.method": the classes, functions and
     methods whose answers it judges (a method of a class whose state the contract leaves free is stood in

@@ -396,7 +396,7 @@ def check(
     with servers_for(assignment, default_jobs()) as prestarted:
         public = public_checks(selection)
         with public.grader(jobs=default_jobs(), prestarted=prestarted) as grader:
-            run_grading(
+            run = run_grading(
                 public.assignment,
                 public.variant,
                 submission_dir,
@@ -407,6 +407,8 @@ def check(
             )
     if public.not_run_here():
         console.print(Text(public.not_run_here()))
+    if not all(v.passed for v in run.verdicts):  # a script or a pre-commit hook stops on a failed check
+        raise click.exceptions.Exit(1)
 
 
 def show_case(

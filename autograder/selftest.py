@@ -163,7 +163,11 @@ def loses_where_it_says(bug: Bug, verdicts: list[Verdict], assignment: Assignmen
             f"also loses on {', '.join(e.check.name for e in elsewhere)}, which its loses does not name nor do "
             f"they compose a check it names ({v.check.name}: {_first_line(v.output)})"
         )
-    return f"loses on {', '.join(bug.loses)} ({_points(verdicts)})"
+    lost = [v.check.name for v in verdicts if not v.passed]
+    beside = [name for name in lost if name not in bug.loses]
+    # Where it lost, said whole: a check that composes one it names is allowed, and said as such.
+    also = f"; also on {', '.join(beside)}, which compose{'s' if len(beside) == 1 else ''} them" if beside else ""
+    return f"loses on {', '.join(bug.loses)}{also} ({_points(verdicts)})"
 
 
 # --- The submissions -------------------------------------------------------------------------------

@@ -238,7 +238,10 @@ def test_a_bug_proof_says_why_it_does_not_hold():
         loses_where_it_says(Bug("x", "ngram.py", (), {"z": ""}), _verdicts({}, {}, checks), assignment)
     # Losing on a check that composes the named one is allowed: one bug, one place, seen from there too.
     said = loses_where_it_says(bug, _verdicts({"a": 0, "b": 0}, {"a": "wrong value"}, checks), assignment)
-    assert said.startswith("loses on a")
+    assert said.startswith("loses on a; also on b, which composes them (")
+    assert loses_where_it_says(bug, _verdicts({"a": 0}, {"a": "wrong value"}, checks), assignment).startswith(
+        "loses on a ("
+    )
 
 
 HARMLESS = """

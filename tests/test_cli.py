@@ -130,6 +130,13 @@ def test_check_runs_only_public_checks_and_says_what_it_left_out(reference_submi
     )
 
 
+def test_check_exits_1_when_a_public_check_fails(tmp_path):
+    (tmp_path / "ngram.py").write_text("def pad(sentence, n):\n    raise NotImplementedError\n")
+    out = lmgrade("check", "ngram", tmp_path)
+    assert out.returncode == 1, out.stderr
+    assert "0 / 90" in out.stdout
+
+
 @pytest.mark.slow  # grades three submissions per assignment
 @pytest.mark.parametrize("name", ["ngram", pytest.param("lstm", marks=pytest.mark.study)])
 def test_demo(tmp_path, name):
