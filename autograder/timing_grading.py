@@ -26,6 +26,7 @@ from .comparison import compare
 from .feedback import describe_output, outcome_verdict, summarize
 from .oracle import OracleError
 from .results import Verdict
+from .scenario_call import call_scenario
 
 
 def grade_timing(
@@ -150,7 +151,7 @@ def reference_fingerprints(check: Check, case: Case, modules: Callable[[], dict]
 
     def recompute(nonce: int) -> list:
         if not state:
-            state.append(timing.setup(modules(), wire.decode(wire.encode(case.args))))
+            state.append(call_scenario(timing.setup, modules(), wire.decode(wire.encode(case.args))))
         if timing.reset is not None:
             timing.reset(state[0])
         return wire.decode(wire.encode(timing.step(state[0], nonce)))
