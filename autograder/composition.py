@@ -67,11 +67,12 @@ def failed_components(check: Check, by_name: dict[str, Check], failed: set[str])
 def stand_in_names(check: Check, failed: list[Check]) -> tuple[str, ...] | None:
     """The names a stand-in run of `check` replaces, or None where it cannot have one.
 
-    None where a failed component has no stand-in, where the check is a property of the code it
-    runs (a stand-in would answer for the very code whose property is asked), where the check
-    does not say what it grades, and where a stand-in would replace a name the check grades.
+    None where a failed component has no stand-in, where the check does not say what it grades,
+    and where a stand-in would replace a name the check grades: a property check's `grades` are
+    the code whose property it asks, so a stand-in answers only for what that code calls (the
+    cells' sigmoid, for a property of the stacked RNN), never for the code itself.
     """
-    if not failed or check.property_check or check.timing is not None or not check.grades:
+    if not failed or check.timing is not None or not check.grades:
         return None
     if any(not c.grades or not c.stands_in for c in failed):
         return None

@@ -109,7 +109,10 @@ def test_a_stand_in_never_answers_for_what_the_composed_check_grades():
     assert composition.stand_in_names(check("c", ("ngram.count_ngrams",)), [pad]) == ("ngram.pad",)
     assert composition.stand_in_names(check("prob", ("ngram.NGramLM",)), [fit]) is None  # the same class
     assert composition.stand_in_names(check("undeclared"), [pad]) is None  # says nothing of what it grades
-    assert composition.stand_in_names(check("p", ("x.y",), property_check=True), [pad]) is None
+    # A property of the code it grades: a stand-in may answer for what it calls, never for that code.
+    assert composition.stand_in_names(check("p", ("x.y",), property_check=True), [pad]) == ("ngram.pad",)
+    assert composition.stand_in_names(check("p", ("ngram.pad",), property_check=True), [pad]) is None
+    assert composition.stand_in_names(check("p", property_check=True), [pad]) is None
     assert composition.stand_in_names(check("c", ("ngram.count_ngrams",)), [pad, check("free")]) is None
 
 
@@ -227,3 +230,17 @@ def test_a_record_keeps_the_arguments_after_a_call_only_where_the_call_changed_t
 def _two_calls(modules, args):
     words = ["a"]
     return [modules["toy"].lookup("ab", ("x",)), modules["toy"].grow(words, "b"), words]
+
+
+def test_unseeded_generators_draw_the_same_in_a_record_and_its_replay():
+    made = np.random.default_rng
+    with stand_in.fixed_entropy():
+        first = [np.random.default_rng().random(3) for _ in range(2)]
+        seeded = np.random.default_rng(7).random(3)
+    with stand_in.fixed_entropy():
+        again = [np.random.default_rng().random(3) for _ in range(2)]
+    assert np.random.default_rng is made  # the machine's entropy again outside
+    assert all(np.array_equal(a, b) for a, b in zip(first, again))
+    assert not np.array_equal(first[0], first[1])  # the n-th generator of a run, not one stream for all
+    assert np.array_equal(seeded, np.random.default_rng(7).random(3))  # a seed is kept as given
+    assert not np.array_equal(np.random.default_rng().random(3), np.random.default_rng().random(3))

@@ -29,13 +29,12 @@ BUGS = {
         {
             "lstm_forward": "forget and input gates are swapped",
             "lstm_backward": "forget and input gates are swapped",
-            "lstmlm": "",
         },
     ),
     "hx_order": _bug(
         M.HX_ORDER,
         "the LSTM concatenates z_t = [x_t; h_{t-1}].",
-        {"lstm_forward": "[h_{t-1}; x_t], h first", "lstm_backward": "h first", "lstmlm": ""},
+        {"lstm_forward": "[h_{t-1}; x_t], h first", "lstm_backward": "h first"},
         demo=True,
     ),
     "gru_hx_order": _bug(
@@ -50,7 +49,7 @@ BUGS = {
     "h_from_old_cell": _bug(
         M.CELL_ORDER,
         "h_t is computed before C_t is updated.",
-        {"lstm_forward": "update the cell state first", "lstm_backward": "the forward is wrong", "lstmlm": ""},
+        {"lstm_forward": "update the cell state first", "lstm_backward": "the forward is wrong"},
     ),
     # nicodjimenez's lstm.py: [x; h] and no tanh on the cell at once, named as the pair.
     "hx_order_and_no_tanh": Bug(
@@ -60,7 +59,6 @@ BUGS = {
         {
             "lstm_forward": "two known mistakes together",
             "lstm_backward": "two known mistakes together",
-            "lstmlm": "",
         },
     ),
     "no_tanh_on_cell": _bug(
@@ -69,7 +67,6 @@ BUGS = {
         {
             "lstm_forward": "tanh of the cell state is missing",
             "lstm_backward": "tanh of the cell state is missing",
-            "lstmlm": "",
         },
     ),
     "h0_ignored": _bug(
@@ -95,7 +92,6 @@ BUGS = {
             "lstm_backward": "cell state's gradient back in time",
             "long_sequence": "cell state's gradient",
             "bptt_hidden": "the backward is wrong",
-            "lstmlm": "",
         },
     ),
     "cell_gradient_not_through_forget_gate": Bug.from_mistake(
@@ -104,7 +100,6 @@ BUGS = {
             "lstm_backward": "collects f_t * dL/dC_t",
             "long_sequence": "collects f_t * dL/dC_t",
             "bptt_hidden": "the backward is wrong",
-            "lstmlm": "",
         },
         "BPTT passes dC_t to C_{t-1} without multiplying it by f_t.",
     ),
@@ -113,13 +108,12 @@ BUGS = {
         {
             "lstm_backward": "without tanh's derivative",
             "long_sequence": "without tanh's derivative",
-            "lstmlm": "",
         },
         "dC_t = dC_{t+1} f_{t+1} + dh_t * o_t, without the factor 1 - tanh(C_t)^2.",
     ),
     "gradients_overwritten": Bug.from_mistake(
         M.GRADS_OVERWRITTEN,
-        {"lstm_backward": "one time step's contribution only", "lstmlm": ""},
+        {"lstm_backward": "one time step's contribution only"},
         "the weight and bias gradients are assigned (=) at each step of BPTT, so step 1's alone remains.",
     ),
     "gru_update_roles_swapped": _bug(
@@ -198,31 +192,68 @@ BUGS = {
         ),
         {"sigmoid": "overflow"},
     ),
-    "gru_reset_gradient_to_h_missing": Bug(
-        "GRU's backward forgets that h_{t-1} also reaches n_t through r_t * h_{t-1}.",
+    # Every cell calls sigmoid: the cells' checks and what builds on them are paid through the grader's.
+    "sigmoid_tanh_without_half": Bug(
+        "sigmoid is 0.5 * (1 + tanh(x)), the identity without its x / 2.",
         R,
-        (("dh_next = dh * (1.0 - u[t]) + d_zr[:J] * r[t] + d_z[:J]", "dh_next = dh * (1.0 - u[t]) + d_z[:J]"),),
-        {
-            "gru_backward": "does not agree with finite differences",
-        },
+        (
+            (
+                "    z = np.exp(-np.abs(x))  # in (0, 1]: never overflows, whatever the sign of x\n"
+                "    return np.where(x >= 0, 1.0, z) / (1.0 + z)",
+                "    return 0.5 * (1.0 + np.tanh(x))",
+            ),
+        ),
+        {"sigmoid": "values wrong"},
     ),
-    "lstm_grad_C0_is_dC1": Bug(
+    "gru_reset_gradient_to_h_missing": Bug.from_mistake(
+        M.GRU_RESET_TO_H_MISSING,
+        {"gru_backward": "through r_t * h_{t-1}", "long_sequence": "through r_t * h_{t-1}"},
+        "GRU's backward forgets that h_{t-1} also reaches n_t through r_t * h_{t-1}.",
+    ),
+    "lstm_grad_C0_is_dC1": Bug.from_mistake(
+        M.C0_GRAD_NO_FORGET,
+        {"lstm_backward": "grad_C0 = f_1 * dL/dC_1"},
         "grad_C0 is dL/dC_1 itself, without the forget gate f_1.",
-        R,
-        (("self.grad_h0, self.grad_C0 = dh_next, dC_next", "self.grad_h0, self.grad_C0 = dh_next, dC"),),
-        {"lstm_backward": "the backward is wrong"},
+    ),
+    "cell_gradient_carry_dropped": Bug.from_mistake(
+        M.CELL_CARRY_DROPPED,
+        {"lstm_backward": "carried back from C_{t+1}", "long_sequence": "does not carry the cell state's gradient"},
+        "dC_t = dh_t * o_t * (1 - tanh(C_t)^2), without the gradient from C_{t+1}.",
+    ),
+    "tanh_derivative_of_C": Bug.from_mistake(
+        M.TANH_PRIME_OF_C,
+        {"lstm_backward": "1 - C_t^2", "long_sequence": "1 - C_t^2"},
+        "tanh's derivative in dC_t is 1 - C_t^2.",
+    ),
+    "cell_rows_shifted": Bug.from_mistake(
+        M.CELL_ROWS_SHIFTED, {"lstm_forward": "C_1 .. C_T"}, "self.cell holds C_0 .. C_{T-1}."
+    ),
+    "backward_half_gradient_not_reversed": Bug.from_mistake(
+        M.BI_GRAD_NOT_REVERSED,
+        {"birnn": "grad_y[::-1, J:]"},
+        "BiRNN.backward gives the backward cell grad_y[:, J:] in x's order.",
+    ),
+    "backward_half_states_not_reversed_back": Bug.from_mistake(
+        M.BI_STATES_NOT_REVERSED_BACK,
+        {"birnn": "reverse its output back", "depth_direction": "reverse its output back"},
+        "BiRNN leaves the backward cell's states in the order it read x.",
+    ),
+    "step_clips_per_module": Bug.from_mistake(
+        M.STEP_CLIPS_PER_MODULE,
+        {"step": "clips every gradient jointly"},
+        "step clips the head and each layer on its own norm.",
     ),
     "stacked_all_layers_read_x": Bug(
         "every layer of the StackedRNN is built with input_size inputs.",
         R,
         (("Cell(input_size if l == 0 else hidden_size, hidden_size, rng)", "Cell(input_size, hidden_size, rng)"),),
-        {"stacked": "what the constructor made is wrong", "lstmlm": ""},
+        {"stacked": "what the constructor made is wrong"},
     ),
     "stacked_backward_bottom_up": Bug(
         "StackedRNN.backward runs the layers bottom-up.",
         R,
         (("for layer in reversed(self.layers):", "for layer in self.layers:"),),
-        {"stacked": "raised ValueError", "lstmlm": ""},
+        {"stacked": "raised ValueError"},
     ),
     "birnn_halves_swapped": Bug(
         "BiRNN concatenates [h<-_t ; h->_t].",

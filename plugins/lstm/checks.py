@@ -460,7 +460,17 @@ def sigmoid_cases(ctx: CaseContext) -> list[Case]:
 
 
 FORWARD_MISTAKES = {
-    "lstm": (M.GATE_ORDER, M.HX_ORDER, M.FORGET_BIAS_ZERO, M.CELL_ORDER, M.NO_TANH_C, M.H0_IGNORED, M.C0_IGNORED),
+    "lstm": (
+        M.GATE_ORDER,
+        M.HX_ORDER,
+        M.FORGET_BIAS_ZERO,
+        M.CELL_ORDER,
+        M.NO_TANH_C,
+        M.H0_IGNORED,
+        M.C0_IGNORED,
+        M.CELL_ROWS_SHIFTED,
+        M.HX_ORDER_AND_NO_TANH,
+    ),
     "gru": (M.GRU_UPDATE_SWAPPED, M.GRU_RESET_AFTER, M.GRU_HX_ORDER),
 }
 BACKWARD_MISTAKES = {
@@ -471,12 +481,15 @@ BACKWARD_MISTAKES = {
         M.CELL_GRAD_NOT_CARRIED,
         M.CELL_GRAD_NO_FORGET,
         M.MISSING_TANH_PRIME,
+        M.CELL_CARRY_DROPPED,
+        M.TANH_PRIME_OF_C,
+        M.C0_GRAD_NO_FORGET,
         M.GRADS_OVERWRITTEN,
         M.H0_IGNORED,
         M.C0_IGNORED,
         M.HX_ORDER_AND_NO_TANH,
     ),
-    "gru": (M.GRU_UPDATE_SWAPPED, M.GRU_HX_ORDER),
+    "gru": (M.GRU_UPDATE_SWAPPED, M.GRU_HX_ORDER, M.GRU_RESET_TO_H_MISSING),
 }
 
 
@@ -509,6 +522,8 @@ def lstm_checks() -> list[Check]:
                 holds=scenarios.cell_forward_judged,
                 mistakes=FORWARD_MISTAKES[kind],
                 limits=quick,
+                # The cells call sigmoid: where only it is wrong, a cell is graded with the grader's.
+                composes=("sigmoid",),
                 grades=(f"recurrent.{name}",),
             ),
             Check(
@@ -520,6 +535,7 @@ def lstm_checks() -> list[Check]:
                 judge=judge_gradients,
                 mistakes=BACKWARD_MISTAKES[kind],
                 limits=quick,
+                composes=("sigmoid",),
                 grades=(f"recurrent.{name}",),
             ),
         ]
@@ -530,7 +546,13 @@ def lstm_checks() -> list[Check]:
             scenarios.long_sequence,
             long_sequence_cases,
             tolerance=GRADS,
-            mistakes=(M.CELL_GRAD_NOT_CARRIED, M.CELL_GRAD_NO_FORGET, M.MISSING_TANH_PRIME),
+            mistakes=(
+                M.CELL_GRAD_NOT_CARRIED,
+                M.CELL_GRAD_NO_FORGET,
+                M.MISSING_TANH_PRIME,
+                M.TANH_PRIME_OF_C,
+                M.GRU_RESET_TO_H_MISSING,
+            ),
             composes=CELL,
             limits=quick,
             grades=("recurrent.LSTM", "recurrent.GRU"),
@@ -554,7 +576,7 @@ def lstm_checks() -> list[Check]:
             birnn_cases,
             tolerance=GRADS,
             judge=judge_gradients,
-            mistakes=(M.BI_NOT_REVERSED,),
+            mistakes=(M.BI_NOT_REVERSED, M.BI_GRAD_NOT_REVERSED, M.BI_STATES_NOT_REVERSED_BACK),
             composes=CELL,
             limits=quick,
             grades=("recurrent.BiRNN",),
@@ -569,7 +591,7 @@ def lstm_checks() -> list[Check]:
             judge=judge_dependence,
             property_check=True,
             holds=scenarios.depth_direction_holds,
-            mistakes=(M.BI_NOT_REVERSED,),
+            mistakes=(M.BI_NOT_REVERSED, M.BI_STATES_NOT_REVERSED_BACK),
             composes=("stacked", "birnn"),
             limits=quick,
             grades=("recurrent.StackedRNN", "recurrent.BiRNN"),
@@ -612,7 +634,7 @@ def lstm_checks() -> list[Check]:
             scenarios.step,
             step_cases,
             tolerance=GRADS,
-            mistakes=(M.CLIP_AFTER_STEP, M.STEP_RETURNS_CLIPPED_NORM),
+            mistakes=(M.CLIP_AFTER_STEP, M.STEP_RETURNS_CLIPPED_NORM, M.STEP_CLIPS_PER_MODULE),
             composes=("clip_grad_norm",),
             limits=quick,
             grades=("recurrent.LSTMLM",),
@@ -638,6 +660,9 @@ def lstm_checks() -> list[Check]:
             property_check=True,
             limits=quick,
             composes=("lstm_forward", "lstm_backward", "gru_forward", "gru_backward", "birnn", "lstmlm"),
+            # The code whose arguments must stay as they were: a stand-in may answer only for what it
+            # calls (sigmoid).
+            grades=("recurrent.LSTM", "recurrent.GRU", "recurrent.BiRNN", "recurrent.LSTMLM"),
         ),
         Check(
             "bad_arguments",
@@ -648,6 +673,14 @@ def lstm_checks() -> list[Check]:
             property_check=True,
             limits=quick,
             composes=("sigmoid", "lstm_forward", "gru_forward", "stacked", "birnn", "clip_grad_norm"),
+            grades=(
+                "recurrent.LSTM",
+                "recurrent.GRU",
+                "recurrent.StackedRNN",
+                "recurrent.BiRNN",
+                "recurrent.LSTMLM",
+                "recurrent.clip_grad_norm",
+            ),
         ),
         Check(
             "bptt_hidden",

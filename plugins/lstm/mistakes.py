@@ -296,3 +296,77 @@ TRAIN_DIV_LEN = Mistake(
     "makes len(s) - 1 predictions, so divide by sum(len(s) - 1)",
     edits=((R, "n_predicted = sum(len(s) - 1 for s in sequences)", "n_predicted = sum(len(s) for s in sequences)"),),
 )
+
+_DC = "dC = dC_next + dh * o[t] * (1.0 - tanh_C[t] ** 2)"
+
+CELL_CARRY_DROPPED = Mistake(
+    "cell_gradient_carry_dropped",
+    "dL/dC_t takes only what reaches it through h_t: it must also add the gradient carried back from "
+    "C_{t+1} = f_{t+1} * C_t + ..., so dC_t = dC_next + dh_t * o_t * (1 - tanh(C_t)^2)",
+    edits=((R, _DC, "dC = dh * o[t] * (1.0 - tanh_C[t] ** 2)"),),
+)
+
+TANH_PRIME_OF_C = Mistake(
+    "tanh_derivative_of_C",
+    "tanh's derivative is taken as 1 - C_t^2; h_t = o_t * tanh(C_t), so it is 1 - tanh(C_t)^2",
+    edits=((R, _DC, "dC = dC_next + dh * o[t] * (1.0 - C[t] ** 2)"),),
+)
+
+C0_GRAD_NO_FORGET = Mistake(
+    "grad_C0_without_forget_gate",
+    "grad_C0 is dL/dC_1 itself; C_1 = f_1 * C_0 + i_1 * g_1, so grad_C0 = f_1 * dL/dC_1",
+    edits=((R, "self.grad_h0, self.grad_C0 = dh_next, dC_next", "self.grad_h0, self.grad_C0 = dh_next, dC"),),
+)
+
+CELL_ROWS_SHIFTED = Mistake(
+    "cell_rows_shifted",
+    "self.cell holds C_0 .. C_{T-1}, the state each step started from; the contract's rows are C_1 .. C_T, "
+    "the state each step ends with",
+    edits=((R, "self.cell = C.copy()", "self.cell = np.vstack([C0, C[:-1]])"),),
+)
+
+GRU_RESET_TO_H_MISSING = Mistake(
+    "gru_reset_path_to_h_missing",
+    "BPTT forgets that h_{t-1} also reaches n_t through r_t * h_{t-1}: dL/dh_{t-1} must add "
+    "r_t * (the h-part of W_n^T dn_t)",
+    edits=((R, "dh_next = dh * (1.0 - u[t]) + d_zr[:J] * r[t] + d_z[:J]", "dh_next = dh * (1.0 - u[t]) + d_z[:J]"),),
+)
+
+_BI_BACKWARD = "dx_bwd = self.bwd.backward(grad_y[::-1, J:])[::-1]"
+
+BI_GRAD_NOT_REVERSED = Mistake(
+    "backward_half_gradient_not_reversed",
+    "the backward cell's gradient is passed in x's order; that cell read x reversed, so give it "
+    "grad_y[::-1, J:] and reverse its dx back",
+    edits=((R, _BI_BACKWARD, "dx_bwd = self.bwd.backward(grad_y[:, J:])[::-1]"),),
+)
+
+BI_STATES_NOT_REVERSED_BACK = Mistake(
+    "backward_half_states_not_reversed_back",
+    "the backward cell's states are left in the order it read them: row t must hold h<-_t, the state "
+    "after reading x_T .. x_t, so reverse its output back to x's order",
+    edits=(
+        (R, "h_bwd = self.bwd.forward(x[::-1])[::-1]", "h_bwd = self.bwd.forward(x[::-1])"),
+        (R, _BI_BACKWARD, "dx_bwd = self.bwd.backward(grad_y[:, J:])[::-1]"),
+    ),
+)
+
+_STEP_CLIP = "            grads, total = clip_grad_norm(grads, max_norm)"
+
+STEP_CLIPS_PER_MODULE = Mistake(
+    "step_clips_per_module",
+    "step clips the head (E, W_y, b_y) and each layer on its own norm; the contract clips every "
+    "gradient jointly, one clip_grad_norm over named_grads()",
+    edits=(
+        (
+            R,
+            _STEP_CLIP,
+            "            total = math.sqrt(sum(float(np.sum(np.square(g))) for g in grads.values()))\n"
+            "            head, _ = clip_grad_norm({k: grads[k] for k in self.params}, max_norm)\n"
+            "            grads.update(head)\n"
+            "            for l, layer in enumerate(self.rnn.layers):\n"
+            "                part = {f'rnn.{l}.{k}': grads[f'rnn.{l}.{k}'] for k in layer.params}\n"
+            "                grads.update(clip_grad_norm(part, max_norm)[0])",
+        ),
+    ),
+)
