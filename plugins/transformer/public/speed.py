@@ -8,10 +8,9 @@ every output: projections of the output and of each gradient onto the
 lap's own random tensors or the weights, so neither a cached answer nor work left running
 past the call gives the reference's numbers.
 
-The timed scenarios take the case's arguments by name and pass them on whole to
-`run_laps`; the setups keep the older form, ``setup(modules, args)``: the
-grading process also calls a setup with the case's dict as it is, to recompute
-the reference's fingerprints of sampled laps.
+The timed scenarios and the setups take the case's arguments by name; a timed
+scenario passes them on to `run_laps` as the case's dict, which calls the setup
+with them.
 """
 
 from __future__ import annotations
@@ -39,21 +38,22 @@ def _dot(a: torch.Tensor | None, b: torch.Tensor) -> float:
 # --- attention: forward and backward ---
 
 
-def attention_setup(modules, args):
-    attn = _attention(modules, args["d_model"], args["n_heads"], args["state"], args["dtype"])
-    return attn.to(args["device"]), args
+def attention_setup(modules, B, T, d_model, n_heads, state, dtype, device):
+    """The attention with the case's weights on `device`, the shape of a lap's x, and the device."""
+    attn = _attention(modules, d_model, n_heads, state, dtype).to(device)
+    return attn, (B, T, d_model), device
 
 
 def attention_reset(state) -> None:
-    attn, _ = state
+    attn = state[0]
     for p in attn.parameters():
         p.grad = None
 
 
 def attention_step(state, nonce: int) -> list[float]:
-    attn, args = state
-    x = _draw(nonce, (args["B"], args["T"], args["d_model"]), args["device"]).requires_grad_(True)
-    g = _draw(nonce + 1, x.shape, args["device"])
+    attn, shape, device = state
+    x = _draw(nonce, shape, device).requires_grad_(True)
+    g = _draw(nonce + 1, x.shape, device)
     y = attn(x)
     y.backward(g)
     weights = [p for _, p in sorted(attn.named_parameters())]
@@ -64,6 +64,7 @@ ATTENTION = Timing(setup=attention_setup, step=attention_step, reset=attention_r
 
 
 def attention_timed(modules, B, T, d_model, n_heads, state, dtype, device):
+    """Every lap of `ATTENTION` (`attention_setup` takes the arguments)."""
     args = {"B": B, "T": T, "d_model": d_model, "n_heads": n_heads, "state": state, "dtype": dtype, "device": device}
     return run_laps(modules, args, ATTENTION)
 
@@ -71,10 +72,19 @@ def attention_timed(modules, B, T, d_model, n_heads, state, dtype, device):
 # --- one training step of a small TransformerLM ---
 
 
-def train_step_setup(modules, args):
-    lm = _lm(modules, args["config"], args["state"], args["dtype"]).to(args["device"])
+def train_step_setup(modules, config, state, dtype, B, lr, device):
+    """The model with the case's weights on `device`, its weights to start every lap from, and what a lap
+    needs: the batch's size, the learning rate, the submission's cross_entropy."""
+    lm = _lm(modules, config, state, dtype).to(device)
     initial = {k: v.detach().clone() for k, v in lm.state_dict().items()}
-    return {"lm": lm, "initial": initial, "args": args, "cross_entropy": modules["model"].cross_entropy}
+    return {
+        "lm": lm,
+        "initial": initial,
+        "batch": (B, config["context_length"], config["vocab_size"]),
+        "lr": lr,
+        "device": device,
+        "cross_entropy": modules["model"].cross_entropy,
+    }
 
 
 def train_step_reset(state) -> None:
@@ -84,14 +94,13 @@ def train_step_reset(state) -> None:
         lm.load_state_dict(state["initial"])
     for p in lm.parameters():
         p.grad = None
-    state["optimizer"] = torch.optim.AdamW(lm.parameters(), lr=state["args"]["lr"])
+    state["optimizer"] = torch.optim.AdamW(lm.parameters(), lr=state["lr"])
 
 
 def train_step(state, nonce: int) -> list[float]:
-    lm, args = state["lm"], state["args"]
-    B, T, V = args["B"], args["config"]["context_length"], args["config"]["vocab_size"]
+    lm, (B, T, V) = state["lm"], state["batch"]
     generator = torch.Generator().manual_seed(nonce)
-    tokens = torch.randint(0, V, (B, T + 1), generator=generator).to(args["device"])
+    tokens = torch.randint(0, V, (B, T + 1), generator=generator).to(state["device"])
     loss = state["cross_entropy"](lm(tokens[:, :-1]), tokens[:, 1:])
     loss.backward()
     # The weights are random and the same on both sides: projections onto them need every gradient.
@@ -105,5 +114,6 @@ TRAIN_STEP = Timing(setup=train_step_setup, step=train_step, reset=train_step_re
 
 
 def train_step_timed(modules, config, state, dtype, B, lr, device):
+    """Every lap of `TRAIN_STEP` (`train_step_setup` takes the arguments)."""
     args = {"config": config, "state": state, "dtype": dtype, "B": B, "lr": lr, "device": device}
     return run_laps(modules, args, TRAIN_STEP)
