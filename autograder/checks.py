@@ -110,10 +110,9 @@ def asked_beside(scenario: Callable | None = None, *, left_out: tuple[str, ...] 
     if scenario is None:  # @asked_beside(left_out=...)
         return functools.partial(asked_beside, left_out=left_out)
 
-    by_name = takes_args_by_name(scenario)
-
     @functools.wraps(scenario)
     def with_beside(modules, args):
+        by_name = takes_args_by_name(scenario, args)
         # A scenario taking its arguments by name never sees the key "beside"; one of the older form is
         # given the dict as it always was.
         first = {k: v for k, v in args.items() if k != BESIDE} if by_name and isinstance(args, dict) else args

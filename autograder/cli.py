@@ -445,7 +445,7 @@ def show_case(
             except OSError as exc:
                 raise UserError(f"--save-args: cannot write {save_args} ({exc.strerror or exc})") from None
             click.echo(f"\n(written to {save_args}) to run it yourself, in your submission's folder:\n")
-            click.echo(reproduce.snippet(check_, save_args.resolve()))
+            click.echo(reproduce.snippet(check_, save_args.resolve(), case.args))
         else:
             folder = [] if submission == Path(".") else [str(submission)]
             again = " ".join(

@@ -47,7 +47,8 @@ def find(checks: list[Check], name: str) -> Check:
     return check
 
 
-def snippet(check: Check, args_file: Path) -> str:
+def snippet(check: Check, args_file: Path, args: Any) -> str:
+    """The lines that run the check's scenario on the case's arguments saved in `args_file` (`args`)."""
     module, _, function = check.scenario_ref.partition(":")
     files = ", ".join(repr(f) for f in check.files)
     return "\n".join(
@@ -59,7 +60,7 @@ def snippet(check: Check, args_file: Path) -> str:
             "",
             f"args = wire.decode(Path({str(args_file)!r}).read_bytes())",
             f"modules = load_files(Path('.'), [{files}])   # run it in your submission's folder",
-            f"print({function}(modules, {'**' if takes_args_by_name(check.scenario) else ''}args))",
+            f"print({function}(modules, {'**' if takes_args_by_name(check.scenario, args) else ''}args))",
         ]
     )
 

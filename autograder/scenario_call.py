@@ -9,8 +9,9 @@ with ``Case(label, {"sentence": [...], "n": 3})``: each key of the case's dict
 is a parameter, and a parameter with a default is an argument a case may leave
 out. The older form, ``scenario(modules, args)`` with the whole dict (or any
 other plain value) as its second argument, is still called as it was: a
-scenario whose parameters are exactly ``(modules, args)``, or one marked with
-`takes_args_whole`.
+scenario whose parameters are exactly ``(modules, args)``, one marked with
+`takes_args_whole`, or one of exactly two parameters ``(modules, case)`` whose
+case's arguments are not a dict holding its second parameter's name.
 
 Every place that runs a scenario (the sandboxed child, the reference in the
 grading process, a stand-in's record and replay, a timing check's setup,
@@ -48,25 +49,41 @@ def _signature(scenario: Callable) -> inspect.Signature | None:
         return None
 
 
-def _whole(scenario: Callable) -> bool:
+_ANY = object()  # no case's arguments known: the scenario's form from its signature alone
+
+
+def _whole(scenario: Callable, args: Any = _ANY) -> bool:
     if getattr(scenario, WHOLE, False):
         return True
     signature = _signature(scenario)
     if signature is None:  # the older form is all it can be
         return True
     parameters = list(signature.parameters.values())
-    return len(parameters) == 2 and parameters[1].name == "args" and parameters[1].kind in _POSITIONAL
+    if len(parameters) != 2 or parameters[1].kind not in _POSITIONAL:
+        return False
+    second = parameters[1]
+    if second.name == "args":  # the older form as documented
+        return True
+    # `(modules, x)`: by name where the case's arguments are that one name (or none, x having a default);
+    # an older scenario whose second parameter has another name (`(modules, case)`) gets them whole.
+    if args is _ANY:
+        return False
+    if args is None or args == {}:
+        return second.default is inspect.Parameter.empty
+    return not (_named(args) and second.name in args)
 
 
-def takes_args_by_name(scenario: Callable) -> bool:
-    """Whether `scenario` takes a case's arguments as named parameters (else as one value)."""
-    return not _whole(scenario)
+def takes_args_by_name(scenario: Callable, args: Any = _ANY) -> bool:
+    """Whether `scenario` takes a case's arguments (`args`, where known) as named parameters, else as one
+    value: `(modules, args)`, a scenario marked `takes_args_whole`, or one of exactly two parameters
+    `(modules, x)` whose case's arguments are not a dict holding "x"."""
+    return not _whole(scenario, args)
 
 
 def call_scenario(scenario: Callable, modules: Any, args: Any) -> Any:
     """`scenario(modules, **args)`, or `scenario(modules, args)` for a scenario of the older form
     (`takes_args_by_name`). A case of no arguments (None) calls `scenario(modules)`."""
-    if _whole(scenario):
+    if _whole(scenario, args):
         return scenario(modules, args)
     if args is None:
         return scenario(modules)
@@ -88,7 +105,7 @@ def binding_error(scenario: Callable, args: Any) -> str | None:
             first = {k: v for k, v in args.items() if k != BESIDE}
             return binding_error(inner, first) or binding_error(inner, {**first, **args[BESIDE]})
         return binding_error(inner, {k: v for k, v in args.items() if k != BESIDE} if isinstance(args, dict) else args)
-    if _whole(scenario):
+    if _whole(scenario, args):
         return None
     if args is not None and not _named(args):
         return f"its args must be a dict of str keys (the scenario takes them by name), not {type(args).__name__}"

@@ -91,5 +91,30 @@ def test_a_case_that_does_not_fit_its_scenario_is_the_plugins_fault_before_any_c
 def test_the_check_case_script_calls_the_scenario_in_its_own_form(tmp_path):
     named = Check("pad", "pad", by_name, lambda ctx: [], points=1, files=("ngram",))
     older = Check("pad", "pad", whole, lambda ctx: [], points=1, files=("ngram",))
-    assert snippet(named, tmp_path / "args").endswith("print(by_name(modules, **args))")
-    assert snippet(older, tmp_path / "args").endswith("print(whole(modules, args))")
+    assert snippet(named, tmp_path / "args", {"sentence": [], "n": 1}).endswith("print(by_name(modules, **args))")
+    assert snippet(older, tmp_path / "args", {"n": 1}).endswith("print(whole(modules, args))")
+
+
+def older_named_otherwise(modules, case):
+    return {"case": case}
+
+
+def one_argument(modules, values):
+    return {"values": values}
+
+
+def one_optional(modules, k=0.5):
+    return {"k": k}
+
+
+def test_two_parameters_take_the_arguments_by_name_only_where_they_are_that_one_name():
+    # The older form under another name than args: the case's dict whole, as before.
+    assert call_scenario(older_named_otherwise, None, {"x": 1, "y": 2}) == {"case": {"x": 1, "y": 2}}
+    assert call_scenario(older_named_otherwise, None, None) == {"case": None}
+    assert binding_error(older_named_otherwise, {"x": 1}) is None
+    # One argument by name.
+    assert call_scenario(one_argument, None, {"values": [1.0]}) == {"values": [1.0]}
+    assert "unexpected keyword argument 'other'" in binding_error(one_argument, {"values": [], "other": 1})
+    # One optional argument, left out.
+    assert call_scenario(one_optional, None, {}) == {"k": 0.5}
+    assert call_scenario(one_optional, None, None) == {"k": 0.5}

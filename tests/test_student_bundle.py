@@ -279,7 +279,8 @@ def test_no_hidden_input_or_expected_value_inside(bundles, name):
 @pytest.mark.parametrize("which", ["reference", "stub", "buggy"])
 def test_check_in_the_bundle_gives_grades_verdicts_and_feedback(student_python, submissions, tmp_path, which):
     checked = student_lmgrade(student_python, "check", "ngram", submissions[which], cwd=tmp_path)
-    assert checked.returncode == 0, checked.stderr
+    # 0 where every public check passes, 1 where one fails: a script or a pre-commit hook stops on it.
+    assert checked.returncode == (0 if which == "reference" else 1), checked.stderr
     graded = lmgrade("grade", "ngram", submissions[which], "--results", tmp_path / "results.json")
     assert graded.returncode == 0, graded.stderr
     check_rows, check_feedback = report(checked.stdout)
@@ -335,7 +336,8 @@ def test_rnn_bundle_grades_as_grade_does(student_python, tmp_path):
             lmgrade("generate", "rnn", "-o", folder)
         checked = student_lmgrade(student_python, "check", "rnn", folder, cwd=tmp_path)
         graded = lmgrade("grade", "rnn", folder, "--results", tmp_path / "results.json")
-        assert checked.returncode == 0 and graded.returncode == 0, checked.stderr + graded.stderr
+        assert checked.returncode == (0 if which == "reference" else 1), checked.stderr
+        assert graded.returncode == 0, graded.stderr
         check_rows, _ = report(checked.stdout)
         grade_rows, _ = report(graded.stdout)
         assert check_rows and check_rows == {name: grade_rows[name] for name in check_rows}
