@@ -12,6 +12,7 @@ from __future__ import annotations
 import csv
 import textwrap
 
+import numpy as np
 import pytest
 from degenerate import RAISES, write_degenerate
 
@@ -100,6 +101,22 @@ def test_rope_relative_earns_nothing_beside_a_wrong_attention(graders, tmp_path)
         assert "they depend on t - s only" in verdict.message, relative.output
         wrong = "the attention's own output is wrong" in verdict.message
         assert verdict.passed == (case.args["n_heads"] == 1) != wrong, relative.output
+
+
+def test_rope_angles_in_float32_are_told_float32_not_to_rotate_alike(graders, tmp_path):
+    # LLaMA's `.float()`: cos and sin of float32 angles in a float64 model. q and k still turn alike, by
+    # angles proportional to the position; what moves the scores is float32's rounding.
+    angle = "    angle = t[:, None] * 10000.0 ** (-i / d_head)  # (T, d_head / 2)\n"
+    in_float32 = "    angle = (t.float()[:, None] * 10000.0 ** (-i.float() / d_head)).to(x.dtype)\n"
+    cos_sin = "    cos, sin = torch.cos(angle), torch.sin(angle)\n"
+    cos_sin_32 = "    cos, sin = torch.cos(angle.float()).to(x.dtype), torch.sin(angle.float()).to(x.dtype)\n"
+    folder = _reference_with(tmp_path, ((angle, in_float32), (cos_sin, cos_sin_32)))
+    (relative,) = graders("transformer", ROPE).grade(folder, only={"rope_relative"})
+    failed = [verdict.message for case, verdict in relative.cases if not verdict.passed]
+    # Either the scores move within float32's rounding, said so, or they do not and the output's float32
+    # error is named: never the advice to rotate q and k alike, which this code does.
+    assert failed and all("float32" in m for m in failed), relative.output
+    assert "rotate q and k alike" not in relative.output
 
 
 @pytest.mark.study  # the suite grades these submissions in the default variant (test_assignments.py)
@@ -249,3 +266,23 @@ def test_only_and_points_when_choose_checks_and_points_by_variant(tmp_path):
 def test_only_and_points_when_errors_name_the_key(tmp_path, change, message):
     with pytest.raises(AssignmentError, match=message):
         _toy(tmp_path, TOY.replace(*change))
+
+
+def test_scores_that_move_by_float32_rounding_in_a_float64_case_are_told_so():
+    from lmgrade import Case, Check
+    from lmgrade.plugins.transformer.public.position_scenarios import judge_rope_relative
+
+    alone = np.array([[[[1.0, 0.0, 0.0], [0.4, 0.6, 0.0], [0.2, 0.3, 0.5]]]])  # (B, heads, T queries, T keys)
+    after = alone.copy()
+    after[0, 0, 2] = [0.2 * (1 + 1.3e-7), 0.3, 0.5]
+    after[0, 0, 2] /= after[0, 0, 2].sum()
+    expected = {"answer": np.zeros(2), "property": {"alone": alone, "after": alone}}
+    got = {"answer": np.zeros(2), "property": {"alone": alone, "after": after}}
+    check = Check("rope_relative", "rope_relative", lambda modules: None, lambda ctx: [], points=1)
+    told = judge_rope_relative(check, Case("c", {"shift": 3, "dtype": "float64"}), expected, got, reveal=True)
+    assert not told.passed and "as little as float32's" in told.message
+    assert "rotate q and k alike" not in told.message
+    # Far beyond float32's rounding, a score that depends on where the tokens are is told to rotate alike.
+    after[0, 0, 2] = [0.3, 0.2, 0.5]
+    told = judge_rope_relative(check, Case("c", {"shift": 3, "dtype": "float64"}), expected, got, reveal=True)
+    assert not told.passed and "rotate q and k alike" in told.message
