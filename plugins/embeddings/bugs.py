@@ -116,6 +116,11 @@ BUGS = {
         "noise_distribution forgets the power.",
         {"noise_distribution": "not raised to the power", "no_mutation": "own answer is wrong"},
     ),
+    "power_after_normalising": _made(
+        M.POWER_AFTER_NORMALISING,
+        "noise_distribution returns (counts / counts.sum()) ** power.",
+        {"noise_distribution": "normalised first and then raised to the power", "no_mutation": "own answer is wrong"},
+    ),
     "positive_term_sign": _made(
         M.POSITIVE_SIGN,
         "the positive term's sign is flipped, in the loss and its gradient alike.",

@@ -220,6 +220,16 @@ NO_POWER = _mistake(
     "the counts are not raised to the power (0.75 by default) before normalising",
     (W, POWER, "weights = np.asarray(counts, dtype=np.float64)  # (V,)"),
 )
+POWER_AFTER_NORMALISING = _mistake(
+    "power_after_normalising",
+    "the counts are normalised first and then raised to the power, so the result does not sum to 1: raise "
+    "the counts to the power, then divide by the sum of what that gives",
+    (
+        W,
+        POWER + "\n    return weights / weights.sum()",
+        "weights = np.asarray(counts, dtype=np.float64)  # (V,)\n    return (weights / weights.sum()) ** power",
+    ),
+)
 ZERO_SMOOTHED = _mistake(
     "zero_counts_smoothed",
     "1 is added to every count, so a word never seen gets a probability above 0",
@@ -480,7 +490,7 @@ ENCODE = (SPLIT_ON_SPACE,)
 DECODE = (DECODE_KEEPS_LAST, DECODE_NO_SPACES)
 SIGMOID = (SIGMOID_OVERFLOW,)
 PAIRS = (PAIRS_CENTRE, PAIRS_WRAP, PAIRS_SHORT, PAIRS_BY_DISTANCE, PAIRS_SHORT_RIGHT)
-NOISE = (NO_POWER, ZERO_SMOOTHED)
+NOISE = (NO_POWER, ZERO_SMOOTHED, POWER_AFTER_NORMALISING)
 LOSS = (POSITIVE_SIGN, NEGATIVE_SIGN, UNSTABLE_LOG, NEGATIVES_MEAN)
 GRADS = (POSITIVE_SIGN, DW_WITHOUT_NEGATIVES, D_NEG_TRANSPOSED)
 INIT = (W_UNSCALED, C_RANDOM)

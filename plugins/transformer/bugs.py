@@ -367,6 +367,12 @@ BUGS.update(
             {"model": "still makes the learned pos_emb", "model_hidden": "still makes the learned pos_emb"},
             variant=ROPE,
         ),
+        "token_embeddings_scaled": _as_bug(
+            P.EMBEDDINGS_SCALED,
+            "the token embeddings are multiplied by sqrt(d_model) before the table is added.",
+            {"model": "multiplied by sqrt(d_model)", "model_hidden": "multiplied by sqrt(d_model)"},
+            variant=SINUSOIDAL,
+        ),
         "sin_cos_swapped": _as_bug(
             P.SIN_COS_SWAPPED,
             "the table has cos in the even columns and sin in the odd ones.",

@@ -209,6 +209,13 @@ TABLE_T2T_TIMESCALE = Mistake(
     edits=((M, TABLE_ANGLE, "angle = t / 10000.0 ** ((i / 2) / max(d_model // 2 - 1, 1))  # tensor2tensor"),),
 )
 
+EMBEDDINGS_SCALED = Mistake(
+    "token_embeddings_scaled",
+    "the token embeddings are multiplied by sqrt(d_model) before the table is added (as in Vaswani et al.); "
+    "the contract adds pos_enc[:T] to tok_emb(idx) as it is",
+    edits=((M, "x = self.tok_emb(idx)  # (B, T, d_model)", "x = self.tok_emb(idx) * self.tok_emb.embedding_dim**0.5"),),
+)
+
 TABLE_PARAMETER = Mistake(
     "table_parameter",
     "pos_enc is registered as a parameter (nn.Parameter), so AdamW would train it: the "
@@ -229,6 +236,7 @@ ROPE_MISTAKES = (
 )
 # A model's own mistakes in the rope variant: the checks that build a whole TransformerLM name them.
 ROPE_MODEL_MISTAKES = (ROPE_KEEPS_POS_EMB,)
+SINUSOIDAL_MODEL_MISTAKES = (EMBEDDINGS_SCALED,)
 TABLE_MISTAKES = (SIN_COS_SWAPPED, TABLE_FROM_ONE, TABLE_PARAMETER, TABLE_HALVES, TABLE_PAIR_INDEX, TABLE_T2T_TIMESCALE)
 
 
@@ -247,6 +255,8 @@ def threaded(checks: list[Check], variant: dict) -> list[Check]:
             extra = ROPE_MISTAKES if positions == ROPE and check.mistakes else ()
             if positions == ROPE and check.mistakes and check.name in LM_CHECKS:
                 extra = (*extra, *ROPE_MODEL_MISTAKES)
+            if positions == SINUSOIDAL and check.mistakes and check.name in LM_CHECKS:
+                extra = (*extra, *SINUSOIDAL_MODEL_MISTAKES)
             # They run the student's RoPE attention: where `rope` fails, their stand-in runs replace it.
             # The sinusoidal table is supplied to them, so they do not compose `sinusoidal`.
             composes = ("rope",) if positions == ROPE else ()
