@@ -32,6 +32,11 @@ BUGS = {
         {"train_bpe": "which pair occurs first", "no_mutation": "own answer is wrong"},
         demo=True,
     ),
+    "merged_by_string_replace": _made(
+        M.STRING_REPLACE,
+        'a merge replaces "a b" in " ".join(symbols), then splits on spaces again.',
+        {"train_bpe": "joined by spaces", "encode_word": "joined by spaces"},
+    ),
     "overlapping_replacement": _made(
         M.OVERLAP,
         "every adjacent occurrence of the pair is merged, overlapping ones too.",

@@ -142,6 +142,10 @@ def train_bpe_cases(ctx: CaseContext) -> list[Case]:
         (random_word_counts(rng, 25, "abcde"), [30], "random words"),
         (random_word_counts(rng, 15, "aé1ß."), [12], "random words of other characters"),
     ]
+    # After (a, b), (ab, END) and (c, END), the 4th merge is (b, c END): "ab c</w>" holds "b c</w>" as text
+    # only, so a merge made by replacing text joins ab and c</w> too (drawn last: the cases above stay as drawn).
+    across = _crafted(rng, {"ab": 10, "bc": 6, "abc": 1})
+    crafted.append((across, [5], "a symbol that ends in a pair's first symbol, before its second"))
     return [
         Case(
             f"{_counts_label(counts)} with num_merges in {merges} ({what})",

@@ -120,6 +120,15 @@ OVERLAP = _mistake(
     'contract scans left to right without overlap ("aa a")',
     (B, REPLACE, REPLACE_OVERLAPPING),
 )
+STRING_REPLACE = _mistake(
+    "merged_by_string_replace",
+    'a merge is made by replacing "a b" in the symbols joined by spaces, which also matches across a '
+    'symbol that only ends in a (the symbols "th e" hold "h e"): merge only where one whole symbol equals '
+    "the pair's first and the next its second",
+    (B, REPLACE, '    return tuple(" ".join(symbols).replace(pair[0] + " " + pair[1], pair[0] + pair[1]).split(" "))'),
+    # As such code is written: every word's text replaced at each merge, not only the words holding the pair.
+    (B, "        for i in words_with.pop(best):", "        words_with.pop(best)\n        for i in range(len(words)):"),
+)
 NO_END = _mistake(
     "end_forgotten",
     "words start as their characters without END, so no merge can tell a word's last symbol "
@@ -484,8 +493,8 @@ PERPLEXITY_EXP_OF_BITS = _mistake(
     (F, PPL, "return math.exp(F.cross_entropy(model(contexts), targets).item() / math.log(2))"),
 )
 
-TRAIN_BPE = (TIES_FIRST, TIES_LARGEST, OVERLAP, NO_END, END_FIRST, UNWEIGHTED)
-ENCODE_WORD = (ENCODE_LONGEST_FIRST, ENCODE_EARLIEST_PAIR, OVERLAP, ENCODE_NO_END, ENCODE_END_FIRST)
+TRAIN_BPE = (TIES_FIRST, TIES_LARGEST, OVERLAP, NO_END, END_FIRST, UNWEIGHTED, STRING_REPLACE)
+ENCODE_WORD = (ENCODE_LONGEST_FIRST, ENCODE_EARLIEST_PAIR, OVERLAP, ENCODE_NO_END, ENCODE_END_FIRST, STRING_REPLACE)
 ENCODE = (SPLIT_ON_SPACE,)
 DECODE = (DECODE_KEEPS_LAST, DECODE_NO_SPACES)
 SIGMOID = (SIGMOID_OVERFLOW,)
