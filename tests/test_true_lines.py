@@ -88,6 +88,21 @@ def test_a_report_shows_what_a_submission_said_as_it_is():
     assert said in buffer.getvalue() and "ngram: [red]folder[/red]" in buffer.getvalue()
 
 
+def test_a_check_paid_through_a_stand_in_shows_what_it_saw_below_the_table():
+    check = catalog.load("ngram")[0].checks[1]
+    note = (
+        "Passes once pad is fixed: pad differs (see pad), and with the grader's pad in place of yours every "
+        "case of this check passes, so it earns its points here. With your own pad, this check saw:"
+    )
+    saw = "case 2: count_ngrams([['a']], n=2)\n    1 of 3 values wrong"
+    verdict = Verdict(check, 2, check.points, f"{note}\n{saw}", cases=[], stood_in=("pad",))
+    buffer = io.StringIO()
+    print_report(Console(file=buffer, width=200, highlight=False), "ngram", [verdict])
+    table, _, below = buffer.getvalue().partition("└")
+    assert "Passes once pad is fixed (what it saw is below)" in table and "this check saw" not in table
+    assert note in below and "1 of 3 values wrong" in below
+
+
 # --- counts -------------------------------------------------------------------------------------------------
 
 
