@@ -54,6 +54,11 @@ def _filled(text: str, replacements: dict[str, str]) -> str:
     return text
 
 
+# Files whose name starts with a dot, kept without it in the template: a wheel's package data leaves
+# dotfiles out (setuptools' glob does not match them).
+DOTTED = {"gitignore": ".gitignore"}
+
+
 def template_files() -> list[Path]:
     """The template's files, in a stable order."""
     return sorted(p for p in TEMPLATE.rglob(f"*{SUFFIX}") if "__pycache__" not in p.parts)
@@ -69,6 +74,7 @@ def write_package(name: str, out_dir: Path) -> list[Path]:
     planned = []
     for source in template_files():
         relative = source.relative_to(TEMPLATE).as_posix()[: -len(SUFFIX)]
+        relative = DOTTED.get(relative, relative)
         text = _filled(source.read_text(encoding="utf-8"), replacements)
         planned.append((out_dir / _filled(relative, replacements), text))
     written = []

@@ -25,7 +25,7 @@ from lmgrade.checks import Case, CaseVerdict, Check
 from lmgrade.flawed import apply, without_docstring, write_flawed
 from lmgrade.plugin_manager import make_manager
 from lmgrade.results import Verdict
-from lmgrade.scaffold import TEMPLATE, words, write_package
+from lmgrade.scaffold import DOTTED, TEMPLATE, words, write_package
 from lmgrade.selftest import Disproved, loses_where_it_says, selftest
 
 if sys.version_info >= (3, 11):
@@ -116,16 +116,21 @@ def test_the_rnn_bugs_declared_from_mistakes_are_the_mistakes(tmp_path):
 def test_new_writes_every_file_of_the_template_filled_in(generated):
     files = {p.relative_to(generated).as_posix() for p in generated.rglob("*") if p.is_file()}
     expected = {
-        re.sub(r"\.tmpl$", "", p.relative_to(TEMPLATE).as_posix())
-        .replace("__PACKAGE__", PACKAGE)
-        .replace("__NAME__", NAME)
-        for p in TEMPLATE.rglob("*.tmpl")
+        DOTTED.get(name, name)
+        for name in (
+            re.sub(r"\.tmpl$", "", p.relative_to(TEMPLATE).as_posix())
+            .replace("__PACKAGE__", PACKAGE)
+            .replace("__NAME__", NAME)
+            for p in TEMPLATE.rglob("*.tmpl")
+        )
     }
     assert expected <= files
     for path in expected:
         text = (generated / path).read_text()
         assert not re.search(r"__(NAME|PACKAGE|DIST)__", text), path
     assert f"{PACKAGE}/{NAME}/assignment.toml" in files and f"tests/submissions/{NAME}/loops/softmax.py" in files
+    # What building and grading leave in the folder is kept out of the package author's commits.
+    assert {"__pycache__/", "*.egg-info/", "results.json"} <= set((generated / ".gitignore").read_text().split())
 
 
 def test_the_generated_pyproject_ships_every_file_lmgrade_reads(generated):
