@@ -23,18 +23,9 @@ EMPTY_ROW = """    if not mask.any(dim=-1).all():
 """
 LENGTH_RANGE = "if B and (src_lengths.min() < 1 or src_lengths.max() > S):"
 KIND_CHECK = "if not isinstance(attention, str) or attention not in ATTENTION_KINDS:"
-BILINEAR_W = 'self.W if self.attention == "bilinear" else None)'
-LOGITS = "logits = self.out(h)  # (B, V)"
-CARRY = "logits_i, h, _ = self.decoder.step(tgt_in[:, i], h, H_enc, mask, c)"
 MEAN = "return nll.sum() / nll.shape[0]"
 NLL = "nll = torch.log(torch.exp(z).sum(dim=-1)) - z.gather(-1, y[:, None])[:, 0]  # (N,)"
-GREEDY_LOOP = "    for _ in range(max_len):\n        logits, h, _ = model.decoder.step(y, h, H_enc, mask, c)  # (B, V)"
 ALL_DONE = "if not any(running):"
-ZERO_GRAD = "            optimizer.zero_grad()\n"
-ADAM = "    optimizer = torch.optim.Adam(model.parameters(), lr=lr)  # once per call: its moments span the epochs\n"
-EPOCHS = "    for _ in range(epochs):\n"
-ORDER = "order = torch.randperm(len(batches), generator=generator, device=generator.device)"
-IN_ORDER = "for k in order.tolist():"
 
 # What the checks print: a numeric comparison's failure, a property that does not hold.
 VALUES, VALUE = "values wrong", "wrong value"
@@ -135,17 +126,15 @@ BUGS = {
         "step feeds the cell the previous step's context.",
         {"step": "context of the previous step", "forward": "context of the previous step"},
     ),
-    "logits_from_previous_state": Bug(
+    "logits_from_previous_state": _as_bug(
+        M.LOGITS_FROM_PREVIOUS,
         "step computes the logits from h_prev instead of the new state.",
-        F,
-        ((LOGITS, "logits = self.out(h_prev)  # (B, V)"),),
-        {"step": VALUES, "forward": VALUES},
+        {"step": VALUES, "forward": "from the new state h_i alone"},
     ),
-    "bilinear_ignores_W": Bug(
+    "bilinear_ignores_W": _as_bug(
+        M.BILINEAR_IGNORES_W,
         "step never passes W to the attention, so 'bilinear' scores like 'dot'.",
-        F,
-        ((BILINEAR_W, "None)"),),
-        {"step": VALUES, "forward": VALUES},
+        {"step": VALUES, "forward": "'bilinear' scores as 'dot'"},
     ),
     "unknown_attention_accepted": Bug(
         "the decoder never checks the attention kind: an unknown one behaves as 'dot'.",
@@ -165,11 +154,10 @@ BUGS = {
         "forward feeds each step the previous argmax instead of tgt_in.",
         {"forward": "argmax", "forward_hidden": "argmax", "teacher_forcing": NOTHING},
     ),
-    "state_not_carried": Bug(
+    "state_not_carried": _as_bug(
+        M.STATE_NOT_CARRIED,
         "forward gives every step h_prev = c: the decoder's state is never carried from one step to the next.",
-        F,
-        ((CARRY, "logits_i, h, _ = self.decoder.step(tgt_in[:, i], c, H_enc, mask, c)"),),
-        {"forward": VALUES, "forward_hidden": VALUES},
+        {"forward": "given c as its previous state", "forward_hidden": VALUES},
     ),
     # --- masked_cross_entropy ---
     "loss_over_pads": _as_bug(
@@ -214,11 +202,8 @@ BUGS = {
         "greedy_decode never stops at eos.",
         {"greedy_decode": "does not stop at eos"},
     ),
-    "greedy_one_step_more": Bug(
-        "greedy_decode runs max_len + 1 steps.",
-        F,
-        ((GREEDY_LOOP, GREEDY_LOOP.replace("range(max_len)", "range(max_len + 1)")),),
-        {"greedy_decode": "wrong length"},
+    "greedy_one_step_more": _as_bug(
+        M.GREEDY_ONE_MORE, "greedy_decode runs max_len + 1 steps.", {"greedy_decode": "max_len + 1 steps"}
     ),
     "greedy_batch_stops_at_first_eos": Bug(
         "greedy_decode stops the whole batch as soon as one example chooses eos.",
@@ -227,28 +212,30 @@ BUGS = {
         {"greedy_decode": "wrong length"},
     ),
     # --- train ---
-    "train_no_zero_grad": Bug(
+    "train_no_zero_grad": _as_bug(
+        M.TRAIN_NO_ZERO_GRAD,
         "train never zeroes the gradients, so they accumulate over the steps.",
-        F,
-        ((ZERO_GRAD, ""),),
-        {"train": VALUE},
+        {"train": "zero_grad"},
     ),
-    "train_optimizer_per_epoch": Bug(
+    "train_optimizer_per_epoch": _as_bug(
+        M.TRAIN_OPTIMIZER_PER_EPOCH,
         "train makes a new Adam at every epoch, so its moments restart.",
-        F,
-        ((ADAM, ""), (EPOCHS, EPOCHS + "    " + ADAM)),
-        {"train": VALUE},
+        {"train": "new Adam every epoch"},
     ),
-    "train_batches_in_order": Bug(
+    "train_batches_in_order": _as_bug(
+        M.TRAIN_BATCHES_IN_ORDER,
         "train draws the permutation but takes the batches in their given order.",
-        F,
-        ((IN_ORDER, "for k in range(len(batches)):"),),
-        {"train": VALUE},
+        {"train": "in their given order"},
     ),
     "train_global_generator": Bug(
         "train draws the order from torch's global generator instead of the one given.",
         F,
-        ((ORDER, "order = torch.randperm(len(batches))"),),
+        (
+            (
+                "order = torch.randperm(len(batches), generator=generator, device=generator.device)",
+                "order = torch.randperm(len(batches))",
+            ),
+        ),
         {"train": VALUE},
     ),
     # --- validation ---

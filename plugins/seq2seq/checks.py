@@ -852,6 +852,7 @@ def seq2seq_checks() -> list[Check]:
             train_cases,
             tolerance=TRAINED,
             judge=judge_train,
+            mistakes=M.TRAIN_MISTAKES,
             uses=(TRAIN,),
             composes=("forward", "masked_cross_entropy"),
             limits=slow,

@@ -178,11 +178,73 @@ GREEDY_NO_STOP = Mistake(
     edits=((F, STOP, "                chosen[b].append(token)\n"),),
 )
 
+# The text the mistakes below edit (the catalogue's bugs make the same edits: bugs.py).
+BILINEAR_W = 'self.W if self.attention == "bilinear" else None)'
+LOGITS = "logits = self.out(h)  # (B, V)"
+CARRY = "logits_i, h, _ = self.decoder.step(tgt_in[:, i], h, H_enc, mask, c)"
+GREEDY_LOOP = "    for _ in range(max_len):\n        logits, h, _ = model.decoder.step(y, h, H_enc, mask, c)  # (B, V)"
+ZERO_GRAD = "            optimizer.zero_grad()\n"
+ADAM = "    optimizer = torch.optim.Adam(model.parameters(), lr=lr)  # once per call: its moments span the epochs\n"
+EPOCHS = "    for _ in range(epochs):\n"
+IN_ORDER = "for k in order.tolist():"
+
+LOGITS_FROM_PREVIOUS = Mistake(
+    "logits_from_previous_state",
+    "the logits are computed from h_{i-1}, the state the step was given; the contract's come from the new "
+    "state h_i alone: logits = out(h_i)",
+    edits=((F, LOGITS, "logits = self.out(h_prev)  # (B, V)"),),
+)
+BILINEAR_IGNORES_W = Mistake(
+    "bilinear_ignores_W",
+    "'bilinear' scores as 'dot': W never reaches the attention, so h^d W h^e is h^d h^e whatever W holds",
+    edits=((F, BILINEAR_W, "None)"),),
+)
+STATE_NOT_CARRIED = Mistake(
+    "decoder_state_not_carried",
+    "every decoder step is given c as its previous state: only the first starts from c = h_n^e, and each "
+    "later one from the state the step before it returned",
+    edits=((F, CARRY, "logits_i, h, _ = self.decoder.step(tgt_in[:, i], c, H_enc, mask, c)"),),
+)
+GREEDY_ONE_MORE = Mistake(
+    "greedy_one_step_more",
+    "greedy_decode runs max_len + 1 steps; it makes at most max_len tokens",
+    edits=((F, GREEDY_LOOP, GREEDY_LOOP.replace("range(max_len)", "range(max_len + 1)")),),
+)
+TRAIN_NO_ZERO_GRAD = Mistake(
+    "train_never_zeroes_gradients",
+    "train never zeroes the gradients, so each step's are added to every earlier step's: call "
+    "optimizer.zero_grad() before each backward",
+    edits=((F, ZERO_GRAD, ""),),
+)
+TRAIN_OPTIMIZER_PER_EPOCH = Mistake(
+    "train_optimizer_per_epoch",
+    "train makes a new Adam every epoch, so its moment estimates start again: one optimizer per call of train, "
+    "made before the epochs",
+    edits=((F, ADAM, ""), (F, EPOCHS, EPOCHS + "    " + ADAM)),
+)
+TRAIN_BATCHES_IN_ORDER = Mistake(
+    "train_batches_in_order",
+    "train takes the batches in their given order; the contract takes them in the order "
+    "torch.randperm(len(batches), generator=generator) draws, again each epoch",
+    edits=((F, IN_ORDER, "for k in range(len(batches)):"),),
+)
 ATTENTION_MISTAKES = (ATTEND_PADDING, SOFTMAX_WRONG_AXIS, W_TRANSPOSED, SCALED_SCORES)
 STEP_MISTAKES = (*ATTENTION_MISTAKES, SCORES_FROM_NEW_STATE, CONTEXT_FIRST, PREVIOUS_CONTEXT)
-FORWARD_MISTAKES = (H_N_PADDED_END, *STEP_MISTAKES, H0_ZERO, FEEDS_PREDICTIONS)
+# The step's own two beyond its seven (which it tries in pairs) are named where forward runs it.
+FORWARD_MISTAKES = (
+    H_N_PADDED_END,
+    *STEP_MISTAKES,
+    H0_ZERO,
+    FEEDS_PREDICTIONS,
+    STATE_NOT_CARRIED,
+    LOGITS_FROM_PREVIOUS,
+    BILINEAR_IGNORES_W,
+)
 LOSS_MISTAKES = (LOSS_OVER_PADS, LOSS_MEAN_OF_MEANS, LOSS_UNSTABLE)
-GREEDY_MISTAKES = (GREEDY_KEEPS_BOS, GREEDY_KEEPS_EOS, GREEDY_NO_STOP, H0_ZERO)
+GREEDY_MISTAKES = (GREEDY_KEEPS_BOS, GREEDY_KEEPS_EOS, GREEDY_NO_STOP, H0_ZERO, GREEDY_ONE_MORE)
+# Not the order drawn from torch's global generator: its state differs between the grader's run and the
+# child's, so no answer could match the mistake's.
+TRAIN_MISTAKES = (TRAIN_NO_ZERO_GRAD, TRAIN_OPTIMIZER_PER_EPOCH, TRAIN_BATCHES_IN_ORDER)
 
 ALL = (
     H_N_PADDED_END,
