@@ -9,6 +9,7 @@ property pays only beside the call's right answer.
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from degenerate import write_degenerate
 
@@ -184,3 +185,26 @@ def test_stubs_answering_nan_earn_nothing_on_a_property_check(graders, tmp_path,
     verdicts = grader.grade(folder, only=properties)
     assert {v.check.name for v in verdicts} == properties
     assert not {v.check.name: v.output for v in verdicts if v.score}
+
+
+def test_constructors_draws_are_judged_in_the_grading_process_from_the_arrays():
+    """The child sends the arrays a constructor drew; what the contract says of them is computed here."""
+    from lmgrade.plugins.embeddings.public import scenarios as embeddings
+    from lmgrade.plugins.rnn.public import scenarios as rnn
+
+    rng = np.random.default_rng(0)
+    W = rng.uniform(-0.5 / 4, 0.5 / 4, size=(6, 4))
+    made = {"W": W, "C": np.zeros((6, 4)), embeddings.SAME_SEED: W, embeddings.OTHER_SEED: W + 1e-3}
+    judged = embeddings.skipgram_init_holds({"dim": 4}, made)
+    assert all(v is True for k, v in judged.items() if "shape" not in k), judged
+    wide = embeddings.skipgram_init_holds({"dim": 4}, {**made, "W": W * 10, "C": np.ones((6, 4))})
+    assert not wide["W within +-0.5/D"] and not wide["C zeros"]
+    assert embeddings.skipgram_init_holds({"dim": 4}, {"W": "all good", "C": True}) == (
+        "W and C are not arrays of numbers"
+    )
+    # A Linear's initialisation, inside the module check's answer.
+    args = {"W": np.zeros((3, 4))}
+    drawn = {"forward": 1.0, "initialisation": {"W": rng.uniform(-0.5, 0.5, (3, 4)), "b": np.zeros(3)}}
+    assert rnn.module_holds(args, drawn)["initialisation"]["W within +-1/sqrt(in)"] is True
+    claimed = {"forward": 1.0, "initialisation": {"W within +-1/sqrt(in)": True, "b zeros": True}}
+    assert rnn.module_holds(args, claimed)["initialisation"] == "W and b are not arrays of numbers"

@@ -760,6 +760,7 @@ def embeddings_checks() -> list[Check]:
             scenarios.skipgram_init,
             skipgram_init_cases,
             files=W2V,
+            holds=scenarios.skipgram_init_holds,
             mistakes=M.INIT,
             limits=quick,
             grades=("word2vec.SkipGram",),

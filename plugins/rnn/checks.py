@@ -387,6 +387,7 @@ def rnn_checks() -> list[Check]:
             files=MODULES,
             tolerance=GRADS,
             judge=judge_gradients,
+            holds=scenarios.module_holds,
             mistakes=(M.TRANSPOSED_LINEAR,),
             limits=quick,
             grades=("modules.Linear",),

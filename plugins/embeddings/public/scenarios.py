@@ -164,25 +164,42 @@ def skipgram_init(modules, vocab_size, dim, seed):
     SkipGram = modules["word2vec"].SkipGram
     V, D = vocab_size, dim
     model = SkipGram(V, D) if seed is None else SkipGram(V, D, rng=np.random.default_rng(seed))
-    W, C = _array(model.W), _array(model.C)
+    made = {"W": _array(model.W), "C": _array(model.C)}
+    if seed is not None:  # drawn from rng: the same seed gives the same W, another seed another
+        made[SAME_SEED] = _array(SkipGram(V, D, rng=np.random.default_rng(seed)).W)
+        made[OTHER_SEED] = _array(SkipGram(V, D, rng=np.random.default_rng(seed + 1)).W)
+    return made
+
+
+SAME_SEED, OTHER_SEED = "W made again with the same seed", "W made with another seed"
+
+
+def skipgram_init_holds(args, made):
+    """What the contract says of the constructor's draws, judged in the grading process from the arrays it
+    made (never a verdict of the child's): shapes, W uniform in +-0.5/D, C zeros, W drawn from rng."""
+    if not isinstance(made, dict) or not {"W", "C"} <= set(made):
+        return made
+    try:
+        W, C = np.asarray(made["W"], dtype=np.float64), np.asarray(made["C"], dtype=np.float64)
+        again = {k: np.asarray(made[k], dtype=np.float64) for k in (SAME_SEED, OTHER_SEED) if k in made}
+    except (TypeError, ValueError):
+        return "W and C are not arrays of numbers"
+    D = args["dim"]
     bound = 0.5 / D
     seeded = {}
-    if seed is not None:  # drawn from rng: the same seed gives the same W, another seed another
+    if SAME_SEED in again and OTHER_SEED in again:
         seeded = {
-            "the same seed gives the same W": bool(
-                np.array_equal(W, _array(SkipGram(V, D, rng=np.random.default_rng(seed)).W))
-            ),
-            "another seed gives another W": not np.array_equal(
-                W, _array(SkipGram(V, D, rng=np.random.default_rng(seed + 1)).W)
-            ),
+            "the same seed gives the same W": bool(np.array_equal(W, again[SAME_SEED])),
+            "another seed gives another W": not np.array_equal(W, again[OTHER_SEED]),
         }
+    finite = W.size > 0 and bool(np.all(np.isfinite(W)))
     return {
         **seeded,
         "W shape": W.shape,
         "C shape": C.shape,
-        "W within +-0.5/D": bool(np.all(np.abs(W) <= bound)),
-        "W spread over +-0.5/D (its largest |entry| above 0.25/D)": bool(np.max(np.abs(W)) > bound / 2),
-        "W has entries of both signs": bool(np.any(W < 0) and np.any(W > 0)),
+        "W within +-0.5/D": finite and bool(np.all(np.abs(W) <= bound)),
+        "W spread over +-0.5/D (its largest |entry| above 0.25/D)": finite and bool(np.max(np.abs(W)) > bound / 2),
+        "W has entries of both signs": finite and bool(np.any(W < 0) and np.any(W > 0)),
         "C zeros": bool(np.all(C == 0)),
     }
 

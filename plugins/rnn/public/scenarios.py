@@ -81,19 +81,36 @@ def module(modules, module, x, g, W=None, b=None, call=False):
 
 
 def linear_init(modules, n_in, n_out, seed):
-    """What Linear(n_in, n_out, default_rng(seed)) draws: shapes, the range of W, zero b; not the values.
+    """What Linear(n_in, n_out, default_rng(seed)) draws, as it drew it: `module_holds` judges it in the
+    grading process (shapes, the range of W, zero b; not the values).
 
     What `grads` holds before the first backward is free (the contract): not read here.
     """
     lin = modules["modules"].Linear(n_in, n_out, np.random.default_rng(seed))
-    W, b = _array(lin.params["W"]), _array(lin.params["b"])
-    bound = 1 / np.sqrt(n_in)
+    return {"W": _array(lin.params["W"]), "b": _array(lin.params["b"])}
+
+
+def module_holds(args, answer):
+    """A module's answer with a Linear's initialisation summarised here, in the grading process, from the
+    arrays it drew (never a verdict of the child's); any other answer as it is."""
+    if not isinstance(answer, dict) or not isinstance(answer.get("initialisation"), dict):
+        return answer
+    drawn = answer["initialisation"]
+    try:
+        W, b = np.asarray(drawn["W"], dtype=np.float64), np.asarray(drawn["b"], dtype=np.float64)
+    except (KeyError, TypeError, ValueError):
+        return {**answer, "initialisation": "W and b are not arrays of numbers"}
+    bound = 1 / np.sqrt(np.shape(args["W"])[1])
+    finite = bool(np.all(np.isfinite(W)))
     return {
-        "W shape": W.shape,
-        "b shape": b.shape,
-        "W within +-1/sqrt(in)": bool(np.all(np.abs(W) <= bound)),
-        "W not constant": bool(W.size == 1 or np.ptp(W) > 0),
-        "b zeros": bool(np.all(b == 0)),
+        **answer,
+        "initialisation": {
+            "W shape": W.shape,
+            "b shape": b.shape,
+            "W within +-1/sqrt(in)": finite and bool(np.all(np.abs(W) <= bound)),
+            "W not constant": finite and bool(W.size == 1 or np.ptp(W) > 0),
+            "b zeros": bool(np.all(b == 0)),
+        },
     }
 
 
