@@ -312,7 +312,9 @@ def test_pytest_in_the_bundle_prints_what_check_prints(student_python, bundles, 
     for name, (_score, _, mark) in checked_rows.items():
         assert re.search(rf"test_public_check\[{name}\] {'PASSED' if mark == 'ok' else 'FAILED'}", tested.stdout)
     for name, text in checked_feedback.items():  # each failure says what `check` says
-        assert text in tested.stdout, name
+        # (`check` also shows what a check paid through a stand-in saw; pytest reports it as passed)
+        if checked_rows[name][2] != "ok":
+            assert text in tested.stdout, name
     said = " ".join(tested.stdout.split())
     assert "perplexity_hidden (10 points, after due date), which is not run here" in said
 
