@@ -75,11 +75,10 @@ BUGS = {
             "bptt_hidden": "",
         },
     ),
-    "grad_h0_missing_w_ah": Bug(
+    "grad_h0_missing_w_ah": Bug.from_mistake(
+        mistakes.GRAD_H0_WITHOUT_W_AH,
+        {"bptt_hidden": "", "elman_backward": "grad_h0 = W_ah^T delta_1"},
         "grad_h0 is delta_1 itself, without W_ah^T.",
-        E,
-        (("self.grad_h0 = W_ah.T @ delta[0]", "self.grad_h0 = delta[0].copy()"),),
-        {"bptt_hidden": "", "elman_backward": "the backward is wrong"},
     ),
     "loss_mean": Bug(
         "the loss is averaged over time steps.",
@@ -116,17 +115,13 @@ BUGS = {
             "rnnlm": "",
         },
     ),
-    "embedding_grad_not_accumulated": Bug(
+    "embedding_grad_not_accumulated": Bug.from_mistake(
+        mistakes.EMBEDDING_GRAD_NOT_ACCUMULATED,
+        {"rnnlm": "np.add.at"},
         "E's gradient is written with fancy-index assignment, so a repeated token keeps one row only.",
-        E,
-        (("np.add.at(grad_E, self._tokens[:-1], self.grad_x)", "grad_E[self._tokens[:-1]] += self.grad_x"),),
-        {"rnnlm": "the backward is wrong"},
     ),
-    "sgd_adds_gradient": Bug(
-        "sgd_step climbs the gradient: p + lr * grad.",
-        E,
-        (("self.params[k] - lr * self.grads[k]", "self.params[k] + lr * self.grads[k]"),),
-        {"sgd_step": "wrong"},
+    "sgd_adds_gradient": Bug.from_mistake(
+        mistakes.SGD_ASCENDS, {"sgd_step": "the step is p - lr * grad"}, "sgd_step climbs the gradient: p + lr * grad."
     ),
     "sample_argmax": Bug(
         "sample always takes the most likely token.",
@@ -185,20 +180,10 @@ BUGS = {
         ),
         {"cross_entropy": "mean over rows"},
     ),
-    "tanh_backward_uses_input": Bug(
+    "tanh_backward_uses_input": Bug.from_mistake(
+        mistakes.TANH_BACKWARD_FROM_INPUT,
+        {"activations": "1 - y^2 of the output it kept"},
         "Tanh's backward recomputes 1 - x**2 from the input, not 1 - y**2.",
-        M,
-        (
-            (
-                "        self.y = np.tanh(np.asarray(x, dtype=np.float64))\n        return self.y",
-                "        self.x = np.asarray(x, dtype=np.float64)\n        self.y = np.tanh(self.x)\n        return self.y",
-            ),
-            (
-                "return np.asarray(g, dtype=np.float64) * (1.0 - self.y**2)",
-                "return np.asarray(g, dtype=np.float64) * (1.0 - self.x**2)",
-            ),
-        ),
-        {"activations": "the backward is wrong"},
     ),
     "softmax_mutates_input": Bug(
         "Softmax shifts its input in place.",

@@ -372,6 +372,7 @@ BACKWARD_MISTAKES = (
     M.TRANSPOSED_W_AH,
     M.LOSS_MEAN,
     M.H0_IGNORED,
+    M.GRAD_H0_WITHOUT_W_AH,
 )
 
 
@@ -400,6 +401,7 @@ def rnn_checks() -> list[Check]:
             files=MODULES,
             tolerance=GRADS,
             judge=judge_gradients,
+            mistakes=(M.TANH_BACKWARD_FROM_INPUT,),
             limits=quick,
             grades=("modules.Sigmoid", "modules.Tanh"),
         ),
@@ -467,7 +469,13 @@ def rnn_checks() -> list[Check]:
             rnnlm_cases,
             tolerance=GRADS,
             judge=judge_gradients,
-            mistakes=(M.BPTT_NO_CARRY, M.GRADS_OVERWRITTEN, M.DERIVATIVE_AT_PREACTIVATION, M.LOSS_MEAN),
+            mistakes=(
+                M.BPTT_NO_CARRY,
+                M.GRADS_OVERWRITTEN,
+                M.DERIVATIVE_AT_PREACTIVATION,
+                M.LOSS_MEAN,
+                M.EMBEDDING_GRAD_NOT_ACCUMULATED,
+            ),
             composes=("elman_forward", "elman_loss", "elman_backward"),
             limits=quick,
             grades=("elman.RNNLM",),
@@ -478,6 +486,7 @@ def rnn_checks() -> list[Check]:
             scenarios.sgd_step,
             sgd_cases,
             tolerance=GRADS,
+            mistakes=(M.SGD_ASCENDS,),
             limits=quick,
             grades=("elman.RNNLM.sgd_step",),
             stands_in=False,

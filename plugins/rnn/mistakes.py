@@ -159,3 +159,39 @@ CE_EPS_IN_LOG = Mistake(
         ),
     ),
 )
+
+TANH_BACKWARD_FROM_INPUT = Mistake(
+    "tanh_backward_from_input",
+    "Tanh's backward takes 1 - x^2 of its input; tanh'(x) = 1 - tanh(x)^2, so it is 1 - y^2 of the output it kept",
+    edits=(
+        (
+            M,
+            "        self.y = np.tanh(np.asarray(x, dtype=np.float64))\n        return self.y",
+            "        self.x = np.asarray(x, dtype=np.float64)\n        self.y = np.tanh(self.x)\n        return self.y",
+        ),
+        (
+            M,
+            "return np.asarray(g, dtype=np.float64) * (1.0 - self.y**2)",
+            "return np.asarray(g, dtype=np.float64) * (1.0 - self.x**2)",
+        ),
+    ),
+)
+
+GRAD_H0_WITHOUT_W_AH = Mistake(
+    "grad_h0_without_w_ah",
+    "grad_h0 is delta_1 itself; h_0 reaches the loss through W_ah h_0, so grad_h0 = W_ah^T delta_1",
+    edits=((E, "self.grad_h0 = W_ah.T @ delta[0]", "self.grad_h0 = delta[0].copy()"),),
+)
+
+EMBEDDING_GRAD_NOT_ACCUMULATED = Mistake(
+    "embedding_gradient_not_accumulated",
+    "E's gradient keeps one row per repeated token: grad_E[tokens] += dx writes each row once; "
+    "np.add.at(grad_E, tokens, dx) sums them",
+    edits=((E, "np.add.at(grad_E, self._tokens[:-1], self.grad_x)", "grad_E[self._tokens[:-1]] += self.grad_x"),),
+)
+
+SGD_ASCENDS = Mistake(
+    "sgd_step_ascends",
+    "sgd_step adds the gradient, p + lr * grad, which climbs the loss; the step is p - lr * grad",
+    edits=((E, "self.params[k] - lr * self.grads[k]", "self.params[k] + lr * self.grads[k]"),),
+)
