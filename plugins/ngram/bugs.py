@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from lmgrade import Bug
 
+from . import mistakes as M
+
 F = "ngram.py"
 PAD = "    return [BOS] * (n - 1) + list(sentence) + [EOS]\n"
 VOCAB = "self.vocab = {tok for s in corpus for tok in pad(s, self.n) if tok != BOS} | {UNK}"
@@ -56,11 +58,10 @@ BUGS = {
         (("return c_ctx_w / c_ctx if c_ctx else 0.0", "return c_ctx_w / c_ctx"),),
         {"prob_mle": "ZeroDivisionError"},
     ),
-    "context_not_truncated": Bug(
+    "context_not_truncated": Bug.from_mistake(
+        M.CONTEXT_NOT_TRUNCATED,
+        {"prob_mle": "its last n - 1 tokens", "prob_add_k": ""},
         "prob uses the context from position n - 1 on, not its last n - 1 tokens.",
-        F,
-        (("last[-(self.n - 1) :]", "last[self.n - 1 :]"),),
-        {"prob_mle": "wrong value", "prob_add_k": ""},
     ),
     "context_must_be_a_list": Bug(
         "prob concatenates the context to a list, so a tuple context raises TypeError.",

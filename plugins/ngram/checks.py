@@ -329,7 +329,7 @@ PPL = Tolerance(rtol=1e-7, atol=1e-9)
 # Each check names only the mistakes its cases can tell apart from each other
 # and from the right answer (a test holds every check to that).
 VOCAB_MISTAKES = (M.BOS_IN_VOCAB, M.NO_UNK_IN_VOCAB, M.ADD_K_DENOMINATOR)  # only add-k shows them
-MLE_MISTAKES = (M.UNPADDED_CONTEXT, *M.PADDING)
+MLE_MISTAKES = (M.UNPADDED_CONTEXT, *M.PADDING, M.CONTEXT_NOT_TRUNCATED)
 ADD_K_MISTAKES = (*MLE_MISTAKES, *VOCAB_MISTAKES)
 LOGPROB_MISTAKES = (M.LOG2, M.LOG10, M.LOGPROB_NO_EOS, *M.PADDING, *VOCAB_MISTAKES)
 PPL_MISTAKES = (M.PERPLEXITY_MEAN, M.PERPLEXITY_NO_EOS, *LOGPROB_MISTAKES)

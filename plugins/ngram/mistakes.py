@@ -154,3 +154,10 @@ PERPLEXITY_NO_EOS = Mistake(
     "the token count leaves out the EOS of each sentence (use len(s) + 1)",
     _method("perplexity", _perplexity_without_eos),
 )
+
+CONTEXT_NOT_TRUNCATED = Mistake(
+    "context_from_position_n_minus_1",
+    "prob keeps the context from its position n - 1 on (context[n - 1:]); the contract uses its last n - 1 "
+    "tokens, context[-(n - 1):]",
+    edits=(("ngram.py", "last[-(self.n - 1) :]", "last[self.n - 1 :]"),),
+)
