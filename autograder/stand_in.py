@@ -28,6 +28,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import importlib
+import threading
 from typing import Any
 
 import numpy as np
@@ -160,6 +161,20 @@ def record(scenario, fresh_modules: dict, names: tuple[str, ...], args: Any, mos
 
 FIXED_ENTROPY = 0x57A9D1  # what unseeded generators draw from in a record and its replay
 
+# The grading process records in several threads at once, beside threads computing expected values: the
+# fixed sequence is the recording thread's own, and numpy's function is replaced while any thread records.
+_entropy = threading.local()
+_entropy_lock = threading.Lock()
+_recording = 0
+_made = np.random.default_rng
+
+
+def _default_rng(seed=None):
+    seeds = getattr(_entropy, "seeds", None)
+    if seed is None and seeds is not None:
+        return _made(seeds.spawn(1)[0])
+    return _made(seed)
+
 
 @contextlib.contextmanager
 def fixed_entropy():
@@ -169,18 +184,22 @@ def fixed_entropy():
     generator state in the record and another in the child, and no recorded call could match: within
     both runs, the n-th unseeded generator is the same. A case made with `rng=None` is judged by what
     the contract says of unseeded draws (their distribution), which these draws meet as any others.
+    Only the thread inside draws so; any other thread keeps the machine's entropy.
     """
-    made = np.random.default_rng
-    seeds = np.random.SeedSequence(FIXED_ENTROPY)
-
-    def default_rng(seed=None):
-        return made(seeds.spawn(1)[0] if seed is None else seed)
-
-    np.random.default_rng = default_rng
+    global _recording
+    outer = getattr(_entropy, "seeds", None)
+    _entropy.seeds = np.random.SeedSequence(FIXED_ENTROPY)
+    with _entropy_lock:
+        _recording += 1
+        np.random.default_rng = _default_rng
     try:
         yield
     finally:
-        np.random.default_rng = made
+        _entropy.seeds = outer
+        with _entropy_lock:
+            _recording -= 1
+            if not _recording:
+                np.random.default_rng = _made
 
 
 def only(table: list[dict], names: tuple[str, ...]) -> list[dict]:

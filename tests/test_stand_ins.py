@@ -244,3 +244,31 @@ def test_unseeded_generators_draw_the_same_in_a_record_and_its_replay():
     assert not np.array_equal(first[0], first[1])  # the n-th generator of a run, not one stream for all
     assert np.array_equal(seeded, np.random.default_rng(7).random(3))  # a seed is kept as given
     assert not np.array_equal(np.random.default_rng().random(3), np.random.default_rng().random(3))
+
+
+def test_fixed_entropy_is_the_recording_threads_own_and_numpy_is_restored_after_overlapping_records():
+    import threading
+
+    made = np.random.default_rng
+    inside, leave, draws = threading.Event(), threading.Event(), {}
+
+    def record():
+        with stand_in.fixed_entropy():
+            draws["first"] = np.random.default_rng().random(3)
+            inside.set()
+            leave.wait(10)
+
+    first = threading.Thread(target=record)
+    first.start()
+    inside.wait(10)
+    # Records that overlap in two threads, the first to start ending first: each thread draws its own
+    # fixed sequence, and numpy's own function is back once both have ended.
+    with stand_in.fixed_entropy():
+        assert np.array_equal(np.random.default_rng().random(3), draws["first"])
+        leave.set()
+        first.join(10)
+        assert np.array_equal(
+            np.random.default_rng().random(3),
+            made(np.random.SeedSequence(stand_in.FIXED_ENTROPY).spawn(2)[1]).random(3),
+        )
+    assert np.random.default_rng is made
