@@ -36,7 +36,7 @@ import numpy as np
 
 from .comparison import Tolerance, compare
 from .sandbox.limits import Limits
-from .scenario_call import BESIDE, BESIDE_OF, call_scenario, takes_args_by_name, takes_args_whole
+from .scenario_call import BESIDE, BESIDE_OF, call_scenario, takes_args_by_name, takes_args_whole, without_beside
 
 if TYPE_CHECKING:
     from .speed import Timing
@@ -115,7 +115,7 @@ def asked_beside(scenario: Callable | None = None, *, left_out: tuple[str, ...] 
         by_name = takes_args_by_name(scenario, args)
         # A scenario taking its arguments by name never sees the key "beside"; one of the older form is
         # given the dict as it always was.
-        first = {k: v for k, v in args.items() if k != BESIDE} if by_name and isinstance(args, dict) else args
+        first = without_beside(args) if by_name else args
         answer = call_scenario(scenario, modules, first)
         if not (isinstance(args, dict) and args.get(BESIDE)):
             return answer

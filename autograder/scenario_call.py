@@ -101,10 +101,10 @@ def binding_error(scenario: Callable, args: Any) -> str | None:
     own, never as an error of the student's code."""
     inner = getattr(scenario, BESIDE_OF, None)
     if inner is not None:  # asked_beside: the scenario is asked both inputs
+        first = without_beside(args)
         if isinstance(args, dict) and args.get(BESIDE):
-            first = {k: v for k, v in args.items() if k != BESIDE}
             return binding_error(inner, first) or binding_error(inner, {**first, **args[BESIDE]})
-        return binding_error(inner, {k: v for k, v in args.items() if k != BESIDE} if isinstance(args, dict) else args)
+        return binding_error(inner, first)
     if _whole(scenario, args):
         return None
     if args is not None and not _named(args):
@@ -114,6 +114,11 @@ def binding_error(scenario: Callable, args: Any) -> str | None:
     except TypeError as exc:
         return f"its args do not fit {_name(scenario)}: {exc}"
     return None
+
+
+def without_beside(args: Any) -> Any:
+    """A case's arguments without its second input (`checks.asked_beside`)."""
+    return {k: v for k, v in args.items() if k != BESIDE} if isinstance(args, dict) else args
 
 
 def _named(args: Any) -> bool:
