@@ -95,6 +95,7 @@ class Grader:
             },
             prestarted=prestarted,
             readable=self._public_paths(),
+            warm=spec.server_modules,
         )
         self._lock = threading.Lock()
         self._reference_copy: Path | None = None

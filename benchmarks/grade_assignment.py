@@ -12,6 +12,8 @@ Measured in one run, side by side:
   the submission), without sandbox, wire or judging (median of --repeat);
 - the share of the end-to-end time spent outside that compute (interpreter
   and plugin start, fork servers, copies, frames, judging, named mistakes);
+- the same grading as the first on the machine (no zygote warm: it starts
+  one) and with every fork server started afresh (LMGRADE_ZYGOTE=off);
 - an untouched stub's grading (the generated starter files, no store);
 - the processes one grading starts: fork servers (interpreters) and children.
 """
@@ -55,7 +57,7 @@ def main() -> None:
         for filename in spec.files:
             shutil.copy(spec.reference_folder() / filename, submission / filename)
 
-        def grade(store: str, folder: Path = submission):
+        def grade(store: str, folder: Path = submission, **env: str):
             subprocess.run(
                 [
                     sys.executable,
@@ -72,12 +74,20 @@ def main() -> None:
                 check=True,
                 capture_output=True,
                 cwd=ROOT,
-                env={**os.environ, "LMGRADE_CACHE": store},
+                env={**os.environ, "LMGRADE_CACHE": store, **env},
             )
+
+        fresh = iter(range(10**6))
+
+        def first_on_the_machine() -> None:  # a zygote of its own each time: started, not found warm
+            grade(warm_store, LMGRADE_ZYGOTE_DIR=str(Path(tmp) / f"zygotes-{next(fresh)}"), LMGRADE_ZYGOTE_IDLE="2")
 
         warm_store = str(Path(tmp) / "store")
         grade(warm_store)  # fills the store, and warms the file cache
+        grade(warm_store)  # and starts the zygote the next gradings find warm
         total = median_time(lambda: grade(warm_store), args.repeat)
+        first = median_time(first_on_the_machine, args.repeat)
+        afresh = median_time(lambda: grade(warm_store, LMGRADE_ZYGOTE="off"), args.repeat)
         cold = median_time(lambda: grade("off"), args.repeat)
         stub_folder = Path(tmp) / "stub"
         templates.generate(assignment, variant, stub_folder)
@@ -86,6 +96,7 @@ def main() -> None:
         with Grader(assignment, variant, LiveReference(spec), secret="benchmark", jobs=args.jobs) as grader:
             grader.grade(submission)
             servers, children = len(grader.pool.started_s), grader.pool.children
+            zygote_forked = sum(server.forked_by_zygote for server in grader.pool._all)
 
         modules = load_files(submission, spec.files)
         cases = {
@@ -104,9 +115,14 @@ def main() -> None:
         f"lmgrade grade {args.assignment} <reference> --jobs {args.jobs}, median of {args.repeat}: "
         f"{total:.2f} s with the expected values stored, {cold:.2f} s computing them"
     )
+    print(
+        f"the same, the first on the machine (its zygote started, not found warm): {first:.2f} s; "
+        f"every fork server started afresh (LMGRADE_ZYGOTE=off): {afresh:.2f} s"
+    )
     print(f"an untouched stub (generated), no store, median of {args.repeat}: {stub:.2f} s")
     print(
-        f"processes one grading starts: {servers} fork servers (interpreters), {children} forked children "
+        f"processes one grading starts: {servers} fork servers ({zygote_forked} forked by the zygote, "
+        f"{servers - zygote_forked} interpreters started), {children} forked children "
         f"for {len(assignment.checks)} checks"
     )
     print(f"the checks' own compute (reference and submission side, serial, in process): {own:.2f} s")

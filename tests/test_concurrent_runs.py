@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import pytest
 
@@ -73,19 +73,31 @@ def _wait_for(predicate, timeout_s: float) -> bool:
     return predicate()
 
 
-def _slots_of_children(parent: int) -> set[int]:
-    """The sandbox slots that the processes `parent` started (its fork servers) hold open.
+def _pipes_of(pid: int | str) -> set[str]:
+    pipes = set()
+    for fd in os.scandir(f"/proc/{pid}/fd"):
+        with contextlib.suppress(OSError):
+            if (target := os.readlink(fd.path)).startswith("pipe:"):
+                pipes.add(target)
+    return pipes
+
+
+def _slots_of_servers(grader: int) -> set[int]:
+    """The sandbox slots that the fork servers of the grading process `grader` hold open.
 
     Other gradings on the machine (a parallel test run) hold slots of their own: only these are
-    the killed grading's."""
+    the killed grading's. Its servers (started by it, or forked by a zygote) talk to it over pipes."""
     folder = str(lease.lease_dir())
+    try:
+        ours = _pipes_of(grader)
+    except OSError:
+        return set()
     slots = set()
     for entry in os.scandir("/proc"):
-        if not entry.name.isdigit():
+        if not entry.name.isdigit() or entry.name == str(grader):
             continue
         try:
-            stat = Path(f"/proc/{entry.name}/stat").read_text()
-            if int(stat.rsplit(")", 1)[1].split()[1]) != parent:
+            if not _pipes_of(entry.name) & ours:
                 continue
             for fd in os.scandir(f"/proc/{entry.name}/fd"):
                 target = os.readlink(fd.path)
@@ -108,8 +120,8 @@ def test_a_run_killed_with_sigkill_leaves_no_lease_behind(tmp_path):
     )
     try:
         # Mid-grading: its fork servers hold slots and a child sleeps in pad.
-        assert _wait_for(lambda: len(_slots_of_children(proc.pid)) == 2, 60), "the run never took its slots"
-        taken = _slots_of_children(proc.pid)
+        assert _wait_for(lambda: len(_slots_of_servers(proc.pid)) == 2, 60), "the run never took its slots"
+        taken = _slots_of_servers(proc.pid)
         uids = [u for u in map(sandbox_user, taken) if u is not None]
         if uids:
             assert _wait_for(lambda: any(_processes_of(u) for u in uids), 30), "no sandboxed child started"

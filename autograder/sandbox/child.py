@@ -128,6 +128,7 @@ def _lock_down(
         privileges.drop_privileges(user, keep_read_search)
     # After the last change of credentials, which would clear it.
     privileges.die_with_parent(server_pid)
+    defences["no_new_privileges"] = privileges.forbid_new_privileges()
     defences["uid"] = os.getuid()
     defences["read_search_capability"] = user is not None and keep_read_search
     if use_landlock and reading is not None:

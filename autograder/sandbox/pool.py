@@ -28,7 +28,7 @@ from typing import Any
 
 from .. import wire
 from ..errors import HarnessFault
-from . import devices, lease, reads
+from . import devices, lease, reads, zygote
 from .limits import Limits
 from .protocol import (
     CASE_RESULT,
@@ -129,23 +129,26 @@ class _Server:
     """
 
     def __init__(self, env: dict, warm: list[str] = ()):
-        bootstrap = "import sys; sys.path[:0] = [%r]; from lmgrade.sandbox.server import serve; serve()" % str(
-            Path(__file__).resolve().parents[2]
-        )
         try:
             self.slot = lease.acquire()
         except lease.LeaseError as exc:
             raise HarnessError(str(exc)) from None
         try:
-            self.proc = subprocess.Popen(
-                [sys.executable, "-I", "-c", bootstrap, *warm],
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                pass_fds=(self.slot.fd,),
-                env=env,
-                close_fds=True,
-                start_new_session=True,
-            )
+            try:
+                # Forked from a warm interpreter that imported `warm` once for every grading of this machine.
+                self.proc = zygote.fork_server(env, list(warm), self.slot.fd)
+                self.forked_by_zygote = True
+            except Exception:  # none to be had (turned off, not Linux, it failed to start): start one
+                self.proc = subprocess.Popen(
+                    [sys.executable, "-I", "-c", zygote.bootstrap("server", "serve"), *warm],
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE,
+                    pass_fds=(self.slot.fd,),
+                    env=env,
+                    close_fds=True,
+                    start_new_session=True,
+                )
+                self.forked_by_zygote = False
         finally:
             self.slot.release()  # the server holds it now, until it exits
 
@@ -163,8 +166,12 @@ class _Server:
             raise HarnessError(f"sandbox server is gone ({exc})") from None
         reply = read_message(self.proc.stdout)
         if reply is None:
-            raise HarnessError(f"sandbox server exited (status {self.proc.poll()})")
+            raise HarnessError(f"sandbox server exited{self._status()}")
         return reply
+
+    def _status(self) -> str:
+        code = self.proc.poll()
+        return f" (status {code})" if code is not None and not self.forked_by_zygote else ""
 
     def close(self) -> None:
         for stream in (self.proc.stdin, self.proc.stdout):
@@ -197,30 +204,55 @@ def _server_env() -> dict:
 class Prestarted:
     """Fork servers started before their grading is known, importing `modules` (numpy, torch) at once:
     their imports overlap the grading process's own start (loading the checks). A `SandboxPool` given
-    them configures them as its own; those it never takes are closed with this."""
+    them configures them as its own; those it never takes are closed with this.
+
+    Each is started in a thread of its own: where no zygote is warm yet, the first waits for its imports.
+    """
 
     def __init__(self, modules: list[str], jobs: int):
-        self.servers: list[_Server] = []
         env = _server_env()
-        try:
-            for _ in range(max(1, jobs)):
-                self.servers.append(_Server(env, list(modules)))
-        except BaseException:
-            self.close()
-            raise
+        self._pending: list[queue.SimpleQueue] = []  # one per server still starting: it, or why it failed
+        self._ready: list[_Server] = []
+        for _ in range(max(1, jobs)):
+            done: queue.SimpleQueue = queue.SimpleQueue()
+            threading.Thread(target=_start_into, args=(done, env, list(modules)), daemon=True).start()
+            self._pending.append(done)
+
+    def _next(self) -> _Server | None:
+        while self._pending:
+            server = self._pending.pop().get()
+            if isinstance(server, _Server):
+                return server
+        return None
+
+    @property
+    def servers(self) -> list[_Server]:
+        """Those not taken yet, once started (one that failed to start is left out)."""
+        while (server := self._next()) is not None:
+            self._ready.append(server)
+        return list(self._ready)
 
     def take(self) -> _Server | None:
-        return self.servers.pop() if self.servers else None
+        """A started server, or None where none could start: the pool then starts one, which says why."""
+        return self._ready.pop() if self._ready else self._next()
 
     def close(self) -> None:
-        while self.servers:
-            self.servers.pop().close()
+        for server in self.servers:
+            server.close()
+        self._ready.clear()
 
     def __enter__(self) -> Prestarted:
         return self
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+def _start_into(done: queue.SimpleQueue, env: dict, warm: list[str]) -> None:
+    try:
+        done.put(_Server(env, warm))
+    except BaseException as exc:  # the pool's own start tries again, and says why it failed
+        done.put(exc)
 
 
 class SandboxPool:
@@ -241,9 +273,11 @@ class SandboxPool:
         forbidden_apis: dict | None = None,
         prestarted: Prestarted | None = None,
         readable: list[Path] = (),
+        warm: list[str] = (),
     ):
         """`protected`: never readable by a child, wherever it lies; `readable`: readable although inside a
-        protected folder (the assignment's public scenarios). What else a child reads is in `reads`."""
+        protected folder (the assignment's public scenarios). What else a child reads is in `reads`. `warm`: the
+        libraries a server this pool starts imports first, as a prestarted one does (and a zygote keeps)."""
         if not hasattr(os, "fork"):
             raise HarnessError("the sandbox needs fork(): run lmgrade on Linux or macOS (on Windows, in WSL)")
         self.init = {
@@ -269,6 +303,7 @@ class SandboxPool:
         # supervisor (one more forked ahead per server), the child and their helpers (the student's own aside).
         self.processes = 0
         self._prestarted = prestarted
+        self._warm = list(warm)  # what a server this pool starts itself imports before its set-up
 
     def start(self) -> None:
         """Start every fork server now, in the background: their imports overlap the grading process's own
@@ -291,7 +326,7 @@ class SandboxPool:
         with self._lock:
             server = self._prestarted.take() if self._prestarted is not None else None
         try:
-            server = server or _Server(_server_env())
+            server = server or _Server(_server_env(), self._warm)
             helpers = server.configure({**self.init, "read_paths": self.read_paths()})
         except BaseException:
             if server is not None:

@@ -1,0 +1,413 @@
+"""A warm interpreter kept between gradings: fork servers are forked from it instead of started.
+
+Starting a fork server means starting Python and importing what the
+assignment needs: torch and its compiler take about 4 s of a core, paid by
+every grading, `check` after `check`. A zygote pays that once. It is an
+interpreter started with the fork server's scrubbed environment that imports
+those libraries and nothing else, then waits on a unix socket in a folder
+private to this user. A grading that needs a fork server connects and hands
+over the descriptors the server talks through (its input, its output, its
+error stream, the lease of its sandbox slot); the zygote forks, and the copy
+goes on as a fork server started afresh would (`server.main`).
+
+What it holds is the libraries, and nothing of any grading: it reads no
+request but "fork", never a submission, an answer or a result. So a fork
+server forked from it starts from the state a fresh one reaches, and all that
+`server.py` says of what a child can see holds as before.
+
+Who may ask: a process of this user that is not sandboxed and holds the
+token in the zygote's folder. A sandboxed child fails all three: as root its
+uid is another; the kernel never clears its no_new_privs (`child._lock_down`);
+Landlock or the folder's mode keeps it from the token, and the zygote keeps
+only the token's hash, so a fork server's memory holds no token either.
+
+One zygote per interpreter, harness source, environment and library list: a
+changed file or package starts a fresh one. It leaves after
+LMGRADE_ZYGOTE_IDLE seconds without a request (300 by default);
+LMGRADE_ZYGOTE=off starts every fork server afresh.
+"""
+
+from __future__ import annotations
+
+import array
+import contextlib
+import hashlib
+import hmac
+import importlib
+import importlib.util
+import json
+import os
+import secrets
+import select
+import signal
+import socket
+import stat
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ENABLE_ENV, IDLE_ENV, DIR_ENV = "LMGRADE_ZYGOTE", "LMGRADE_ZYGOTE_IDLE", "LMGRADE_ZYGOTE_DIR"
+DEFAULT_IDLE_S = 300.0
+TOKEN_BYTES = 32
+N_FDS = 4  # the fork server's input, output and error stream, and its slot's lease
+MAX_REQUEST = 64 * 1024
+READY = b"R"
+HARNESS = Path(__file__).resolve().parents[1]
+
+
+class ZygoteError(RuntimeError):
+    """No fork server came from a zygote: the caller starts one afresh."""
+
+
+def bootstrap(module: str, function: str) -> str:
+    """The `python -c` text that starts a fork server (`server.serve`) or a zygote (`zygote.serve_zygote`)."""
+    where = str(HARNESS.parent)
+    return f"import sys; sys.path[:0] = [{where!r}]; from lmgrade.sandbox.{module} import {function}; {function}()"
+
+
+def enabled() -> bool:
+    """Whether fork servers may come from a zygote: asked for, and Linux (pidfds, descriptor passing)."""
+    return (
+        os.environ.get(ENABLE_ENV, "on").lower() not in ("off", "0", "no", "false")
+        and hasattr(os, "pidfd_open")
+        and hasattr(socket, "SCM_RIGHTS")
+        and hasattr(signal, "pidfd_send_signal")
+    )
+
+
+def idle_seconds() -> float:
+    try:
+        return max(1.0, float(os.environ.get(IDLE_ENV, DEFAULT_IDLE_S)))
+    except ValueError:
+        return DEFAULT_IDLE_S
+
+
+def folder() -> Path:
+    """One folder per user of the machine, private to that user (as the leases' folder is)."""
+    default = Path(tempfile.gettempdir()) / f"lmgrade-zygotes-{os.geteuid()}"
+    path = Path(os.environ.get(DIR_ENV) or default)
+    path.mkdir(mode=0o700, parents=True, exist_ok=True)
+    info = path.lstat()
+    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.geteuid() or info.st_mode & 0o077:
+        raise ZygoteError(f"{path} is not a private folder of this user; remove it or set {DIR_ENV}")
+    return path
+
+
+def key(env: dict, warm: list[str]) -> str:
+    """What a zygote is for: a fork server it forks must be the one a fresh start would give."""
+    sources = sorted(
+        (str(p.relative_to(HARNESS)), p.stat().st_mtime_ns, p.stat().st_size) for p in HARNESS.rglob("*.py")
+    )
+    libraries = []
+    for module in warm:
+        spec = importlib.util.find_spec(module.partition(".")[0])
+        origin = Path(spec.origin) if spec is not None and spec.origin else None
+        libraries.append((module, str(origin), origin.stat().st_mtime_ns if origin and origin.exists() else None))
+    what = [sys.executable, sys.version, sorted(env.items()), libraries, sources]
+    return hashlib.sha256(json.dumps(what).encode()).hexdigest()[:24]
+
+
+# --- the grading process's side ---------------------------------------------------------------------------
+
+
+class ForkedServer:
+    """A fork server the zygote forked, as `subprocess.Popen` gives one started afresh (pid, stdin,
+    stdout, poll, wait, kill), through a pidfd: it is the zygote's child, not ours."""
+
+    def __init__(self, pid: int, stdin_fd: int, stdout_fd: int):
+        self.pid = pid
+        self._pidfd = os.pidfd_open(pid)
+        self.stdin = os.fdopen(stdin_fd, "wb")
+        self.stdout = os.fdopen(stdout_fd, "rb")
+        self.returncode: int | None = None  # never known: only its parent, the zygote, may wait for it
+
+    def poll(self) -> int | None:
+        """None while it runs; its exit status is not ours to read, so an ended one gives -1."""
+        if self._pidfd < 0 or select.select([self._pidfd], [], [], 0)[0]:
+            return -1
+        return None
+
+    def wait(self, timeout: float | None = None) -> int:
+        if self._pidfd >= 0 and not select.select([self._pidfd], [], [], timeout)[0]:
+            raise subprocess.TimeoutExpired(f"fork server {self.pid}", timeout)
+        self._close_pidfd()
+        return -1
+
+    def kill(self) -> None:
+        if self._pidfd >= 0:
+            with contextlib.suppress(ProcessLookupError):
+                signal.pidfd_send_signal(self._pidfd, signal.SIGKILL)
+
+    def _close_pidfd(self) -> None:
+        if self._pidfd >= 0:
+            os.close(self._pidfd)
+            self._pidfd = -1
+
+
+def fork_server(env: dict, warm: list[str], lease_fd: int) -> ForkedServer:
+    """A fork server forked by the zygote for `env` and `warm` (started first where none runs), holding the
+    lease `lease_fd`. Raises ZygoteError where none can be had."""
+    if not enabled():
+        raise ZygoteError(f"{ENABLE_ENV} is off, or this system has no pidfds")
+    try:
+        place = folder()
+        name = key(env, warm)
+    except OSError as exc:
+        raise ZygoteError(str(exc)) from None
+    in_r, in_w = os.pipe()
+    out_r, out_w = os.pipe()
+    try:
+        try:
+            pid = _ask(place, name, (in_r, out_w, 2, lease_fd))
+        except (OSError, ZygoteError):
+            with _locked(place / f"{name}.lock"):
+                try:  # another grading may have started it while we waited for the lock
+                    pid = _ask(place, name, (in_r, out_w, 2, lease_fd))
+                except (OSError, ZygoteError):
+                    _start(place, name, env, warm)
+                    pid = _ask(place, name, (in_r, out_w, 2, lease_fd))
+        server = ForkedServer(pid, in_w, out_r)
+    except BaseException:
+        for fd in (in_w, out_r):
+            os.close(fd)
+        raise
+    finally:
+        os.close(in_r)
+        os.close(out_w)
+    return server
+
+
+@contextlib.contextmanager
+def _address(path: Path):
+    """`path` as a socket address: a unix socket's is at most 107 bytes, so a longer one (a deep TMPDIR)
+    is reached through a descriptor of its folder."""
+    if len(os.fsencode(str(path))) < 100:
+        yield str(path)
+        return
+    fd = os.open(path.parent, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        yield f"/proc/self/fd/{fd}/{path.name}"
+    finally:
+        os.close(fd)
+
+
+def _ask(place: Path, name: str, fds: tuple[int, ...], token: bytes | None = None) -> int:
+    token = (place / f"{name}.token").read_bytes() if token is None else token
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn, _address(place / f"{name}.sock") as address:
+        conn.settimeout(30)
+        conn.connect(address)
+        request = token + json.dumps({"cwd": os.getcwd()}).encode()
+        conn.sendmsg([request], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", fds))])
+        conn.shutdown(socket.SHUT_WR)
+        reply = b""
+        while chunk := conn.recv(4096):
+            reply += chunk
+    try:
+        answer = json.loads(reply)
+        return int(answer["pid"])
+    except (ValueError, KeyError, TypeError):
+        raise ZygoteError(f"the zygote forked no server: {reply[:200]!r}") from None
+
+
+@contextlib.contextmanager
+def _locked(path: Path):
+    import fcntl
+
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
+
+
+def _start(place: Path, name: str, env: dict, warm: list[str]) -> None:
+    """Start the zygote `name` and wait until it listens (its imports done). Called under its lock."""
+    token = secrets.token_bytes(TOKEN_BYTES)
+    staged = place / f"{name}.token.{os.getpid()}"
+    fd = os.open(staged, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "wb") as f:
+        f.write(token)
+    os.replace(staged, place / f"{name}.token")
+    proc = subprocess.Popen(
+        [sys.executable, "-I", "-c", bootstrap("zygote", "serve_zygote"), str(place / f"{name}.sock"), *warm],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env={**env, IDLE_ENV: str(idle_seconds())},
+        cwd="/",
+        close_fds=True,
+        start_new_session=True,
+    )
+    try:
+        proc.stdin.write(token)
+        proc.stdin.close()
+        # The first process forks the zygote and exits; the zygote says READY once it listens.
+        ready = proc.stdout.read(len(READY))
+    finally:
+        proc.stdout.close()
+        proc.wait()
+    if ready != READY:
+        raise ZygoteError("the zygote ended before it listened")
+
+
+# --- the zygote ---------------------------------------------------------------------------------------------
+
+
+def serve_zygote() -> None:
+    """The zygote's life: take the token, leave the starter, import, listen, fork servers until idle."""
+    token_hash = hashlib.sha256(sys.stdin.buffer.read(TOKEN_BYTES)).digest()
+    path, warm = Path(sys.argv[1]), sys.argv[2:]
+    if os.fork():
+        os._exit(0)  # the starter waits for this process only, and hears READY from the zygote
+    for module in warm:
+        try:
+            importlib.import_module(module)
+        except Exception:  # imported again by the fork server's preload, which says what failed
+            pass
+    importlib.import_module("lmgrade.sandbox.server")
+    listener = _listen(path)
+    devnull = os.open(os.devnull, os.O_RDWR)
+    os.write(1, READY)
+    for fd in (0, 1):
+        os.dup2(devnull, fd)
+    import gc
+
+    gc.collect()
+    gc.freeze()
+    try:
+        _serve(listener, path, token_hash, warm, float(os.environ.get(IDLE_ENV, DEFAULT_IDLE_S)))
+    finally:
+        os._exit(0)
+
+
+def _listen(path: Path) -> socket.socket:
+    staged = path.with_name(f"{path.name}.{os.getpid()}")
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    old = os.umask(0o077)
+    try:
+        with _address(staged) as address:
+            listener.bind(address)
+    finally:
+        os.umask(old)
+    listener.listen(64)
+    os.replace(staged, path)  # over a dead zygote's socket, at once for every client
+    return listener
+
+
+def _serve(listener: socket.socket, path: Path, token_hash: bytes, warm: list[str], idle_s: float) -> None:
+    mine = os.stat(path).st_ino
+    last = time.monotonic()
+    own_nnp = _no_new_privs("self")
+    while True:
+        readable = select.select([listener], [], [], 1.0)[0]
+        _reap()
+        if not readable:
+            try:
+                replaced = os.stat(path).st_ino != mine
+            except FileNotFoundError:
+                replaced = True
+            if replaced:
+                return
+            if time.monotonic() - last > idle_s:
+                with contextlib.suppress(OSError):
+                    if os.stat(path).st_ino == mine:
+                        os.unlink(path)
+                return
+            continue
+        try:
+            conn, _ = listener.accept()
+        except OSError:
+            continue
+        last = time.monotonic()
+        with conn:
+            _answer(conn, listener, token_hash, warm, own_nnp)
+
+
+def _answer(conn: socket.socket, listener: socket.socket, token_hash: bytes, warm: list[str], own_nnp: bool):
+    conn.settimeout(10)
+    fds: list[int] = []
+    try:
+        pid, uid, _ = struct.unpack("3i", conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, 12))
+        buf = bytearray(MAX_REQUEST)
+        n, ancillary, _, _ = conn.recvmsg_into([buf], socket.CMSG_SPACE(N_FDS * 4))
+        for level, kind, data in ancillary:
+            if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+                fds.extend(array.array("i", data[: len(data) - len(data) % 4]))
+        while n < MAX_REQUEST and (more := conn.recv_into(memoryview(buf)[n:])):
+            n += more
+        token_ok = hmac.compare_digest(hashlib.sha256(memoryview(buf)[:TOKEN_BYTES]).digest(), token_hash)
+        buf[:TOKEN_BYTES] = bytes(TOKEN_BYTES)  # no copy of the token is left for a fork to find
+        refused = (
+            "another user"
+            if uid != os.geteuid()
+            else "a sandboxed process"
+            if not own_nnp and _no_new_privs(str(pid)) is not False
+            else "a wrong token"
+            if not token_ok
+            else f"{len(fds)} descriptors, not {N_FDS}"
+            if len(fds) != N_FDS
+            else None
+        )
+        if refused:
+            conn.sendall(json.dumps({"refused": refused}).encode())
+            return
+        cwd = json.loads(bytes(buf[TOKEN_BYTES:n]))["cwd"]
+        child = os.fork()
+        if child == 0:
+            listener.close()
+            conn.close()
+            _become_server(fds, cwd, warm)
+        conn.sendall(json.dumps({"pid": child}).encode())
+    except (OSError, ValueError, KeyError, TypeError, struct.error):
+        return
+    finally:
+        for fd in fds:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+
+
+def _become_server(fds: list[int], cwd: str, warm: list[str]) -> None:
+    """In the fork: take the grading's descriptors as our own and go on as `server.serve` does."""
+    code = 70
+    try:
+        os.setsid()
+        stdin, stdout, stderr, _lease = fds  # the lease stays open, at whatever number, while we live
+        for fd, target in ((stdin, 0), (stdout, 1), (stderr, 2)):
+            os.dup2(fd, target)
+        for fd in (stdin, stdout, stderr):
+            if fd > 2:
+                os.close(fd)
+        with contextlib.suppress(OSError):
+            os.chdir(cwd)
+        sys.argv = ["-c", *warm]
+        from . import server
+
+        server.serve()  # exits
+    finally:
+        os._exit(code)
+
+
+def _no_new_privs(pid: str) -> bool | None:
+    """Whether process `pid` runs with no_new_privs (None: not known, as for a process gone)."""
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("NoNewPrivs:"):
+                    return line.split()[1] == "1"
+    except OSError:
+        return None
+    return None
+
+
+def _reap() -> None:
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
