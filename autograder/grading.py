@@ -473,50 +473,58 @@ class Grader:
         failed: set[str] = set()
         timed = any(c.timing is not None for _, c in numbered)
 
-        def one(item):
+        def record(verdict: Verdict) -> None:
+            with report_lock:
+                if not verdict.passed:
+                    failed.add(verdict.check.name)
+                verdicts[verdict.number] = verdict
+                if on_verdict:
+                    on_verdict(verdict)
+
+        def own_run(item) -> tuple[Verdict, bool]:
+            """The check graded on its own answers; recorded at once unless it waits for stand-ins."""
             number, check = item
             if on_check_start:
                 on_check_start(check)
-            with report_lock:
-                components = composition.failed_components(check, by_name, failed) if check.composes else []
-            wrong = ", ".join(c.name for c in components) or None
+            wrong = None
+            if check.timing is not None:  # its runs replace a failed component alike on both sides
+                with report_lock:
+                    components = composition.failed_components(check, by_name, failed) if check.composes else []
+                wrong = ", ".join(c.name for c in components) or None
             verdict = self.grade_check(check, number, submission, uses, imports, wrong)
             if timed and any(a is not None for a in verdict.answers or ()):
                 # The timing checks, last, will recompute the reference's laps here: its import (torch)
                 # overlaps the runs still to come instead of following them.
                 self.oracle.prepare()
             # A check whose own files are missing or do not import has nothing a stand-in could complete.
-            if components and not verdict.passed and not self.unrunnable(check, submission, imports):
-                verdict = self.with_stand_ins(verdict, components, submission)
+            waits = bool(check.composes) and not verdict.passed and not self.unrunnable(check, submission, imports)
+            if not waits:
+                record(verdict)
+            return verdict, waits
+
+        def with_stand_ins(verdict: Verdict) -> None:
+            """A failed check that composes others, once their verdicts are final: run again with the grader's
+            stand-ins for those that failed, if any did."""
             with report_lock:
-                if not verdict.passed:
-                    failed.add(check.name)
-                verdicts[number] = verdict
-                if on_verdict:
-                    on_verdict(verdict)
+                components = composition.failed_components(verdict.check, by_name, failed)
+            record(self.with_stand_ins(verdict, components, submission) if components else verdict)
 
         number_of = {c.name: n for n, c in numbered}
-        # A composed check starts once the checks it composes have their verdicts, not when a whole wave
-        # has (a long training check overlaps the checks left). In this order each check comes after its
-        # components, and the queue hands out checks in order: a worker waits only for components under
-        # way, never for one still queued behind it.
-        ordered = [c for wave in composition.waves([c for _, c in numbered if c.timing is None]) for c in wave]
-        judged = {c.name: threading.Event() for c in ordered}
-
-        def after_components(check: Check) -> None:
-            try:
-                for name in check.composes:
-                    if name in judged:
-                        judged[name].wait()
-                one((number_of[check.name], check))
-            finally:
-                judged[check.name].set()
-
+        # A check's own run needs nothing of the others: all start at once, the longest (by their limits)
+        # first, so that none is left to run alone at the end. A failed check that composes others then
+        # waits for their final verdicts, wave after wave, to know which to replace by stand-ins.
+        untimed = [c for _, c in numbered if c.timing is None]
+        longest_first = sorted(untimed, key=lambda c: -c.limits.wall_s)
         with ThreadPoolExecutor(max_workers=self.jobs) as executor:
-            for future in [executor.submit(after_components, c) for c in ordered]:
-                future.result()
+            runs = {c.name: executor.submit(own_run, (number_of[c.name], c)) for c in longest_first}
+            for wave in composition.waves(untimed):
+                waiting = [verdict for verdict, waits in (runs[c.name].result() for c in wave) if waits]
+                for future in [executor.submit(with_stand_ins, v) for v in waiting]:
+                    future.result()
         # Timing checks run alone, after the rest: nothing of ours competes with their laps.
         for item in numbered:
             if item[1].timing is not None:
-                one(item)
+                verdict, waits = own_run(item)
+                if waits:
+                    with_stand_ins(verdict)
         return [verdicts[n] for n, _ in numbered]

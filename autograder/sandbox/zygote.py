@@ -274,10 +274,6 @@ def serve_zygote() -> None:
     os.write(1, READY)
     for fd in (0, 1):
         os.dup2(devnull, fd)
-    import gc
-
-    gc.collect()
-    gc.freeze()
     try:
         _serve(listener, path, token_hash, warm, float(os.environ.get(IDLE_ENV, DEFAULT_IDLE_S)))
     finally:

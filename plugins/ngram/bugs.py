@@ -120,7 +120,7 @@ BUGS = {
                 "rng.random()\n            word = words[int(numpy.argmax(self._distribution(words, tuple(context))))]",
             ),
         ),
-        {"sample": "ignores rng"},
+        {"sample": "chooses the most likely word"},
     ),
     "sample_stale_context": Bug(
         "sample never moves the context forward.",

@@ -6,10 +6,10 @@ chi-square test, with the exact probabilities of the reference model, for
 whole sentences and for their first two tokens. The significance level is one in a
 million, so a correct submission fails by bad luck essentially never, while
 a sampler off by one context, ignoring smoothing or never drawing EOS
-is far beyond the critical value with the few hundred draws of a case. Two
-named mistakes get tests of their own at the same level: a context that never
-moves forward (a likelihood ratio) and unseen successors never drawn under
-add-k.
+is far beyond the critical value with the few hundred draws of a case. Three
+named mistakes get tests of their own at the same level: the likeliest word
+taken at every step, a context that never moves forward (a likelihood ratio)
+and unseen successors never drawn under add-k.
 """
 
 from __future__ import annotations
@@ -55,6 +55,16 @@ class _Model:
             p *= self.p(word, start)
         return p
 
+    def greedy(self, tokens: tuple, max_len: int) -> bool:
+        """Whether every word of `tokens` (and its EOS) is a likeliest word of its context."""
+        context = (BOS,) * (self.n - 1)
+        for word in tokens + ((EOS,) if len(tokens) < max_len else ()):
+            row = self.table.get(context)
+            if row is None or word not in self.index or row[self.index[word]] < max(row):
+                return False
+            context = (context + (word,))[1:] if self.n > 1 else ()
+        return True
+
     def continued(self, tokens: tuple, max_len: int) -> float:
         """P(a draw starts with `tokens` and goes on after them)."""
         return self.sequence(tokens, max_len, ended=False) - self.sequence(tokens, max_len)
@@ -81,7 +91,9 @@ def judge_sample(check, case, expected, got, *, reveal: bool) -> CaseVerdict:
     problem = _shape_problem(got["draws"] + got["again"] + got["other"], max_len, set(model.vocab))
     if problem:
         return CaseVerdict(False, problem)
-    problem = seeding_problem(got, expected, args["repeat"])
+    problem = _greedy(model, got["draws"] + got["again"] + got["other"], max_len) or seeding_problem(
+        got, expected, args["repeat"]
+    )
     if problem:
         return CaseVerdict(False, problem)
 
@@ -111,6 +123,21 @@ def judge_sample(check, case, expected, got, *, reveal: bool) -> CaseVerdict:
         if problem:
             return CaseVerdict(False, problem.replace("do not follow the model", "do not follow p(. | context)"))
     return CaseVerdict(True)
+
+
+def _greedy(model: _Model, draws: list[list], max_len: int) -> str | None:
+    """The named mistake of a sampler that takes the likeliest word: every draw is the greedy sentence,
+    where a correct sampler draws them all with probability below one in a million."""
+    if not draws or not all(model.greedy(tuple(d), max_len) for d in draws):
+        return None
+    log_p = sum(math.log(p) if (p := model.sequence(tuple(d), max_len)) > 0 else -math.inf for d in draws)
+    if log_p > -LOG_MILLION:
+        return None
+    return (
+        f"every one of the {len(draws)} draws takes the likeliest word of p(. | context) at each step: sample "
+        "chooses the most likely word (an argmax) instead of drawing one with rng (a correct sampler draws "
+        "that often with probability below one in a million)"
+    )
 
 
 def _stale_context(model: _Model, draws: list[tuple], max_len: int) -> str | None:
