@@ -23,7 +23,7 @@ from helpers import ROOT, TEST_SECRET
 from lmgrade import catalog
 from lmgrade.grading import Grader
 from lmgrade.oracle import LiveReference
-from lmgrade.sandbox import ipc, landlock
+from lmgrade.sandbox import ipc, landlock, privileges
 from lmgrade.sandbox.limits import Limits
 
 # A submission that computes nothing: at import, inside the perplexity check's run, it looks through its own
@@ -223,11 +223,10 @@ def test_every_run_is_forked_by_a_process_of_its_own(ipc_user):
         server = pool._all[0].proc.pid
         started = pool.processes
     assert len(set(parents)) == 3 and server not in parents
-    # The fork server and its helpers (a trial of IPC namespaces; as root, the kill of what an earlier holder
-    # of its uid left), then per run its supervisor and its child (as root, a helper that kills the uid's
-    # processes besides), and the supervisor forked ahead for the next run.
-    root = os.geteuid() == 0
-    assert started == 1 + (2 if root else 1) + 3 * (3 if root else 2) + 1
+    # The fork server and its helper (a trial of IPC namespaces), then per run its supervisor and its child,
+    # and the supervisor forked ahead for the next run. As root, what a run leaves of its uid is killed
+    # from /proc, starting no process.
+    assert started == 1 + 1 + 3 * 2 + 1
 
 
 # --- what a run reads ----------------------------------------------------------------------------------------
@@ -318,3 +317,19 @@ def test_an_installed_sandbox_reads_its_public_scenarios_and_no_checks(tmp_path)
     assert {path: seen[str(path)] for path in refused} == {path: "PermissionError" for path in refused}
     assert seen[str(public)] == "read"
     assert seen["import lmgrade.plugins.ngram.public.sampling"] == "imported"
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not os.path.isdir("/proc"), reason="kills a sandbox uid's processes as root")
+def test_every_process_of_a_sandbox_uid_is_killed_without_a_fork():
+    """The processes a run leaves under its uid die, in sessions of their own too, and no helper is started."""
+    uid = 64999  # no slot's: sandbox uids run from 61000 up
+    left = [subprocess.Popen(["/bin/sleep", "300"], user=uid, group=uid, start_new_session=True) for _ in range(3)]
+    try:
+        assert privileges.kill_user_processes(uid) == 0
+        for proc in left:
+            assert proc.wait(timeout=5) == -9
+    finally:
+        for proc in left:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()

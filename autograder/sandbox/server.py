@@ -157,9 +157,8 @@ class Server:
         self.user = privileges.sandbox_user(init["slot"])
         if self.user is not None:
             # Left by an earlier holder of this slot that died: we own the uid now.
-            privileges.kill_user_processes(self.user)
+            self.forked += privileges.kill_user_processes(self.user)
             ipc.remove_left_by(self.user)
-            self.forked += 1
         # Whether every child gets an IPC namespace of its own; where not, each run's supervisor removes
         # the SysV IPC objects the run made.
         self.ipc_namespaces = privileges.ipc_namespaces_work()
@@ -339,8 +338,7 @@ class Server:
                 pass
             _, status, rusage = os.wait4(pid, 0)
         if self.user is not None:
-            privileges.kill_user_processes(self.user)
-            self.forked += 1
+            self.forked += privileges.kill_user_processes(self.user)
         _kill_descendants()
         if self.user is not None:
             # The slot's own uid: whatever it holds in SysV IPC is left by this run (or an earlier one).
