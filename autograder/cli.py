@@ -142,7 +142,25 @@ def _variants_help() -> str:
     )
 
 
-set_option = click.option("--set", "settings", multiple=True, metavar="KEY=VALUE", help=_variants_help())
+class _HelpWhenShown(click.Option):
+    """An option whose help is worked out only when help is shown: --set's loads every assignment."""
+
+    def __init__(self, *args, make_help, **kwargs):
+        self._make_help = make_help
+        super().__init__(*args, **kwargs)
+
+    @property
+    def help(self) -> str:
+        return self._make_help()
+
+    @help.setter
+    def help(self, _value) -> None:
+        pass
+
+
+set_option = click.option(
+    "--set", "settings", multiple=True, metavar="KEY=VALUE", cls=_HelpWhenShown, make_help=_variants_help
+)
 
 
 def jobs_option(help_text: str):

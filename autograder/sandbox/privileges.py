@@ -63,8 +63,10 @@ def isolate_namespaces() -> dict[str, bool]:
     return {"network": network, "ipc": ipc}
 
 
+@functools.cache
 def ipc_namespaces_work() -> bool:
-    """Whether a child here gets its own IPC namespace: tried once, in a process of its own."""
+    """Whether a child here gets its own IPC namespace: tried once, in a process of its own (a zygote tries
+    before it forks any fork server, which then knows)."""
     if not hasattr(os, "fork"):
         return False
     pid = os.fork()

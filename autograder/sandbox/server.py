@@ -161,8 +161,9 @@ class Server:
             ipc.remove_left_by(self.user)
         # Whether every child gets an IPC namespace of its own; where not, each run's supervisor removes
         # the SysV IPC objects the run made.
+        tried = privileges.ipc_namespaces_work.cache_info().currsize
         self.ipc_namespaces = privileges.ipc_namespaces_work()
-        self.forked += 1
+        self.forked += 0 if tried else 1
         self.use_landlock = init["landlock"] and landlock.abi_version() >= 1
         # An interpreter under root's home is unreadable to that user: keep
         # the read-search capability alone and let Landlock confine reads.

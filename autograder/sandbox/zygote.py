@@ -269,6 +269,9 @@ def serve_zygote() -> None:
         except Exception:  # imported again by the fork server's preload, which says what failed
             pass
     importlib.import_module("lmgrade.sandbox.server")
+    from . import privileges
+
+    privileges.ipc_namespaces_work()  # the same for every fork server of ours: tried once, here
     listener = _listen(path)
     devnull = os.open(os.devnull, os.O_RDWR)
     os.write(1, READY)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from lmgrade import Bug, Mistake
 
 from . import mistakes as M
-from .mistakes import MASK_SCORES, SOFTMAX, ZERO_PADDED
+from .mistakes import MASK_SCORES, ZERO_PADDED
 
 F = "seq2seq.py"
 
@@ -91,18 +91,16 @@ BUGS = {
         ((ZERO_PADDED, ""), (MASK_SCORES, "    scores = scores + padded * -1e9\n")),
         {"attention": "get attention weights"},
     ),
-    "softmax_without_max": Bug(
+    "softmax_without_max": _as_bug(
+        M.SOFTMAX_WITHOUT_MAX,
         "the attention softmax is exp(scores) / sum(exp(scores)), without subtracting the row's maximum.",
-        F,
-        ((SOFTMAX, "alpha = torch.exp(scores) / torch.exp(scores).sum(dim=-1, keepdim=True)"),),
-        {"attention": VALUES},
+        {"attention": "without subtracting each row's maximum"},
     ),
-    "padded_rows_kept": Bug(
+    "padded_rows_kept": _as_bug(
+        M.PADDED_ROWS_KEPT,
         "the attention weighs the padded rows of H_enc by alpha = 0 instead of zeroing them: right values, but a "
         "float32 row of 1e38 makes the backward nan.",
-        F,
-        ((ZERO_PADDED, ""),),
-        {"attention": VALUES},
+        {"attention": "but not zeroed"},
     ),
     "empty_mask_row_accepted": Bug(
         "attention never checks that every row of mask has a True position: such a row gives nan weights.",
@@ -175,16 +173,11 @@ BUGS = {
         "masked_cross_entropy takes log(sum(exp(logits))) without the max shift.",
         {"masked_cross_entropy": "without subtracting each row's maximum"},
     ),
-    "loss_mask_multiplied": Bug(
+    "loss_mask_multiplied": _as_bug(
+        M.LOSS_MASK_MULTIPLIED,
         "masked_cross_entropy computes every position's loss and multiplies by the mask: nan logits at a pad "
         "make the loss nan.",
-        F,
-        (
-            ("z = logits[real]  # (N, V)", "z = logits.reshape(-1, V)"),
-            ("y = targets[real].long()  # (N,)", "y = targets.reshape(-1).long().clamp(0, V - 1)"),
-            (MEAN, "return (nll * real.reshape(-1)).sum() / real.sum()"),
-        ),
-        {"masked_cross_entropy": VALUES},
+        {"masked_cross_entropy": "multiplied by the mask"},
     ),
     # --- greedy_decode ---
     "greedy_keeps_bos": _as_bug(

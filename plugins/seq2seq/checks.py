@@ -365,14 +365,14 @@ def forward_hidden_cases(ctx: CaseContext) -> list[Case]:
 
 
 def _targets(rng, shape: tuple, V: int, pad: int, row_of_pads: bool) -> np.ndarray:
-    """Ids with several pads at the end of each row (a row of pads only, where asked), the first row unpadded."""
+    """Ids with pads at the end of each row but the first, which has none (a row of pads only, where asked)."""
     real = [i for i in range(V) if i != pad]
     targets = rng.choice(real, size=shape)
     if not shape:  # logits (V,): one position, its target not pad (an int: the wire sends a 0-d array as 1-d)
         return int(targets)
     if len(shape) == 2:
-        for b in range(1, shape[0]):
-            targets[b, int(rng.integers(1, shape[1] + 1)) :] = pad
+        for b in range(1, shape[0]):  # at least one pad: what a case asks of pads shows under every secret
+            targets[b, int(rng.integers(1, shape[1])) :] = pad
         if row_of_pads:
             targets[-1] = pad
     else:
@@ -792,7 +792,7 @@ def seq2seq_checks() -> list[Check]:
             scenarios.attention,
             attention_cases,
             tolerance=FLOAT64,
-            mistakes=M.ATTENTION_MISTAKES,
+            mistakes=M.ATTENTION_CHECK_MISTAKES,
             uses=(ATTENTION,),
             limits=quick,
             grades=(ATTENTION,),

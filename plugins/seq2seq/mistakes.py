@@ -228,7 +228,24 @@ TRAIN_BATCHES_IN_ORDER = Mistake(
     "torch.randperm(len(batches), generator=generator) draws, again each epoch",
     edits=((F, IN_ORDER, "for k in range(len(batches)):"),),
 )
+SOFTMAX_WITHOUT_MAX = Mistake(
+    "softmax_without_max",
+    "the attention softmax is exp(scores) / sum(exp(scores)) without subtracting each row's maximum first, so "
+    "large scores overflow to inf and the weights to nan: use torch.softmax, or subtract the row's maximum",
+    edits=((F, SOFTMAX, "alpha = torch.exp(scores) / torch.exp(scores).sum(dim=-1, keepdim=True)"),),
+)
+
+PADDED_ROWS_KEPT = Mistake(
+    "padded_rows_kept",
+    "the padded rows of H_enc are weighed by alpha = 0 but not zeroed: the context is right, but finite junk as "
+    "large as float32's 1e38 there overflows in the backward and makes the gradients nan, where the contract "
+    "says those values change nothing; zero the padded rows before the weighted sum",
+    edits=((F, ZERO_PADDED, ""),),
+)
+
 ATTENTION_MISTAKES = (ATTEND_PADDING, SOFTMAX_WRONG_AXIS, W_TRANSPOSED, SCALED_SCORES)
+# The attention check's own two besides, which its large and inf-holding cases show.
+ATTENTION_CHECK_MISTAKES = (*ATTENTION_MISTAKES, SOFTMAX_WITHOUT_MAX, PADDED_ROWS_KEPT)
 STEP_MISTAKES = (*ATTENTION_MISTAKES, SCORES_FROM_NEW_STATE, CONTEXT_FIRST, PREVIOUS_CONTEXT)
 # The step's own two beyond its seven (which it tries in pairs) are named where forward runs it.
 FORWARD_MISTAKES = (
@@ -240,7 +257,17 @@ FORWARD_MISTAKES = (
     LOGITS_FROM_PREVIOUS,
     BILINEAR_IGNORES_W,
 )
-LOSS_MISTAKES = (LOSS_OVER_PADS, LOSS_MEAN_OF_MEANS, LOSS_UNSTABLE)
+LOSS_MASK_MULTIPLIED = Mistake(
+    "loss_mask_multiplied",
+    "the loss is computed at every position and multiplied by the mask: a pad position whose logits are nan or "
+    "inf makes 0 * nan = nan; leave the pad positions out (logits[real]) instead of weighing them by 0",
+    edits=(
+        (F, REAL_LOGITS, "z = logits.reshape(-1, V)"),
+        (F, REAL_TARGETS, "y = targets.reshape(-1).long().clamp(0, V - 1)"),
+        (F, MEAN, "return (nll * real.reshape(-1)).sum() / real.sum()"),
+    ),
+)
+LOSS_MISTAKES = (LOSS_OVER_PADS, LOSS_MEAN_OF_MEANS, LOSS_UNSTABLE, LOSS_MASK_MULTIPLIED)
 GREEDY_MISTAKES = (GREEDY_KEEPS_BOS, GREEDY_KEEPS_EOS, GREEDY_NO_STOP, H0_ZERO, GREEDY_ONE_MORE)
 # Not the order drawn from torch's global generator: its state differs between the grader's run and the
 # child's, so no answer could match the mistake's.
