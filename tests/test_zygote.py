@@ -64,16 +64,37 @@ def _start_server(warm=("numpy",)) -> _Server:
     return _Server(_server_env(), list(warm))
 
 
-def test_servers_come_from_one_zygote_that_imported_their_libraries(own_zygotes):
+def _seeded(folder: Path, warm=("numpy",)) -> str:
+    """Start a server afresh where no zygote runs, and wait for the zygote it forks; its name."""
+    name = zygote.key(_server_env(), list(warm))
+    first = _start_server(warm)
+    try:
+        assert not first.forked_by_zygote and _parent(first.proc.pid) == os.getpid()
+        deadline = time.monotonic() + 60
+        while not zygote._answers(folder / f"{name}.sock") and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert (folder / f"{name}.token").exists(), "the first server seeded no zygote"
+    finally:
+        first.close()
+    return name
+
+
+def test_servers_come_from_one_zygote_seeded_by_the_first_started_afresh(own_zygotes):
+    _seeded(own_zygotes)
     first, second = _start_server(), _start_server()
     try:
         assert first.forked_by_zygote and second.forked_by_zygote
         parent = _parent(first.proc.pid)
         assert parent == _parent(second.proc.pid) != os.getpid()
-        assert "serve_zygote" in _cmdline(parent) and "numpy" in _cmdline(parent)
-        # Another list of libraries is another zygote.
+        # The zygote is a copy of a fork server started afresh, its imports done, in a session of its own.
+        assert "lmgrade.sandbox.server" in _cmdline(parent) and "numpy" in _cmdline(parent)
+        assert os.getsid(parent) != os.getsid(0)
+        # It holds none of the first grading's descriptors: no pipe of ours, no slot's lease.
+        held = {os.readlink(f"/proc/{parent}/fd/{fd}") for fd in os.listdir(f"/proc/{parent}/fd")}
+        assert not any("slot-" in h for h in held) and not any(h.startswith("pipe:") for h in held)
+        # Another list of libraries is another zygote, not yet seeded.
         third = _start_server(["json"])
-        assert third.forked_by_zygote and _parent(third.proc.pid) not in (parent, os.getpid())
+        assert not third.forked_by_zygote
         third.close()
     finally:
         first.close()
@@ -86,8 +107,9 @@ def test_a_server_forked_by_the_zygote_grades_as_a_fresh_one(tmp_path, monkeypat
     monkeypatch.setenv(zygote.DIR_ENV, str(deep))
     monkeypatch.setenv(zygote.IDLE_ENV, "3")
     monkeypatch.delenv(zygote.ENABLE_ENV, raising=False)
+    _seeded(deep)
     victim = submission_of(tmp_path_factory, "victim", "def ok(x):\n    return {'x': x}\n")
-    with sandbox_pool() as pool:
+    with sandbox_pool(warm=["numpy"]) as pool:
         report = pool.run(
             scenario="sandbox_fixtures.scenarios:call",
             submission=victim,
@@ -101,26 +123,26 @@ def test_a_server_forked_by_the_zygote_grades_as_a_fresh_one(tmp_path, monkeypat
     assert report.defences["no_new_privileges"] is True
 
 
-def test_off_starts_every_server_afresh(own_zygotes, monkeypatch):
+def test_off_starts_every_server_afresh_and_seeds_no_zygote(own_zygotes, monkeypatch):
     monkeypatch.setenv(zygote.ENABLE_ENV, "off")
-    server = _start_server()
-    try:
-        assert not server.forked_by_zygote and _parent(server.proc.pid) == os.getpid()
-    finally:
-        server.close()
+    for _ in range(2):
+        server = _start_server()
+        try:
+            assert not server.forked_by_zygote and _parent(server.proc.pid) == os.getpid()
+        finally:
+            server.close()
+    assert not own_zygotes.exists() or not list(own_zygotes.glob("*.sock"))
 
 
 def test_the_zygote_forks_for_no_one_without_its_token(own_zygotes):
-    _start_server().close()
-    name = zygote.key(_server_env(), ["numpy"])
+    name = _seeded(own_zygotes)
     with pytest.raises(zygote.ZygoteError, match="a wrong token"):
         zygote._ask(own_zygotes, name, (0, 1, 2, 0), token=bytes(zygote.TOKEN_BYTES))
 
 
 def test_the_zygote_forks_for_no_sandboxed_process_even_with_its_token(own_zygotes):
     """no_new_privs, which every child sets and never loses, marks a process the zygote refuses."""
-    _start_server().close()
-    name = zygote.key(_server_env(), ["numpy"])
+    name = _seeded(own_zygotes)
     asker = textwrap.dedent(f"""
         import ctypes, sys
         from pathlib import Path
@@ -136,8 +158,7 @@ def test_the_zygote_forks_for_no_sandboxed_process_even_with_its_token(own_zygot
 
 
 def test_a_child_can_neither_read_the_token_nor_be_answered(own_zygotes, tmp_path_factory):
-    _start_server().close()
-    name = zygote.key(_server_env(), ["numpy"])
+    name = _seeded(own_zygotes)
     victim = submission_of(tmp_path_factory, "probe", PROBE)
     with sandbox_pool() as pool:
         report = pool.run(
@@ -159,6 +180,7 @@ def test_a_child_can_neither_read_the_token_nor_be_answered(own_zygotes, tmp_pat
 
 
 def test_an_idle_zygote_leaves(own_zygotes):
+    _seeded(own_zygotes)
     server = _start_server()
     zygote_pid = _parent(server.proc.pid)
     server.close()

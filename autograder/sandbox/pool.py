@@ -122,6 +122,11 @@ def describe_death(reply: RunReply, limits: Limits) -> tuple[str, str]:
     )
 
 
+SERVER_BOOTSTRAP = "import sys; sys.path[:0] = [%r]; from lmgrade.sandbox.server import serve; serve()" % str(
+    Path(__file__).resolve().parents[2]
+)
+
+
 class _Server:
     """One fork server, holding the lease of its sandbox slot for as long as it lives.
 
@@ -138,9 +143,11 @@ class _Server:
                 # Forked from a warm interpreter that imported `warm` once for every grading of this machine.
                 self.proc = zygote.fork_server(env, list(warm), self.slot.fd)
                 self.forked_by_zygote = True
-            except Exception:  # none to be had (turned off, not Linux, it failed to start): start one
+            except Exception:  # none runs (not yet, turned off, not Linux): start one afresh
+                # Once its imports are done, it forks the zygote that later gradings find (where none runs).
+                seeding = zygote.seed_arguments(env, list(warm)) if warm else []
                 self.proc = subprocess.Popen(
-                    [sys.executable, "-I", "-c", zygote.bootstrap("server", "serve"), *warm],
+                    [sys.executable, "-I", "-c", SERVER_BOOTSTRAP, *seeding, *warm],
                     stdin=subprocess.PIPE,
                     stdout=subprocess.PIPE,
                     pass_fds=(self.slot.fd,),

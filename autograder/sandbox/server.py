@@ -41,7 +41,7 @@ import time
 from pathlib import Path
 
 from .. import submission, wire
-from . import child, devices, guards, ipc, landlock, privileges
+from . import child, devices, guards, ipc, landlock, privileges, zygote
 from .limits import Limits
 from .protocol import CASE_RESULT, CASE_START, FRAME, RunReply, read_message, write_message
 from .stopwatch import Timekeeper
@@ -437,11 +437,15 @@ def main() -> None:
     _set_subreaper()
     # Modules to import before the grading says what it grades (`prestart`): the libraries the
     # assignment preloads, torch among them, imported while the grading process loads its checks.
-    for module in sys.argv[1:]:
+    seeding = [a for a in sys.argv[1:] if a.startswith("--zygote")]
+    warm = [a for a in sys.argv[1:] if not a.startswith("--zygote")]
+    for module in warm:
         try:
             importlib.import_module(module)
         except Exception:  # imported again with the rest of the preload, which says what failed
             pass
+    if seeding:  # the first fork server on this machine: the zygote, forked while we hold nothing
+        zygote.seed(seeding, warm)
     message = read_message(proto_in)
     if message is None:
         return

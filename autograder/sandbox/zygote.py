@@ -2,13 +2,16 @@
 
 Starting a fork server means starting Python and importing what the
 assignment needs: torch and its compiler take about 4 s of a core, paid by
-every grading, `check` after `check`. A zygote pays that once. It is an
-interpreter started with the fork server's scrubbed environment that imports
-those libraries and nothing else, then waits on a unix socket in a folder
-private to this user. A grading that needs a fork server connects and hands
-over the descriptors the server talks through (its input, its output, its
-error stream, the lease of its sandbox slot); the zygote forks, and the copy
-goes on as a fork server started afresh would (`server.main`).
+every grading, `check` after `check`. A zygote pays that once. The first
+fork server started afresh on a machine, its imports done and before it
+reads anything of its grading, forks a copy of itself that closes every
+descriptor it had (the grading's pipes, its slot's lease) and waits on a unix
+socket in a folder private to this user: the zygote. A later grading that
+needs a fork server connects and hands over the descriptors the server talks
+through (its input, its output, its error stream, the lease of its sandbox
+slot); the zygote forks, and the copy goes on as a fork server started
+afresh would (`server.main`). The first grading pays nothing for it but a
+fork.
 
 What it holds is the libraries, and nothing of any grading: it reads no
 request but "fork", never a submission, an answer or a result. So a fork
@@ -24,7 +27,7 @@ only the token's hash, so a fork server's memory holds no token either.
 One zygote per interpreter, harness source, environment and library list: a
 changed file or package starts a fresh one. It leaves after
 LMGRADE_ZYGOTE_IDLE seconds without a request (300 by default);
-LMGRADE_ZYGOTE=off starts every fork server afresh.
+LMGRADE_ZYGOTE=off starts every fork server afresh, and seeds none.
 """
 
 from __future__ import annotations
@@ -37,7 +40,6 @@ import importlib
 import importlib.util
 import json
 import os
-import secrets
 import select
 import signal
 import socket
@@ -50,22 +52,16 @@ import time
 from pathlib import Path
 
 ENABLE_ENV, IDLE_ENV, DIR_ENV = "LMGRADE_ZYGOTE", "LMGRADE_ZYGOTE_IDLE", "LMGRADE_ZYGOTE_DIR"
+SEED_ARG, IDLE_ARG = "--zygote=", "--zygote-idle="
 DEFAULT_IDLE_S = 300.0
 TOKEN_BYTES = 32
 N_FDS = 4  # the fork server's input, output and error stream, and its slot's lease
 MAX_REQUEST = 64 * 1024
-READY = b"R"
 HARNESS = Path(__file__).resolve().parents[1]
 
 
 class ZygoteError(RuntimeError):
     """No fork server came from a zygote: the caller starts one afresh."""
-
-
-def bootstrap(module: str, function: str) -> str:
-    """The `python -c` text that starts a fork server (`server.serve`) or a zygote (`zygote.serve_zygote`)."""
-    where = str(HARNESS.parent)
-    return f"import sys; sys.path[:0] = [{where!r}]; from lmgrade.sandbox.{module} import {function}; {function}()"
 
 
 def enabled() -> bool:
@@ -147,9 +143,20 @@ class ForkedServer:
             self._pidfd = -1
 
 
+def seed_arguments(env: dict, warm: list[str]) -> list[str]:
+    """What a fork server started afresh is told so that, once it has imported `warm`, it forks the zygote
+    the next gradings find (`seed`); nothing where zygotes are off."""
+    if not enabled():
+        return []
+    try:
+        return [f"{SEED_ARG}{folder() / key(env, warm)}", f"{IDLE_ARG}{idle_seconds():g}"]
+    except (OSError, ZygoteError):
+        return []
+
+
 def fork_server(env: dict, warm: list[str], lease_fd: int) -> ForkedServer:
-    """A fork server forked by the zygote for `env` and `warm` (started first where none runs), holding the
-    lease `lease_fd`. Raises ZygoteError where none can be had."""
+    """A fork server forked by the running zygote for `env` and `warm`, holding the lease `lease_fd`.
+    Raises ZygoteError where none runs (the caller starts a server afresh, which seeds one)."""
     if not enabled():
         raise ZygoteError(f"{ENABLE_ENV} is off, or this system has no pidfds")
     try:
@@ -162,13 +169,8 @@ def fork_server(env: dict, warm: list[str], lease_fd: int) -> ForkedServer:
     try:
         try:
             pid = _ask(place, name, (in_r, out_w, 2, lease_fd))
-        except (OSError, ZygoteError):
-            with _locked(place / f"{name}.lock"):
-                try:  # another grading may have started it while we waited for the lock
-                    pid = _ask(place, name, (in_r, out_w, 2, lease_fd))
-                except (OSError, ZygoteError):
-                    _start(place, name, env, warm)
-                    pid = _ask(place, name, (in_r, out_w, 2, lease_fd))
+        except OSError as exc:  # none listens there (yet, or any more)
+            raise ZygoteError(str(exc)) from None
         server = ForkedServer(pid, in_w, out_r)
     except BaseException:
         for fd in (in_w, out_r):
@@ -224,63 +226,76 @@ def _locked(path: Path):
         os.close(fd)
 
 
-def _start(place: Path, name: str, env: dict, warm: list[str]) -> None:
-    """Start the zygote `name` and wait until it listens (its imports done). Called under its lock."""
-    token = secrets.token_bytes(TOKEN_BYTES)
-    staged = place / f"{name}.token.{os.getpid()}"
-    fd = os.open(staged, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "wb") as f:
-        f.write(token)
-    os.replace(staged, place / f"{name}.token")
-    proc = subprocess.Popen(
-        [sys.executable, "-I", "-c", bootstrap("zygote", "serve_zygote"), str(place / f"{name}.sock"), *warm],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        env={**env, IDLE_ENV: str(idle_seconds())},
-        cwd="/",
-        close_fds=True,
-        start_new_session=True,
-    )
-    try:
-        proc.stdin.write(token)
-        proc.stdin.close()
-        # The first process forks the zygote and exits; the zygote says READY once it listens.
-        ready = proc.stdout.read(len(READY))
-    finally:
-        proc.stdout.close()
-        proc.wait()
-    if ready != READY:
-        raise ZygoteError("the zygote ended before it listened")
-
-
 # --- the zygote ---------------------------------------------------------------------------------------------
 
 
-def serve_zygote() -> None:
-    """The zygote's life: take the token, leave the starter, import, listen, fork servers until idle."""
-    token_hash = hashlib.sha256(sys.stdin.buffer.read(TOKEN_BYTES)).digest()
-    path, warm = Path(sys.argv[1]), sys.argv[2:]
-    if os.fork():
-        os._exit(0)  # the starter waits for this process only, and hears READY from the zygote
-    for module in warm:
-        try:
-            importlib.import_module(module)
-        except Exception:  # imported again by the fork server's preload, which says what failed
-            pass
-    importlib.import_module("lmgrade.sandbox.server")
+def seed(arguments: list[str], warm: list[str]) -> None:
+    """In a fork server started afresh, its imports done and nothing of a grading read yet: fork the zygote
+    `arguments` name (`seed_arguments`), unless one already answers there. The copy keeps nothing of the
+    server's: every descriptor (the grading's pipes, the slot's lease) is closed in it."""
+    options = {a.split("=", 1)[0] + "=": a.split("=", 1)[1] for a in arguments}
+    where, idle_s = Path(options[SEED_ARG]), float(options.get(IDLE_ARG, DEFAULT_IDLE_S))
+    if _answers(where.with_suffix(".sock")):
+        return
+    pid = os.fork()
+    if pid:
+        os.waitpid(pid, 0)  # the first copy leaves at once; the zygote is no child of ours
+        return
+    try:
+        os.setsid()
+        if os.fork():
+            os._exit(0)
+        os.closerange(0, _max_fd())
+        devnull = os.open(os.devnull, os.O_RDWR)
+        for fd in (0, 1, 2):
+            os.dup2(devnull, fd)
+        os.chdir("/")
+        _zygote(where, warm, idle_s)
+    finally:
+        os._exit(0)
+
+
+def _max_fd() -> int:
+    import resource
+
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    return soft if 0 < soft < 1 << 20 else 1 << 16
+
+
+def _answers(path: Path) -> bool:
+    """Whether a zygote listens at `path` now."""
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn, _address(path) as address:
+            conn.settimeout(2)
+            conn.connect(address)
+        return True
+    except OSError:
+        return False
+
+
+def _zygote(where: Path, warm: list[str], idle_s: float) -> None:
+    """The zygote's life: listen, publish its socket and token (one zygote wins a race), fork until idle."""
     from . import privileges
 
     privileges.ipc_namespaces_work()  # the same for every fork server of ours: tried once, here
-    listener = _listen(path)
-    devnull = os.open(os.devnull, os.O_RDWR)
-    os.write(1, READY)
-    for fd in (0, 1):
-        os.dup2(devnull, fd)
-    try:
-        _serve(listener, path, token_hash, warm, float(os.environ.get(IDLE_ENV, DEFAULT_IDLE_S)))
-    finally:
-        os._exit(0)
+    sock = where.with_suffix(".sock")
+    token = bytearray(TOKEN_BYTES)
+    with open("/dev/urandom", "rb", buffering=0) as random:
+        random.readinto(token)
+    token_hash = hashlib.sha256(token).digest()
+    with _locked(where.with_suffix(".lock")):
+        if _answers(sock):  # another zygote published itself meanwhile
+            return
+        listener = _listen(sock)
+        staged = where.with_name(f"{where.name}.token.{os.getpid()}")
+        fd = os.open(staged, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        try:
+            os.write(fd, token)
+        finally:
+            os.close(fd)
+        os.replace(staged, where.with_suffix(".token"))
+    token[:] = bytes(TOKEN_BYTES)  # only its hash stays, in us and in every fork of ours
+    _serve(listener, sock, token_hash, warm, idle_s)
 
 
 def _listen(path: Path) -> socket.socket:

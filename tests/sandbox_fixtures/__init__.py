@@ -7,7 +7,7 @@ def submission_of(tmp_path_factory, name: str, source: str):
     return folder
 
 
-def sandbox_pool():
+def sandbox_pool(warm=()):
     """A pool that runs this package's scenarios and hides the reference."""
     from pathlib import Path
 
@@ -15,4 +15,4 @@ def sandbox_pool():
 
     root = Path(__file__).resolve().parents[2]
     return SandboxPool(preload=["numpy", "sandbox_fixtures.scenarios"], forbidden_modules=["lmgrade.reference"],
-                       protected=[root / "reference"], jobs=1)
+                       protected=[root / "reference"], jobs=1, warm=list(warm))
