@@ -146,16 +146,18 @@ class _HelpWhenShown(click.Option):
     """An option whose help is worked out only when help is shown: --set's loads every assignment."""
 
     def __init__(self, *args, make_help, **kwargs):
-        self._make_help = make_help
+        self._make_help, self._help = make_help, None
         super().__init__(*args, **kwargs)
 
     @property
     def help(self) -> str:
-        return self._make_help()
+        if self._help is None:
+            self._help = self._make_help()
+        return self._help
 
     @help.setter
-    def help(self, _value) -> None:
-        pass
+    def help(self, value) -> None:  # a text given (click's own, a bundle's) stands; None: worked out when shown
+        self._help = value
 
 
 set_option = click.option(
