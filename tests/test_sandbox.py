@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 
 import pytest
-from sandbox_fixtures import sandbox_pool, submission_of
+from sandbox_fixtures import parent_of, process_state, sandbox_pool, submission_of
 
 from lmgrade.sandbox import landlock
 from lmgrade.sandbox.limits import Limits
@@ -364,29 +364,13 @@ def test_a_running_child_dies_with_its_fork_server(victim):
         children = []
         while not children and time.monotonic() < deadline:
             time.sleep(0.05)
-            children = [int(p) for p in os.listdir("/proc") if p.isdigit() and _parent_of(p) == server.pid]
+            children = [int(p) for p in os.listdir("/proc") if p.isdigit() and parent_of(p) == server.pid]
         assert children, "the child should be running"
         time.sleep(0.3)  # past its lock-down, sleeping in the submission
         server.kill()
         worker.join(10)
         time.sleep(0.3)
-        assert all(not Path(f"/proc/{c}").exists() or _state(c) == "Z" for c in children)
-
-
-def _parent_of(pid: str) -> int:
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return int(f.read().rsplit(")", 1)[1].split()[1])
-    except (OSError, IndexError, ValueError):
-        return -1
-
-
-def _state(pid: int) -> str:
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return "gone"
+        assert all(not Path(f"/proc/{c}").exists() or process_state(c) == "Z" for c in children)
 
 
 def test_servers_started_before_their_grading_serve_it_and_the_rest_are_closed(victim):

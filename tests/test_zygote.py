@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
-from sandbox_fixtures import sandbox_pool, submission_of
+from sandbox_fixtures import parent_of, process_state, sandbox_pool, submission_of
 
 from lmgrade.sandbox import zygote
 from lmgrade.sandbox.limits import Limits
@@ -50,11 +50,6 @@ def own_zygotes(monkeypatch):
     shutil.rmtree(top, ignore_errors=True)
 
 
-def _parent(pid: int) -> int:
-    with open(f"/proc/{pid}/stat") as f:
-        return int(f.read().rsplit(")", 1)[1].split()[1])
-
-
 def _cmdline(pid: int) -> str:
     with open(f"/proc/{pid}/cmdline", "rb") as f:
         return f.read().replace(b"\0", b" ").decode()
@@ -69,7 +64,7 @@ def _seeded(folder: Path, warm=("numpy",)) -> str:
     name = zygote.key(_server_env(), list(warm))
     first = _start_server(warm)
     try:
-        assert not first.forked_by_zygote and _parent(first.proc.pid) == os.getpid()
+        assert not first.forked_by_zygote and parent_of(first.proc.pid) == os.getpid()
         deadline = time.monotonic() + 60
         while not zygote._answers(folder / f"{name}.sock") and time.monotonic() < deadline:
             time.sleep(0.05)
@@ -84,8 +79,8 @@ def test_servers_come_from_one_zygote_seeded_by_the_first_started_afresh(own_zyg
     first, second = _start_server(), _start_server()
     try:
         assert first.forked_by_zygote and second.forked_by_zygote
-        parent = _parent(first.proc.pid)
-        assert parent == _parent(second.proc.pid) != os.getpid()
+        parent = parent_of(first.proc.pid)
+        assert parent == parent_of(second.proc.pid) != os.getpid()
         # The zygote is a copy of a fork server started afresh, its imports done, in a session of its own.
         assert "lmgrade.sandbox.server" in _cmdline(parent) and "numpy" in _cmdline(parent)
         assert os.getsid(parent) != os.getsid(0)
@@ -128,7 +123,7 @@ def test_off_starts_every_server_afresh_and_seeds_no_zygote(own_zygotes, monkeyp
     for _ in range(2):
         server = _start_server()
         try:
-            assert not server.forked_by_zygote and _parent(server.proc.pid) == os.getpid()
+            assert not server.forked_by_zygote and parent_of(server.proc.pid) == os.getpid()
         finally:
             server.close()
     assert not own_zygotes.exists() or not list(own_zygotes.glob("*.sock"))
@@ -182,21 +177,13 @@ def test_a_child_can_neither_read_the_token_nor_be_answered(own_zygotes, tmp_pat
 def test_an_idle_zygote_leaves(own_zygotes):
     _seeded(own_zygotes)
     server = _start_server()
-    zygote_pid = _parent(server.proc.pid)
+    zygote_pid = parent_of(server.proc.pid)
     server.close()
     deadline = time.monotonic() + 30
-    while Path(f"/proc/{zygote_pid}").exists() and _state(zygote_pid) != "Z" and time.monotonic() < deadline:
+    while Path(f"/proc/{zygote_pid}").exists() and process_state(zygote_pid) != "Z" and time.monotonic() < deadline:
         time.sleep(0.2)
     assert not list(own_zygotes.glob("*.sock"))
-    assert not Path(f"/proc/{zygote_pid}").exists() or _state(zygote_pid) == "Z"
-
-
-def _state(pid: int) -> str:
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return "gone"
+    assert not Path(f"/proc/{zygote_pid}").exists() or process_state(zygote_pid) == "Z"
 
 
 def test_a_zygote_serves_one_environment_and_one_list_of_libraries():

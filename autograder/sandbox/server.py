@@ -490,10 +490,10 @@ def _fork_per_run(server: Server, grader_fd: int, proto_out: int) -> None:
         said = os.read(answered_r, len(ANSWERED))  # b"" once the supervisor is gone without answering
         os.close(answered_r)
         if said == ANSWERED:
-            _reap_orphans()  # supervisors that have ended since, and what outlived them
+            reap_ended()  # supervisors that have ended since, and what outlived them
             continue
         _, status = os.waitpid(pid, 0)
-        _reap_orphans()
+        reap_ended()
         server.clear_runs_root()
         code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else None
         if code not in (INPUT_CLOSED, GRADER_GONE):
@@ -510,8 +510,9 @@ def signal_description(number: int) -> str:
         return f"signal {number}"
 
 
-def _reap_orphans() -> None:
-    """Reap what ended after its supervisor did (it came to us as the subreaper)."""
+def reap_ended() -> None:
+    """Reap every child of ours that has ended, waiting for none: here what ended after its supervisor did
+    (it came to us as the subreaper); in a zygote, the fork servers it forked."""
     while True:
         try:
             pid, _ = os.waitpid(-1, os.WNOHANG)

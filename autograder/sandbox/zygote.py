@@ -313,12 +313,14 @@ def _listen(path: Path) -> socket.socket:
 
 
 def _serve(listener: socket.socket, path: Path, token_hash: bytes, warm: list[str], idle_s: float) -> None:
+    from .server import reap_ended
+
     mine = os.stat(path).st_ino
     last = time.monotonic()
     own_nnp = _no_new_privs("self")
     while True:
         readable = select.select([listener], [], [], 1.0)[0]
-        _reap()
+        reap_ended()
         if not readable:
             try:
                 replaced = os.stat(path).st_ino != mine
@@ -415,13 +417,3 @@ def _no_new_privs(pid: str) -> bool | None:
     except OSError:
         return None
     return None
-
-
-def _reap() -> None:
-    while True:
-        try:
-            pid, _ = os.waitpid(-1, os.WNOHANG)
-        except ChildProcessError:
-            return
-        if pid == 0:
-            return

@@ -16,3 +16,21 @@ def sandbox_pool(warm=()):
     root = Path(__file__).resolve().parents[2]
     return SandboxPool(preload=["numpy", "sandbox_fixtures.scenarios"], forbidden_modules=["lmgrade.reference"],
                        protected=[root / "reference"], jobs=1, warm=list(warm))
+
+
+def parent_of(pid) -> int:
+    """The parent of process `pid`, from /proc (-1 where it is gone)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return int(f.read().rsplit(")", 1)[1].split()[1])
+    except (OSError, IndexError, ValueError):
+        return -1
+
+
+def process_state(pid) -> str:
+    """Process `pid`'s state letter from /proc (Z: a zombie), or "gone"."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return "gone"
