@@ -94,9 +94,7 @@ def folder() -> Path:
 
 def key(env: dict, warm: list[str]) -> str:
     """What a zygote is for: a fork server it forks must be the one a fresh start would give."""
-    sources = sorted(
-        (str(p.relative_to(HARNESS)), p.stat().st_mtime_ns, p.stat().st_size) for p in HARNESS.rglob("*.py")
-    )
+    sources = sorted(_stamp(p) for p in HARNESS.rglob("*.py"))
     libraries = []
     for module in warm:
         spec = importlib.util.find_spec(module.partition(".")[0])
@@ -104,6 +102,15 @@ def key(env: dict, warm: list[str]) -> str:
         libraries.append((module, str(origin), origin.stat().st_mtime_ns if origin and origin.exists() else None))
     what = [sys.executable, sys.version, sorted(env.items()), libraries, sources]
     return hashlib.sha256(json.dumps(what).encode()).hexdigest()[:24]
+
+
+def _stamp(path: Path) -> tuple:
+    """A source file's name, time and size; one removed since it was listed counts as absent."""
+    try:
+        info = path.stat()
+    except FileNotFoundError:
+        return (str(path.relative_to(HARNESS)), None, None)
+    return (str(path.relative_to(HARNESS)), info.st_mtime_ns, info.st_size)
 
 
 # --- the grading process's side ---------------------------------------------------------------------------
