@@ -132,7 +132,7 @@ def test_off_starts_every_server_afresh_and_seeds_no_zygote(own_zygotes, monkeyp
 def test_the_zygote_forks_for_no_one_without_its_token(own_zygotes):
     name = _seeded(own_zygotes)
     with pytest.raises(zygote.ZygoteError, match="a wrong token"):
-        zygote._ask(own_zygotes, name, (0, 1, 2, 0), token=bytes(zygote.TOKEN_BYTES))
+        zygote._ask(own_zygotes / name, (0, 1, 2, 0), token=bytes(zygote.TOKEN_BYTES))
 
 
 def test_the_zygote_forks_for_no_sandboxed_process_even_with_its_token(own_zygotes):
@@ -144,7 +144,7 @@ def test_the_zygote_forks_for_no_sandboxed_process_even_with_its_token(own_zygot
         from lmgrade.sandbox import privileges, zygote
         assert privileges.forbid_new_privileges()
         try:
-            zygote._ask(Path({str(own_zygotes)!r}), {name!r}, (0, 1, 2, 0))
+            zygote._ask(Path({str(own_zygotes / name)!r}), (0, 1, 2, 0))
         except zygote.ZygoteError as exc:
             print(exc)
     """)

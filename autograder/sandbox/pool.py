@@ -139,13 +139,13 @@ class _Server:
         except lease.LeaseError as exc:
             raise HarnessError(str(exc)) from None
         try:
-            try:
-                # Forked from a warm interpreter that imported `warm` once for every grading of this machine.
-                self.proc = zygote.fork_server(env, list(warm), self.slot.fd)
-                self.forked_by_zygote = True
-            except Exception:  # none runs (not yet, turned off, not Linux): start one afresh
-                # Once its imports are done, it forks the zygote that later gradings find (where none runs).
-                seeding = zygote.seed_arguments(env, list(warm)) if warm else []
+            # Forked from a warm interpreter that imported `warm` once for every grading of this machine.
+            where = zygote.place(env, list(warm)) if warm else None
+            self.proc = zygote.fork_server(where, self.slot.fd) if where is not None else None
+            self.forked_by_zygote = self.proc is not None
+            if self.proc is None:
+                # Started afresh; once its imports are done, it forks the zygote later gradings find.
+                seeding = zygote.seed_arguments(where) if where is not None else []
                 self.proc = subprocess.Popen(
                     [sys.executable, "-I", "-c", SERVER_BOOTSTRAP, *seeding, *warm],
                     stdin=subprocess.PIPE,
@@ -155,7 +155,6 @@ class _Server:
                     close_fds=True,
                     start_new_session=True,
                 )
-                self.forked_by_zygote = False
         finally:
             self.slot.release()  # the server holds it now, until it exits
 
@@ -211,55 +210,30 @@ def _server_env() -> dict:
 class Prestarted:
     """Fork servers started before their grading is known, importing `modules` (numpy, torch) at once:
     their imports overlap the grading process's own start (loading the checks). A `SandboxPool` given
-    them configures them as its own; those it never takes are closed with this.
-
-    Each is started in a thread of its own: where no zygote is warm yet, the first waits for its imports.
-    """
+    them configures them as its own; those it never takes are closed with this."""
 
     def __init__(self, modules: list[str], jobs: int):
+        self.servers: list[_Server] = []
         env = _server_env()
-        self._pending: list[queue.SimpleQueue] = []  # one per server still starting: it, or why it failed
-        self._ready: list[_Server] = []
-        for _ in range(max(1, jobs)):
-            done: queue.SimpleQueue = queue.SimpleQueue()
-            threading.Thread(target=_start_into, args=(done, env, list(modules)), daemon=True).start()
-            self._pending.append(done)
-
-    def _next(self) -> _Server | None:
-        while self._pending:
-            server = self._pending.pop().get()
-            if isinstance(server, _Server):
-                return server
-        return None
-
-    @property
-    def servers(self) -> list[_Server]:
-        """Those not taken yet, once started (one that failed to start is left out)."""
-        while (server := self._next()) is not None:
-            self._ready.append(server)
-        return list(self._ready)
+        try:
+            for _ in range(max(1, jobs)):
+                self.servers.append(_Server(env, list(modules)))
+        except BaseException:
+            self.close()
+            raise
 
     def take(self) -> _Server | None:
-        """A started server, or None where none could start: the pool then starts one, which says why."""
-        return self._ready.pop() if self._ready else self._next()
+        return self.servers.pop() if self.servers else None
 
     def close(self) -> None:
-        for server in self.servers:
-            server.close()
-        self._ready.clear()
+        while self.servers:
+            self.servers.pop().close()
 
     def __enter__(self) -> Prestarted:
         return self
 
     def __exit__(self, *exc) -> None:
         self.close()
-
-
-def _start_into(done: queue.SimpleQueue, env: dict, warm: list[str]) -> None:
-    try:
-        done.put(_Server(env, warm))
-    except BaseException as exc:  # the pool's own start tries again, and says why it failed
-        done.put(exc)
 
 
 class SandboxPool:

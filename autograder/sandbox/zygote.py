@@ -125,7 +125,6 @@ class ForkedServer:
         self._pidfd = os.pidfd_open(pid)
         self.stdin = os.fdopen(stdin_fd, "wb")
         self.stdout = os.fdopen(stdout_fd, "rb")
-        self.returncode: int | None = None  # never known: only its parent, the zygote, may wait for it
 
     def poll(self) -> int | None:
         """None while it runs; its exit status is not ours to read, so an ended one gives -1."""
@@ -150,43 +149,38 @@ class ForkedServer:
             self._pidfd = -1
 
 
-def seed_arguments(env: dict, warm: list[str]) -> list[str]:
-    """What a fork server started afresh is told so that, once it has imported `warm`, it forks the zygote
-    the next gradings find (`seed`); nothing where zygotes are off."""
+def place(env: dict, warm: list[str]) -> Path | None:
+    """Where the zygote for `env` and `warm` lives (its socket, token and lock are this path with a suffix),
+    or None where there is none to have: zygotes off, no pidfds, no private folder."""
     if not enabled():
-        return []
+        return None
     try:
-        return [f"{SEED_ARG}{folder() / key(env, warm)}", f"{IDLE_ARG}{idle_seconds():g}"]
+        return folder() / key(env, warm)
     except (OSError, ZygoteError):
-        return []
+        return None
 
 
-def fork_server(env: dict, warm: list[str], lease_fd: int) -> ForkedServer:
-    """A fork server forked by the running zygote for `env` and `warm`, holding the lease `lease_fd`.
-    Raises ZygoteError where none runs (the caller starts a server afresh, which seeds one)."""
-    if not enabled():
-        raise ZygoteError(f"{ENABLE_ENV} is off, or this system has no pidfds")
-    try:
-        place = folder()
-        name = key(env, warm)
-    except OSError as exc:
-        raise ZygoteError(str(exc)) from None
+def seed_arguments(where: Path) -> list[str]:
+    """What a fork server started afresh is told so that, once it has imported its libraries, it forks the
+    zygote `where` for the next gradings (`seed`)."""
+    return [f"{SEED_ARG}{where}", f"{IDLE_ARG}{idle_seconds():g}"]
+
+
+def fork_server(where: Path, lease_fd: int) -> ForkedServer | None:
+    """A fork server forked by the zygote `where`, holding the lease `lease_fd`; None where none answers
+    (not yet, or not any more): the caller starts one afresh, which seeds it."""
     in_r, in_w = os.pipe()
     out_r, out_w = os.pipe()
     try:
-        try:
-            pid = _ask(place, name, (in_r, out_w, 2, lease_fd))
-        except OSError as exc:  # none listens there (yet, or any more)
-            raise ZygoteError(str(exc)) from None
-        server = ForkedServer(pid, in_w, out_r)
-    except BaseException:
+        pid = _ask(where, (in_r, out_w, 2, lease_fd))
+        return ForkedServer(pid, in_w, out_r)
+    except (OSError, ZygoteError):
         for fd in (in_w, out_r):
             os.close(fd)
-        raise
+        return None
     finally:
         os.close(in_r)
         os.close(out_w)
-    return server
 
 
 @contextlib.contextmanager
@@ -203,9 +197,9 @@ def _address(path: Path):
         os.close(fd)
 
 
-def _ask(place: Path, name: str, fds: tuple[int, ...], token: bytes | None = None) -> int:
-    token = (place / f"{name}.token").read_bytes() if token is None else token
-    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn, _address(place / f"{name}.sock") as address:
+def _ask(where: Path, fds: tuple[int, ...], token: bytes | None = None) -> int:
+    token = where.with_suffix(".token").read_bytes() if token is None else token
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn, _address(where.with_suffix(".sock")) as address:
         conn.settimeout(30)
         conn.connect(address)
         request = token + json.dumps({"cwd": os.getcwd()}).encode()
