@@ -38,13 +38,19 @@ class _Model:
             return 1.0 / len(self.vocab) if self.k > 0 else 0.0
         return row[self.index[word]]
 
+    def steps(self, tokens: tuple, max_len: int, ended: bool = True):
+        """(word, its context) for each word a sampler draws to give `tokens` (and its EOS, where ended and
+        shorter than max_len), the context moving forward as a correct sampler's does."""
+        context = (BOS,) * (self.n - 1)
+        for word in tokens + ((EOS,) if ended and len(tokens) < max_len else ()):
+            yield word, context
+            context = (context + (word,))[1:] if self.n > 1 else ()
+
     def sequence(self, tokens: tuple, max_len: int, ended: bool = True) -> float:
         """P(a draw is `tokens`), or with ended=False P(a draw starts with `tokens`)."""
-        context = (BOS,) * (self.n - 1)
         p = 1.0
-        for word in tokens + ((EOS,) if ended and len(tokens) < max_len else ()):
+        for word, context in self.steps(tokens, max_len, ended):
             p *= self.p(word, context)
-            context = (context + (word,))[1:] if self.n > 1 else ()
         return p
 
     def stale(self, tokens: tuple, max_len: int) -> float:
@@ -57,12 +63,10 @@ class _Model:
 
     def greedy(self, tokens: tuple, max_len: int) -> bool:
         """Whether every word of `tokens` (and its EOS) is a likeliest word of its context."""
-        context = (BOS,) * (self.n - 1)
-        for word in tokens + ((EOS,) if len(tokens) < max_len else ()):
+        for word, context in self.steps(tokens, max_len):
             row = self.table.get(context)
             if row is None or word not in self.index or row[self.index[word]] < max(row):
                 return False
-            context = (context + (word,))[1:] if self.n > 1 else ()
         return True
 
     def continued(self, tokens: tuple, max_len: int) -> float:
