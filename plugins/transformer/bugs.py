@@ -12,23 +12,12 @@ from lmgrade import Bug, Mistake
 
 from . import mistakes as M
 from . import positions as P
-from .mistakes import CAUSAL, MASK, MERGE, SHIFT, VAR
+from .mistakes import CAUSAL, MASK, SHIFT, STARTS
 
 LAYERS, MODEL, TRAIN = "layers.py", "model.py", "train.py"
 
 GELU = 'F.gelu(self.fc1(x), approximate="none")'
-MEAN_X = "mean = x.mean(dim=-1, keepdim=True)"
-AFFINE = "return x_hat * self.weight + self.bias"
-EMBED = "            x = x + self.pos_emb(pos)  # (B, T, d_model)\n"
-HEAD = "return self.lm_head(x)  # (B, T, V)"
 NLL = "nll = torch.log(torch.exp(z).sum(dim=-1)) - z.gather(-1, targets).squeeze(-1)  # (N,)"
-STARTS = "torch.randint(0, N - context_length, (batch_size,), generator=generator, device=on)"
-ZERO_GRAD = "        optimizer.zero_grad(set_to_none=True)\n"
-ADAMW = "optimizer = torch.optim.AdamW(model.parameters(), lr=lr)"
-WINDOWS = "for start in range(0, inputs.shape[0], context_length):"
-WINDOW_NLL = "total_nll += cross_entropy(model(x), y).item() * y.numel()"
-WINDOW_COUNT = "n_predicted += y.numel()"
-PERPLEXITY = "return math.exp(total_nll / n_predicted)"
 TEMPERATURE = "logits = model(idx_cond)[:, -1, :] / temperature  # (1, V)"
 SCORES = "att = q @ k.transpose(-2, -1) / math.sqrt(self.d_head)  # (B, n_heads, T, T)"
 WEIGHTED = "y = att @ v  # (B, n_heads, T, d_head)"
@@ -86,17 +75,15 @@ BUGS = {
         },
         demo=True,
     ),
-    "layer_norm_over_batch": Bug(
+    "layer_norm_over_batch": _as_bug(
+        M.LAYER_NORM_OVER_BATCH,
         "LayerNorm takes the mean and variance over the first dimension, as BatchNorm does.",
-        LAYERS,
-        ((MEAN_X, "mean = x.mean(dim=0, keepdim=True)"), (VAR, "var = x.var(dim=0, keepdim=True, correction=0)")),
-        {"layer_norm": VALUES, "layer_norm_stats": NOTHING},
+        {"layer_norm": "over the first dimension", "layer_norm_stats": NOTHING},
     ),
-    "layer_norm_weight_bias_swapped": Bug(
+    "layer_norm_weight_bias_swapped": _as_bug(
+        M.WEIGHT_BIAS_SWAPPED,
         "LayerNorm scales by the bias and shifts by the weight.",
-        LAYERS,
-        ((AFFINE, "return x_hat * self.bias + self.weight"),),
-        {"layer_norm": VALUES, "layer_norm_stats": NOTHING},
+        {"layer_norm": "scales by the bias", "layer_norm_stats": NOTHING},
     ),
     # --- layers.py: attention ---
     "scale_d_model": _as_bug(
@@ -156,17 +143,15 @@ BUGS = {
         ((CAUSAL, CAUSAL.replace("triu(diagonal=1)", "tril(diagonal=-1)")),),
         {"attention": VALUES, "causality": "sees token"},
     ),
-    "heads_merged_without_transpose": Bug(
+    "heads_merged_without_transpose": _as_bug(
+        M.HEADS_MERGED_WITHOUT_TRANSPOSE,
         "the heads are merged by reshaping (B, n_heads, T, d_head) straight to (B, T, d_model).",
-        LAYERS,
-        ((MERGE, "y = y.reshape(B, T, d_model)"),),
-        {"attention": VALUES, "attention_rows": ""},
+        {"attention": "transpose it to (B, T, n_heads, d_head) first", "attention_rows": ""},
     ),
-    "out_proj_missing": Bug(
+    "out_proj_missing": _as_bug(
+        M.OUT_PROJ_MISSING,
         "the attention returns the concatenated heads without out_proj.",
-        LAYERS,
-        (("return self.out_proj(y)", "return y"),),
-        {"attention": VALUES},
+        {"attention": "without passing them through out_proj"},
     ),
     # --- layers.py: feed-forward and block ---
     "gelu_tanh": _as_bug(
@@ -192,22 +177,20 @@ BUGS = {
         "the position embeddings are taken at arange(1, T + 1).",
         {"model": "positions 1..T", "model_hidden": "positions 1..T"},
     ),
-    "no_position_embedding": Bug(
+    "no_position_embedding": _as_bug(
+        M.NO_POSITION_EMBEDDING,
         "the model adds no position embedding to the token embeddings.",
-        MODEL,
-        ((EMBED, ""),),
-        {"model": VALUES, "model_hidden": ""},
+        {"model": "no position embedding is added", "model_hidden": ""},
     ),
     "ln_f_missing": _as_bug(
         M.LN_F_MISSING,
         "forward skips the final LayerNorm.",
         {"model": "ln_f is not applied", "model_hidden": "ln_f is not applied"},
     ),
-    "head_tied_to_embedding": Bug(
+    "head_tied_to_embedding": _as_bug(
+        M.HEAD_TIED_TO_EMBEDDING,
         "the logits are computed with the token embedding matrix instead of lm_head.",
-        MODEL,
-        ((HEAD, "return x @ self.tok_emb.weight.T"),),
-        {"model": VALUES, "model_hidden": ""},
+        {"model": "token embedding matrix", "model_hidden": ""},
     ),
     "ce_unstable": _as_bug(
         M.CE_UNSTABLE,
@@ -237,11 +220,10 @@ BUGS = {
     "batch_target_unshifted": _as_bug(
         M.BATCH_TARGET_UNSHIFTED, "get_batch returns y = x.", {"get_batch": "equal to the inputs x"}
     ),
-    "batch_start_past_end": Bug(
+    "batch_start_past_end": _as_bug(
+        M.BATCH_START_PAST_END,
         "get_batch draws starts up to N - context_length inclusive, one too many.",
-        TRAIN,
-        ((STARTS, STARTS.replace("N - context_length,", "N - context_length + 1,")),),
-        {"get_batch": VALUES},
+        {"get_batch": "inclusive, one too many"},
     ),
     "batch_global_rng": Bug(
         "get_batch draws the starts from torch's global generator, ignoring the one given.",
@@ -249,36 +231,31 @@ BUGS = {
         ((STARTS, "torch.randint(0, N - context_length, (batch_size,), device=on)"),),
         {"get_batch": VALUES},
     ),
-    "train_no_zero_grad": Bug(
+    "train_no_zero_grad": _as_bug(
+        M.TRAIN_NO_ZERO_GRAD,
         "train never zeroes the gradients, so they accumulate over the steps.",
-        TRAIN,
-        ((ZERO_GRAD, ""),),
-        {"train": VALUE, "training": "did not fall"},
+        {"train": "never zeroes the gradients", "training": "did not fall"},
         demo=True,
     ),
-    "train_sgd": Bug(
+    "train_sgd": _as_bug(
+        M.TRAIN_SGD,
         "train steps with plain SGD instead of AdamW.",
-        TRAIN,
-        ((ADAMW, "optimizer = torch.optim.SGD(model.parameters(), lr=lr)"),),
-        {"train": VALUE},
+        {"train": "plain SGD"},
     ),
-    "perplexity_no_exp": Bug(
+    "perplexity_no_exp": _as_bug(
+        M.PERPLEXITY_NO_EXP,
         "evaluate_perplexity returns the mean NLL, not its exp.",
-        TRAIN,
-        ((PERPLEXITY, "return total_nll / n_predicted"),),
-        {"evaluate_perplexity": VALUE},
+        {"evaluate_perplexity": "perplexity is its exp"},
     ),
-    "perplexity_mean_of_windows": Bug(
+    "perplexity_mean_of_windows": _as_bug(
+        M.PERPLEXITY_MEAN_OF_WINDOWS,
         "evaluate_perplexity averages the windows' mean losses, so the short last window weighs as much as a full one.",
-        TRAIN,
-        ((WINDOW_NLL, "total_nll += cross_entropy(model(x), y).item()"), (WINDOW_COUNT, "n_predicted += 1")),
-        {"evaluate_perplexity": VALUE},
+        {"evaluate_perplexity": "averages the windows' mean losses"},
     ),
-    "perplexity_drops_last_window": Bug(
+    "perplexity_drops_last_window": _as_bug(
+        M.PERPLEXITY_DROPS_LAST_WINDOW,
         "evaluate_perplexity reads full windows only, leaving out the shorter last one.",
-        TRAIN,
-        ((WINDOWS, "for start in range(0, inputs.shape[0] - context_length + 1, context_length):"),),
-        {"evaluate_perplexity": VALUE},
+        {"evaluate_perplexity": "full windows only"},
     ),
     "generate_no_crop": _as_bug(
         M.GENERATE_NO_CROP, "generate feeds the whole sequence to the model.", {"generate": "does not crop its input"}

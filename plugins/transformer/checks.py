@@ -482,10 +482,14 @@ ATTENTION_MISTAKES = (
     M.MASK_AFTER_SOFTMAX,
     M.SOFTMAX_OVER_QUERIES,
     M.HEAD_LAYOUT,
+    M.HEADS_MERGED_WITHOUT_TRANSPOSE,
+    M.OUT_PROJ_MISSING,
 )
-LAYER_NORM_MISTAKES = (M.UNBIASED_VARIANCE, M.EPS_OUTSIDE_SQRT)
+LAYER_NORM_MISTAKES = (M.UNBIASED_VARIANCE, M.EPS_OUTSIDE_SQRT, M.LAYER_NORM_OVER_BATCH, M.WEIGHT_BIAS_SWAPPED)
 MODEL_MISTAKES = (
     M.POSITIONS_OFFSET,
+    M.NO_POSITION_EMBEDDING,
+    M.HEAD_TIED_TO_EMBEDDING,
     M.LN_F_MISSING,
     M.PRE_POST_SWAPPED,
     M.RESIDUAL_MISSING,
@@ -583,7 +587,7 @@ def transformer_checks() -> list[Check]:
             get_batch_cases,
             files=T,
             tolerance=FLOAT64,
-            mistakes=(M.BATCH_TARGET_UNSHIFTED,),
+            mistakes=(M.BATCH_TARGET_UNSHIFTED, M.BATCH_START_PAST_END),
             uses=("train.get_batch",),
             limits=quick,
             grades=("train.get_batch",),
@@ -596,6 +600,7 @@ def transformer_checks() -> list[Check]:
             train_cases,
             files=T,
             tolerance=Tolerance(rtol=1e-6, atol=1e-8),
+            mistakes=(M.TRAIN_SGD, M.TRAIN_NO_ZERO_GRAD),
             uses=("train.train", *LM),
             composes=("model", "cross_entropy", "get_batch"),
             limits=slow,
@@ -608,6 +613,7 @@ def transformer_checks() -> list[Check]:
             perplexity_cases,
             files=T,
             tolerance=FLOAT64,
+            mistakes=(M.PERPLEXITY_NO_EXP, M.PERPLEXITY_MEAN_OF_WINDOWS, M.PERPLEXITY_DROPS_LAST_WINDOW),
             uses=("train.evaluate_perplexity", *LM),
             composes=("model", "cross_entropy"),
             limits=quick,

@@ -13,7 +13,9 @@ from lmgrade import Mistake
 L, M, T = "layers.py", "model.py", "train.py"
 
 # --- layers.py: the reference's lines ---
+MEAN_X = "mean = x.mean(dim=-1, keepdim=True)"
 VAR = "var = x.var(dim=-1, keepdim=True, correction=0)"
+AFFINE = "return x_hat * self.weight + self.bias"
 NORMALISE = "x_hat = (x - mean) / torch.sqrt(var + self.eps)"
 SPLIT = {
     name: f"{name} = self.{name}_proj(x).view(B, T, self.n_heads, self.d_head).transpose(1, 2)"
@@ -45,16 +47,42 @@ BRANCHES_SWAPPED = """        if self.pre_ln:
             x = x + self.ffn(self.ln2(x))
 """
 
+OUT_PROJ = "return self.out_proj(y)"
+
 # --- model.py ---
 POSITIONS = "pos = torch.arange(T, device=idx.device)  # (T,)"
+EMBED = "            x = x + self.pos_emb(pos)  # (B, T, d_model)\n"
+HEAD = "return self.lm_head(x)  # (B, T, V)"
 FINAL_LN = "        x = self.ln_f(x)\n"
 SHIFT = "z = logits - logits.detach().amax(dim=-1, keepdim=True)  # (N, V), max 0 per row"
 MEAN = "return nll.mean()"
 
 # --- train.py ---
 TARGETS = "y = data[rows + 1].to(device=device, dtype=torch.long)"
+STARTS = "torch.randint(0, N - context_length, (batch_size,), generator=generator, device=on)"
+ADAMW = "optimizer = torch.optim.AdamW(model.parameters(), lr=lr)"
+WINDOWS = "for start in range(0, inputs.shape[0], context_length):"
+WINDOW_NLL = "total_nll += cross_entropy(model(x), y).item() * y.numel()"
+WINDOW_COUNT = "n_predicted += y.numel()"
+PERPLEXITY = "return math.exp(total_nll / n_predicted)"
 CROP = "idx_cond = idx[:, -model.context_length:]  # (1, <= context_length)"
 SAMPLE = "next_token = torch.multinomial(probs, 1, generator=generator)  # (1, 1)"
+
+LAYER_NORM_OVER_BATCH = Mistake(
+    "layer_norm_over_batch",
+    "LayerNorm takes the mean and variance over the first dimension (dim=0, across the batch, as BatchNorm "
+    "does); it must normalise each position over its own d_model features (dim=-1)",
+    edits=(
+        (L, MEAN_X, "mean = x.mean(dim=0, keepdim=True)"),
+        (L, VAR, "var = x.var(dim=0, keepdim=True, correction=0)"),
+    ),
+)
+
+WEIGHT_BIAS_SWAPPED = Mistake(
+    "layer_norm_weight_bias_swapped",
+    "LayerNorm scales by the bias and shifts by the weight: the output is x_hat * weight + bias",
+    edits=((L, AFFINE, "return x_hat * self.bias + self.weight"),),
+)
 
 SCALE_D_MODEL = Mistake(
     "scale_d_model",
@@ -101,6 +129,19 @@ HEAD_LAYOUT = Mistake(
     + ((L, MERGE, "y = y.permute(0, 2, 3, 1).reshape(B, T, d_model)"),),
 )
 
+HEADS_MERGED_WITHOUT_TRANSPOSE = Mistake(
+    "heads_merged_without_transpose",
+    "the heads are merged by reshaping y of shape (B, n_heads, T, d_head) straight to (B, T, d_model): "
+    "transpose it to (B, T, n_heads, d_head) first, so that each position keeps its own heads' outputs",
+    edits=((L, MERGE, "y = y.reshape(B, T, d_model)"),),
+)
+
+OUT_PROJ_MISSING = Mistake(
+    "out_proj_missing",
+    "the attention returns the concatenated heads without passing them through out_proj",
+    edits=((L, OUT_PROJ, "return y"),),
+)
+
 UNBIASED_VARIANCE = Mistake(
     "unbiased_variance",
     "LayerNorm uses the unbiased variance (divided by d - 1); the contract asks for the "
@@ -134,6 +175,18 @@ POSITIONS_OFFSET = Mistake(
     edits=((M, POSITIONS, "pos = torch.arange(1, T + 1, device=idx.device)"),),
 )
 
+NO_POSITION_EMBEDDING = Mistake(
+    "no_position_embedding",
+    "no position embedding is added to the token embeddings: x must be tok_emb(idx) + pos_emb(arange(T))",
+    edits=((M, EMBED, ""),),
+)
+
+HEAD_TIED_TO_EMBEDDING = Mistake(
+    "head_tied_to_embedding",
+    "the logits are computed with the token embedding matrix (x @ tok_emb.weight.T) instead of lm_head",
+    edits=((M, HEAD, "return x @ self.tok_emb.weight.T"),),
+)
+
 LN_F_MISSING = Mistake(
     "ln_f_missing", "the final LayerNorm ln_f is not applied before lm_head", edits=((M, FINAL_LN, ""),)
 )
@@ -158,6 +211,46 @@ BATCH_TARGET_UNSHIFTED = Mistake(
     edits=((T, TARGETS, "y = data[rows].to(device=device, dtype=torch.long)"),),
 )
 
+BATCH_START_PAST_END = Mistake(
+    "batch_start_past_end",
+    "get_batch draws the starts from 0 to N - context_length inclusive, one too many "
+    "(torch.randint(0, N - context_length + 1, ...)): the last start is N - context_length - 1, so that y "
+    "ends at the last token",
+    edits=((T, STARTS, STARTS.replace("N - context_length,", "N - context_length + 1,")),),
+)
+
+TRAIN_SGD = Mistake(
+    "train_sgd",
+    "train steps with plain SGD (torch.optim.SGD) instead of AdamW with its default betas, eps and weight decay",
+    edits=((T, ADAMW, "optimizer = torch.optim.SGD(model.parameters(), lr=lr)"),),
+)
+
+TRAIN_NO_ZERO_GRAD = Mistake(
+    "train_no_zero_grad",
+    "train never zeroes the gradients, so each step adds its gradient to those of every step before",
+    edits=((T, "        optimizer.zero_grad(set_to_none=True)\n", ""),),
+)
+
+PERPLEXITY_NO_EXP = Mistake(
+    "perplexity_no_exp",
+    "evaluate_perplexity returns the mean negative log-likelihood; perplexity is its exp",
+    edits=((T, PERPLEXITY, "return total_nll / n_predicted"),),
+)
+
+PERPLEXITY_MEAN_OF_WINDOWS = Mistake(
+    "perplexity_mean_of_windows",
+    "evaluate_perplexity averages the windows' mean losses, so the shorter last window weighs as much as a full "
+    "one: every predicted token must weigh the same (sum the NLL over tokens, divide by their number)",
+    edits=((T, WINDOW_NLL, "total_nll += cross_entropy(model(x), y).item()"), (T, WINDOW_COUNT, "n_predicted += 1")),
+)
+
+PERPLEXITY_DROPS_LAST_WINDOW = Mistake(
+    "perplexity_drops_last_window",
+    "evaluate_perplexity reads full windows only and leaves out the shorter last one: every token after the "
+    "first must be predicted once",
+    edits=((T, WINDOWS, "for start in range(0, inputs.shape[0] - context_length + 1, context_length):"),),
+)
+
 GENERATE_NO_CROP = Mistake(
     "generate_no_crop",
     "generate feeds the model the whole sequence instead of cropping it to the last context_length tokens",
@@ -178,22 +271,34 @@ GELU_TANH = Mistake(
 )
 
 ALL = (
+    LAYER_NORM_OVER_BATCH,
+    WEIGHT_BIAS_SWAPPED,
     SCALE_D_MODEL,
     NO_SCALING,
     MASK_OFF_BY_ONE,
     MASK_AFTER_SOFTMAX,
     SOFTMAX_OVER_QUERIES,
     HEAD_LAYOUT,
+    HEADS_MERGED_WITHOUT_TRANSPOSE,
+    OUT_PROJ_MISSING,
     UNBIASED_VARIANCE,
     EPS_OUTSIDE_SQRT,
     PRE_POST_SWAPPED,
     RESIDUAL_MISSING,
     POSITIONS_OFFSET,
+    NO_POSITION_EMBEDDING,
+    HEAD_TIED_TO_EMBEDDING,
     LN_F_MISSING,
     GELU_TANH,
     CE_UNSTABLE,
     CE_SUMMED,
     BATCH_TARGET_UNSHIFTED,
+    BATCH_START_PAST_END,
+    TRAIN_SGD,
+    TRAIN_NO_ZERO_GRAD,
+    PERPLEXITY_NO_EXP,
+    PERPLEXITY_MEAN_OF_WINDOWS,
+    PERPLEXITY_DROPS_LAST_WINDOW,
     GENERATE_NO_CROP,
     GENERATE_ARGMAX,
 )
