@@ -112,3 +112,25 @@ def test_agrees_with_nltk_mle():
                 assert math.isclose(ours.prob(word, context), theirs.score(word, list(context)), rel_tol=1e-12)
                 checked += 1
         assert checked > 50
+
+
+def test_the_grammar_draws_what_generator_choice_draws():
+    """The corpora of every grading drawn faster, the same sentences: cases and stored values stay put."""
+    from lmgrade.plugins.ngram.corpus import GRAMMAR
+
+    def by_choice(symbol, rng, out):
+        if symbol not in GRAMMAR:
+            out.append(symbol)
+            return
+        weights = np.array([w for w, _ in GRAMMAR[symbol]])
+        for child in GRAMMAR[symbol][rng.choice(len(weights), p=weights / weights.sum())][1]:
+            by_choice(child, rng, out)
+
+    for seed in range(20):
+        drawn, chosen = np.random.default_rng(seed), np.random.default_rng(seed)
+        expected = []
+        for _ in range(30):
+            expected.append([])
+            by_choice("S", chosen, expected[-1])
+        assert sentences(drawn, 30) == expected
+        assert drawn.random() == chosen.random()  # and the generator is left where choice leaves it

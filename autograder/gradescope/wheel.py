@@ -14,6 +14,8 @@ assignment whose reference or checks import it.
 from __future__ import annotations
 
 import email.parser
+import hashlib
+import os
 import importlib.metadata
 import json
 import re
@@ -29,6 +31,7 @@ from pathlib import Path
 from ..assignment import Assignment, tomllib
 from ..bundle.wheel import write_wheel
 from ..errors import HarnessFault
+from ..expected_store import default_folder
 from ..selection import Selection
 from .config import ZipError
 
@@ -184,8 +187,34 @@ def build_wheel(root: Path, out_dir: Path) -> Path:
         return _pip_wheel(Path(staged), out_dir, "lmgrade's wheel")
 
 
+def _project_digest(project: Path) -> str:
+    """What a wheel of `project` is made of: every file's path and bytes."""
+    digest = hashlib.sha256()
+    for path in sorted(p for p in project.rglob("*") if p.is_file()):
+        relative = path.relative_to(project).as_posix().encode()
+        digest.update(len(relative).to_bytes(4, "big") + relative)
+        data = path.read_bytes()
+        digest.update(len(data).to_bytes(8, "big") + data)
+    return digest.hexdigest()
+
+
+def wheel_cache() -> Path | None:
+    """Where built wheels are kept, by the digest of what each was built from (beside the expected values,
+    and off where they are): pip takes seconds for a wheel that the same files always make alike."""
+    folder = default_folder()
+    return None if folder is None else folder / "wheels"
+
+
 def _pip_wheel(project: Path, out_dir: Path, what: str) -> Path:
-    """The one wheel pip builds of the project folder `project`, moved into `out_dir`."""
+    """The one wheel pip builds of the project folder `project`, copied into `out_dir`: built once for the
+    same files (`wheel_cache`)."""
+    cache = wheel_cache()
+    kept = cache / _project_digest(project) if cache is not None else None
+    if kept is not None:
+        found = sorted(kept.glob("*.whl")) if kept.is_dir() else []
+        if len(found) == 1:
+            out_dir.mkdir(parents=True, exist_ok=True)
+            return Path(shutil.copy2(found[0], out_dir / found[0].name))
     with tempfile.TemporaryDirectory(prefix="lmgrade-built-") as built:
         proc = subprocess.run(
             [
@@ -209,8 +238,24 @@ def _pip_wheel(project: Path, out_dir: Path, what: str) -> Path:
         wheels = sorted(Path(built).glob("*.whl"))
         if len(wheels) != 1:
             raise HarnessFault(f"pip built {len(wheels)} wheels for {what}, expected one")
+        if kept is not None:
+            _keep(wheels[0], kept)
         out_dir.mkdir(parents=True, exist_ok=True)
         return Path(shutil.move(str(wheels[0]), str(out_dir / wheels[0].name)))
+
+
+def _keep(wheel: Path, kept: Path) -> None:
+    """A copy of `wheel` in the cache folder `kept`, whole or not at all: two builds may keep it at once."""
+    try:
+        kept.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        staging = Path(tempfile.mkdtemp(prefix=".incoming-", dir=kept.parent))
+        shutil.copy2(wheel, staging / wheel.name)
+        try:
+            os.rename(staging, kept)
+        except OSError:  # kept by a build beside this one meanwhile
+            shutil.rmtree(staging, ignore_errors=True)
+    except OSError:
+        pass  # a cache that cannot be written costs the next build its seconds, nothing else
 
 
 def requirement_name(requirement: str) -> str:

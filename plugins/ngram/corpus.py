@@ -7,6 +7,8 @@ rare words); an instructor may grade on their own text instead.
 
 from __future__ import annotations
 
+import bisect
+import functools
 from pathlib import Path
 
 import numpy as np
@@ -36,13 +38,23 @@ GRAMMAR: dict[str, list[tuple[float, list[str]]]] = {
 }
 
 
+@functools.lru_cache(maxsize=None)
+def _cumulative(weights: tuple[float, ...]) -> list[float]:
+    """The rule's cumulative probabilities, the very floats `Generator.choice(..., p=...)` builds."""
+    p = np.array(weights, dtype=float)
+    cdf = (p / p.sum()).cumsum()
+    cdf /= cdf[-1]
+    return cdf.tolist()
+
+
 def _expand(symbol: str, rng: np.random.Generator, grammar: dict, out: list[str]) -> None:
     if symbol not in grammar:
         out.append(symbol)
         return
     rules = grammar[symbol]
-    weights = np.array([w for w, _ in rules], dtype=float)
-    choice = rules[rng.choice(len(rules), p=weights / weights.sum())][1]
+    # What rng.choice(len(rules), p=...) draws, from the same one uniform number, without its
+    # checks of p: those made drawing a grading's corpora cost a third of a second.
+    choice = rules[bisect.bisect_right(_cumulative(tuple(w for w, _ in rules)), rng.random())][1]
     for child in choice:
         _expand(child, rng, grammar, out)
 
