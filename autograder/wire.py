@@ -30,6 +30,8 @@ from typing import Any, NoReturn
 
 import numpy as np
 
+from . import npy_members
+
 MAX_DEPTH = 64
 # What a decoded value may hold. The largest the graders send themselves (the transformer's train-step
 # timing case on CUDA) is about 27 MiB of arrays, and no document passes 60 kB; answers are far smaller.
@@ -180,11 +182,8 @@ def encode(value: Any) -> bytes:
     """Encode plain data: JSON document, then an optional npz archive."""
     doc, arrays = to_document(value)
     text = json.dumps(doc, allow_nan=False).encode()
-    blob = b""
-    if arrays:
-        buf = io.BytesIO()
-        save_arrays(arrays, buf)
-        blob = buf.getvalue()
+    # save_arrays' stored archive, byte for byte, laid out directly (`npy_members`).
+    blob = npy_members.stored_archive(arrays) if arrays else b""
     return _HEADER.pack(len(text)) + text + blob
 
 
@@ -317,21 +316,25 @@ def _zip64_sizes(extra: memoryview, packed: int, size: int) -> tuple[int, int]:
 def _npy(member: memoryview) -> np.ndarray:
     """One .npy member: its header read and checked (plain dtype, shape times item size equal to the bytes that
     follow), then its data copied into a fresh array."""
-    head = io.BytesIO(bytes(member[:65_536]))
-    try:
-        version = np.lib.format.read_magic(head)
-        if version == (1, 0):
-            shape, fortran, dtype = np.lib.format.read_array_header_1_0(head)
-        elif version == (2, 0):
-            shape, fortran, dtype = np.lib.format.read_array_header_2_0(head)
-        else:
-            raise ValueError(f"npy version {version}")
-    except Exception as exc:
-        raise WireError(f"undecodable result (an array header: {type(exc).__name__})") from None
+    read = npy_members.header(member)  # the header numpy writes, read in one match
+    if read is not None:
+        shape, fortran, dtype, start = read
+    else:  # any other form: numpy's own parser
+        head = io.BytesIO(bytes(member[:65_536]))
+        try:
+            version = np.lib.format.read_magic(head)
+            if version == (1, 0):
+                shape, fortran, dtype = np.lib.format.read_array_header_1_0(head)
+            elif version == (2, 0):
+                shape, fortran, dtype = np.lib.format.read_array_header_2_0(head)
+            else:
+                raise ValueError(f"npy version {version}")
+        except Exception as exc:
+            raise WireError(f"undecodable result (an array header: {type(exc).__name__})") from None
+        start = head.tell()
     if not plain_dtype(dtype):
         raise WireError(f"not plain data: a numpy array of dtype {_dtype_words(dtype)}")
     count = math.prod(shape)
-    start = head.tell()
     if any(d < 0 for d in shape) or count * dtype.itemsize != len(member) - start:
         raise WireError("undecodable result (an array's shape does not match its bytes)")
     try:

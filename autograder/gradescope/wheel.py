@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import email.parser
 import hashlib
-import os
 import importlib.metadata
 import json
+import os
 import re
 import shutil
 import subprocess

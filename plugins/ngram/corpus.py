@@ -38,7 +38,7 @@ GRAMMAR: dict[str, list[tuple[float, list[str]]]] = {
 }
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _cumulative(weights: tuple[float, ...]) -> list[float]:
     """The rule's cumulative probabilities, the very floats `Generator.choice(..., p=...)` builds."""
     p = np.array(weights, dtype=float)
