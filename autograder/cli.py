@@ -220,7 +220,7 @@ def generate(assignment: str, out_dir: Path, settings: tuple[str, ...], force: b
     bound, variant = _load(_select(assignment, settings))
     try:
         if notebook:
-            from .notebook import write_starter
+            from .starter_notebook import write_starter
 
             written = [write_starter(bound, variant, out_dir, overwrite=force)]
         else:

@@ -22,16 +22,11 @@ import zipfile
 from collections.abc import Callable
 from pathlib import Path
 
+from .submission_limits import MAX_SUBMISSION_BYTES, MAX_UNPACKED_FILES, UnreadableSubmission
+
 # Folders that are never part of a submission: neither searched nor copied
 # into the sandbox (a virtual environment beside the code can weigh gigabytes).
 SKIPPED_FOLDERS = frozenset({"__MACOSX", "__pycache__", ".git", "node_modules", ".venv", "venv"})
-
-MAX_SUBMISSION_BYTES = 64 * 2**20  # what the sandbox copies of a submission, and a .zip may unpack to
-MAX_UNPACKED_FILES = 2000
-
-
-class UnreadableSubmission(ValueError):
-    """A .zip that cannot be unpacked safely: the student's to fix, said in the results."""
 
 
 def unpack_zip(archive: Path, into: Path) -> Path:
@@ -280,7 +275,7 @@ def prepare(submission: Path, files: tuple[str, ...], scratch: Path) -> tuple[Pa
                 )
             return located, [text for text in (*said, note, hint) if text]
         notebook = found[0]
-    # Imported here: it imports this module's bounds, and nbformat only where a notebook is graded.
+    # Imported here: nbformat only where a notebook is graded.
     from . import notebook as notebooks
 
     graded = scratch / "notebook"

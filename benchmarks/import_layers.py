@@ -29,6 +29,8 @@ LAYERS = [
             "atomic",
             "errors",
             "seeds",
+            "hidden_inputs",
+            "npy_members",
             "wire",
             "device",
             "stats",
@@ -38,8 +40,16 @@ LAYERS = [
             "flawed",
             "loader",
             "hookspecs",
+            "submission_limits",
+            "notebook",
             "submission",
             "sandbox",
+            "plural",
+            "lazy_import",
+            "scenario_call",
+            "recorded_calls",
+            "stand_in_torch",
+            "stand_in",
         ],
     ),
     (
@@ -58,13 +68,30 @@ LAYERS = [
             "expected_store",
             "speed",
             "results",
+            "degenerate",
+            "torch_requirement",
         ],
     ),
-    ("grading", ["oracle", "expected", "feedback", "import_probe", "timing_grading", "grading"]),
+    ("grading", ["oracle", "expected", "feedback", "import_probe", "timing_grading", "grading", "student_grader"]),
     ("reports", ["reports"]),
     (
         "commands",
-        ["grade", "cli", "gradescope", "regrade", "bundle", "mutants", "mutation", "fixtures", "reproduce", "__init__"],
+        [
+            "grade",
+            "cli",
+            "starter_notebook",
+            "gradescope",
+            "regrade",
+            "bundle",
+            "mutants",
+            "mutation",
+            "fixtures",
+            "reproduce",
+            "listing",
+            "scaffold",
+            "selftest",
+            "__init__",
+        ],
     ),
 ]
 
@@ -86,7 +113,17 @@ def layer_of(module: str) -> int:
 def imports_of(path: Path, module: str, modules: set[str]) -> set[str]:
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
     found = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    # Imports for type annotations only (under `if TYPE_CHECKING:`) are no arrow when the code runs.
+    typing_only = {
+        id(inner)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.If) and getattr(node.test, "id", getattr(node.test, "attr", None)) == "TYPE_CHECKING"
+        for inner in ast.walk(node)
+    }
+    for node in ast.walk(tree):
+        if id(node) in typing_only:
+            continue
         if isinstance(node, ast.ImportFrom):
             if node.level:
                 base = package.split(".") if package else []
@@ -139,16 +176,23 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     return out
 
 
+def graph_of(root: Path) -> tuple[dict[str, Path], list, list, list[list[str]]]:
+    """The harness's modules, its import arrows, those that run back up, and its cycles."""
+    paths = {module_name(p, root): p for p in sorted(root.rglob("*.py"))}
+    for module in paths:
+        layer_of(module)  # every module has its place, arrows or not
+    graph = {m: imports_of(p, m, set(paths)) for m, p in paths.items()}
+    arrows = [(a, b) for a in sorted(graph) for b in sorted(graph[a])]
+    upward = [(a, b) for a, b in arrows if layer_of(b) > layer_of(a)]
+    return paths, arrows, upward, cycles(graph)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--list", action="store_true", help="name every upward arrow and cycle")
     parser.add_argument("--root", type=Path, default=ROOT, help="the harness's folder (default: autograder/)")
     args = parser.parse_args()
-    paths = {module_name(p, args.root): p for p in sorted(args.root.rglob("*.py"))}
-    graph = {m: imports_of(p, m, set(paths)) for m, p in paths.items()}
-    arrows = [(a, b) for a in sorted(graph) for b in sorted(graph[a])]
-    upward = [(a, b) for a, b in arrows if layer_of(b) > layer_of(a)]
-    groups = cycles(graph)
+    paths, arrows, upward, groups = graph_of(args.root)
     print(
         f"modules {len(paths)}, import arrows {len(arrows)}, upward arrows {len(upward)}, "
         f"cycles {len(groups)} ({sum(map(len, groups))} modules)"

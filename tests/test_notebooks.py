@@ -11,7 +11,7 @@ import nbformat
 import pytest
 
 from helpers import ROOT, lmgrade, variant_params
-from lmgrade import catalog, notebook, templates
+from lmgrade import catalog, notebook, starter_notebook, templates
 from lmgrade.cli import main
 from lmgrade.grade import grade_submission
 from lmgrade.selection import Selection
@@ -64,8 +64,8 @@ def _pasted(starter: Path, sources: dict[str, str], out: Path) -> Path:
 
 def test_the_starter_holds_the_handout_the_stubs_and_the_check_and_is_the_same_every_time(ngram, tmp_path):
     assignment, variant = ngram
-    path = notebook.write_starter(assignment, variant, tmp_path)
-    assert path.name == "ngram.ipynb" and path.read_text() == notebook.starter_text(assignment, variant)
+    path = starter_notebook.write_starter(assignment, variant, tmp_path)
+    assert path.name == "ngram.ipynb" and path.read_text() == starter_notebook.starter_text(assignment, variant)
     node = nbformat.read(str(path), as_version=4)
     nbformat.validate(node)
     rendered = templates.render(assignment, variant)
@@ -76,13 +76,13 @@ def test_the_starter_holds_the_handout_the_stubs_and_the_check_and_is_the_same_e
     # What the grader reads back is the stub, byte for byte.
     assert notebook.written_files(node, assignment.spec.files).files == {"ngram.py": rendered["ngram.py"]}
     with pytest.raises(templates.WouldOverwrite):
-        notebook.write_starter(assignment, variant, tmp_path)
+        starter_notebook.write_starter(assignment, variant, tmp_path)
 
 
 @pytest.mark.parametrize("name, settings", variant_params())
 def test_every_starter_writes_its_stubs_and_checks_its_own_variant(name, settings):
     assignment, variant = catalog.load(Selection.parse(name, settings))
-    node = notebook.starter(assignment, variant)
+    node = starter_notebook.starter(assignment, variant)
     rendered = templates.render(assignment, variant)
     written = notebook.written_files(node, assignment.spec.files)
     assert written.files == {f: rendered[f] for f in assignment.spec.files} and written.refused == []
@@ -111,7 +111,7 @@ def test_generate_notebook_writes_it_and_grade_scores_it_zero_not_implemented(tm
 def test_the_reference_pasted_into_the_starter_scores_full_marks_from_a_folder_holding_only_it(
     ngram, ngram_grader, tmp_path
 ):
-    starter = notebook.write_starter(*ngram, tmp_path / "starter")
+    starter = starter_notebook.write_starter(*ngram, tmp_path / "starter")
     upload = tmp_path / "upload"  # what Gradescope makes of an uploaded notebook
     _pasted(starter, {"ngram.py": REFERENCE_NGRAM}, upload / "my work.ipynb")
     run, document = _graded(ngram, ngram_grader, upload, tmp_path)
@@ -120,7 +120,7 @@ def test_the_reference_pasted_into_the_starter_scores_full_marks_from_a_folder_h
 
 
 def test_check_grades_a_notebook_with_the_public_checks(ngram, tmp_path):
-    starter = notebook.write_starter(*ngram, tmp_path / "starter")
+    starter = starter_notebook.write_starter(*ngram, tmp_path / "starter")
     solved = _pasted(starter, {"ngram.py": REFERENCE_NGRAM}, tmp_path / "solved" / "ngram.ipynb")
     checked = lmgrade("check", "ngram", solved)
     assert checked.returncode == 0, checked.stderr

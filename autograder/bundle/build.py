@@ -20,7 +20,7 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from .. import __version__, notebook, templates
+from .. import __version__, starter_notebook, templates
 from ..assignment import Assignment
 from ..fixtures import record
 from ..torch_requirement import TORCH
@@ -67,7 +67,9 @@ def build_bundle(assignment: Assignment, variant: dict, output: Path) -> Bundle:
         )
         contents = {name: text.encode() for name, text in templates.render(assignment, variant).items()}
         # The same starter as a notebook, for students who work in Jupyter or Colab (docs/notebooks.md).
-        contents[notebook.starter_name(assignment)] = notebook.starter_text(assignment, variant).encode()
+        contents[starter_notebook.starter_name(assignment)] = starter_notebook.starter_text(
+            assignment, variant
+        ).encode()
         written = {
             texts.GUIDE_FILE: texts.guide(assignment, variant, wheel.name, torch).encode(),
             texts.INI_FILE: texts.pytest_ini(assignment.name).encode(),

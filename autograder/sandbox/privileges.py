@@ -210,3 +210,15 @@ def _kill_all_as(uid: int) -> None:
         finally:
             os._exit(0)
     os.waitpid(pid, 0)
+
+
+def reap_ended() -> None:
+    """Reap every child of ours that has ended, waiting for none: here what ended after its supervisor did
+    (it came to us as the subreaper); in a zygote, the fork servers it forked."""
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return

@@ -445,7 +445,7 @@ def main() -> None:
         except Exception:  # imported again with the rest of the preload, which says what failed
             pass
     if seeding:  # the first fork server on this machine: the zygote, forked while we hold nothing
-        zygote.seed(seeding, warm)
+        zygote.seed(seeding, warm, serve)
     message = read_message(proto_in)
     if message is None:
         return
@@ -490,10 +490,10 @@ def _fork_per_run(server: Server, grader_fd: int, proto_out: int) -> None:
         said = os.read(answered_r, len(ANSWERED))  # b"" once the supervisor is gone without answering
         os.close(answered_r)
         if said == ANSWERED:
-            reap_ended()  # supervisors that have ended since, and what outlived them
+            privileges.reap_ended()  # supervisors that have ended since, and what outlived them
             continue
         _, status = os.waitpid(pid, 0)
-        reap_ended()
+        privileges.reap_ended()
         server.clear_runs_root()
         code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else None
         if code not in (INPUT_CLOSED, GRADER_GONE):
@@ -508,18 +508,6 @@ def signal_description(number: int) -> str:
         return signal.Signals(number).name
     except ValueError:
         return f"signal {number}"
-
-
-def reap_ended() -> None:
-    """Reap every child of ours that has ended, waiting for none: here what ended after its supervisor did
-    (it came to us as the subreaper); in a zygote, the fork servers it forked."""
-    while True:
-        try:
-            pid, _ = os.waitpid(-1, os.WNOHANG)
-        except ChildProcessError:
-            return
-        if pid == 0:
-            return
 
 
 def serve() -> None:

@@ -49,6 +49,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 ENABLE_ENV, IDLE_ENV, DIR_ENV = "LMGRADE_ZYGOTE", "LMGRADE_ZYGOTE_IDLE", "LMGRADE_ZYGOTE_DIR"
@@ -230,10 +231,11 @@ def _locked(path: Path):
 # --- the zygote ---------------------------------------------------------------------------------------------
 
 
-def seed(arguments: list[str], warm: list[str]) -> None:
+def seed(arguments: list[str], warm: list[str], serve: Callable[[], None]) -> None:
     """In a fork server started afresh, its imports done and nothing of a grading read yet: fork the zygote
     `arguments` name (`seed_arguments`), unless one already answers there. The copy keeps nothing of the
-    server's: every descriptor (the grading's pipes, the slot's lease) is closed in it."""
+    server's: every descriptor (the grading's pipes, the slot's lease) is closed in it. `serve` is what each
+    fork of the zygote goes on to run (`server.serve`), handed over so that this module need not import it."""
     options = {a.split("=", 1)[0] + "=": a.split("=", 1)[1] for a in arguments}
     where, idle_s = Path(options[SEED_ARG]), float(options.get(IDLE_ARG, DEFAULT_IDLE_S))
     if _answers(where.with_suffix(".sock")):
@@ -251,7 +253,7 @@ def seed(arguments: list[str], warm: list[str]) -> None:
         for fd in (0, 1, 2):
             os.dup2(devnull, fd)
         os.chdir("/")
-        _zygote(where, warm, idle_s)
+        _zygote(where, warm, idle_s, serve)
     finally:
         os._exit(0)
 
@@ -274,7 +276,7 @@ def _answers(path: Path) -> bool:
         return False
 
 
-def _zygote(where: Path, warm: list[str], idle_s: float) -> None:
+def _zygote(where: Path, warm: list[str], idle_s: float, serve: Callable[[], None]) -> None:
     """The zygote's life: listen, publish its socket and token (one zygote wins a race), fork until idle."""
     from . import privileges
 
@@ -296,7 +298,7 @@ def _zygote(where: Path, warm: list[str], idle_s: float) -> None:
             os.close(fd)
         os.replace(staged, where.with_suffix(".token"))
     token[:] = bytes(TOKEN_BYTES)  # only its hash stays, in us and in every fork of ours
-    _serve(listener, sock, token_hash, warm, idle_s)
+    _serve(listener, sock, token_hash, warm, idle_s, serve)
 
 
 def _listen(path: Path) -> socket.socket:
@@ -313,8 +315,10 @@ def _listen(path: Path) -> socket.socket:
     return listener
 
 
-def _serve(listener: socket.socket, path: Path, token_hash: bytes, warm: list[str], idle_s: float) -> None:
-    from .server import reap_ended
+def _serve(
+    listener: socket.socket, path: Path, token_hash: bytes, warm: list[str], idle_s: float, serve: Callable[[], None]
+) -> None:
+    from .privileges import reap_ended
 
     mine = os.stat(path).st_ino
     last = time.monotonic()
@@ -341,10 +345,17 @@ def _serve(listener: socket.socket, path: Path, token_hash: bytes, warm: list[st
             continue
         last = time.monotonic()
         with conn:
-            _answer(conn, listener, token_hash, warm, own_nnp)
+            _answer(conn, listener, token_hash, warm, own_nnp, serve)
 
 
-def _answer(conn: socket.socket, listener: socket.socket, token_hash: bytes, warm: list[str], own_nnp: bool):
+def _answer(
+    conn: socket.socket,
+    listener: socket.socket,
+    token_hash: bytes,
+    warm: list[str],
+    own_nnp: bool,
+    serve: Callable[[], None],
+):
     conn.settimeout(10)
     fds: list[int] = []
     try:
@@ -377,7 +388,7 @@ def _answer(conn: socket.socket, listener: socket.socket, token_hash: bytes, war
         if child == 0:
             listener.close()
             conn.close()
-            _become_server(fds, cwd, warm)
+            _become_server(fds, cwd, warm, serve)
         conn.sendall(json.dumps({"pid": child}).encode())
     except (OSError, ValueError, KeyError, TypeError, struct.error):
         return
@@ -387,7 +398,7 @@ def _answer(conn: socket.socket, listener: socket.socket, token_hash: bytes, war
                 os.close(fd)
 
 
-def _become_server(fds: list[int], cwd: str, warm: list[str]) -> None:
+def _become_server(fds: list[int], cwd: str, warm: list[str], serve: Callable[[], None]) -> None:
     """In the fork: take the grading's descriptors as our own and go on as `server.serve` does."""
     code = 70
     try:
@@ -401,9 +412,7 @@ def _become_server(fds: list[int], cwd: str, warm: list[str]) -> None:
         with contextlib.suppress(OSError):
             os.chdir(cwd)
         sys.argv = ["-c", *warm]
-        from . import server
-
-        server.serve()  # exits
+        serve()  # exits
     finally:
         os._exit(code)
 
