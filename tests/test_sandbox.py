@@ -149,6 +149,18 @@ def test_a_dying_case_costs_that_case_only(pool, victim, fn, kind, words):
     assert after.kind == "ok" and after.value["x"] == 2
 
 
+def test_a_submission_that_dies_on_import_is_run_once_and_every_case_says_so(pool, tmp_path_factory):
+    # Every child would die the same way before its first case: one is enough, and the rest are told why.
+    dying = submission_of(tmp_path_factory, "dying", "import os\nos._exit(4)\n")
+    children = pool.children
+    outcomes = run(pool, dying, ("ok", 1), ("ok", 2), ("ok", 3))
+    assert pool.children - children == 1
+    assert [o.kind for o in outcomes] == ["crashed"] * 3
+    assert all(
+        o.message.startswith("while importing the submission, ") and "exit status 4" in o.message for o in outcomes
+    )
+
+
 def test_sys_exit_is_an_error_of_the_case(pool, victim):
     bad, after = run(pool, victim, ("sys_exit",), ("ok", 2))
     assert bad.kind == "error" and bad.error["type"] == "SystemExit"

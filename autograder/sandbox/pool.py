@@ -3,8 +3,10 @@
 `SandboxPool.run` runs one check's cases against a submission and returns one
 `CaseOutcome` per case. If the child dies part-way (crash, `os._exit`, CPU
 limit), the case it was on fails with the reason and a fresh child takes up
-the next case, so one bad case costs that case only; the check's wall-time
-limit is a budget shared by all its children, so a hang costs at most that.
+the next case, so one bad case costs that case only (a child that dies while
+importing the submission, before its first case, is not followed by others
+that would die alike); the check's wall-time limit is a budget shared by all
+its children, so a hang costs at most that.
 
 A fork server serves every submission its grading process grades, at once or
 one after the other, and still no child sees another submission: the server
@@ -433,9 +435,18 @@ class SandboxPool:
             if done:
                 break
             kind, message = describe_death(reply, limits)
-            if in_progress is None:
-                in_progress = start
             tail = reply.output_tail.strip()[-500:]
+            if in_progress is None:
+                # It died before its first case began: while importing the submission, which every child
+                # does alike. The cases left are told so, and no more children die the same way (each
+                # would be sent the check's cases again, a stand-in's record among them).
+                for i in range(start, n):
+                    report.outcomes[i] = CaseOutcome(
+                        kind,
+                        message=f"while importing the submission, {message}"
+                        + (f"\nlast output:\n{tail}" if tail else ""),
+                    )
+                break
             report.outcomes[in_progress] = CaseOutcome(
                 kind, message=message + (f"\nlast output:\n{tail}" if tail else "")
             )
