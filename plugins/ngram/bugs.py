@@ -150,11 +150,10 @@ BUGS = {
         ),
         {"count_ngrams": "not implemented"},
     ),
-    "pad_mutates": Bug(
+    "pad_mutates": Bug.from_mistake(
+        M.PAD_MUTATES,
+        {"no_mutation": "instead of returning a new list", "perplexity": "", "perplexity_hidden": ""},
         "pad appends EOS to the caller's list.",
-        F,
-        ((PAD, "    sentence.append(EOS)\n    return [BOS] * (n - 1) + sentence\n"),),
-        {"no_mutation": "wrong", "perplexity": "", "perplexity_hidden": ""},
     ),
     "no_validation": Bug(
         "nothing checks n >= 1 or k >= 0.",

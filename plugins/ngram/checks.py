@@ -435,6 +435,7 @@ def ngram_checks() -> list[Check]:
             scenarios.no_mutation,
             no_mutation_cases,
             property_check=True,
+            mistakes=(M.PAD_MUTATES,),
             composes=("perplexity", "sample"),
             limits=quick,
         ),

@@ -161,3 +161,16 @@ CONTEXT_NOT_TRUNCATED = Mistake(
     "tokens, context[-(n - 1):]",
     edits=(("ngram.py", "last[-(self.n - 1) :]", "last[self.n - 1 :]"),),
 )
+
+PAD_MUTATES = Mistake(
+    "pad_mutates",
+    "pad appends EOS to the caller's list (sentence.append) instead of returning a new list: each call "
+    "leaves the caller's sentence one EOS longer",
+    edits=(
+        (
+            "ngram.py",
+            "    return [BOS] * (n - 1) + list(sentence) + [EOS]\n",
+            "    sentence.append(EOS)\n    return [BOS] * (n - 1) + sentence\n",
+        ),
+    ),
+)
