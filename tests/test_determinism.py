@@ -55,7 +55,7 @@ HANGING = textwrap.dedent("""
 @pytest.mark.slow  # waits out every check's limits
 def test_a_submission_that_hangs_everywhere_ends_within_the_limits(ngram, tmp_path):
     assignment, variant = ngram
-    fast = shortened(assignment, cpu_s=0.5, wall_s=0.75, wall_factor=2)
+    fast = shortened(assignment, cpu_s=1, wall_s=1.5, wall_factor=2)
     (tmp_path / "ngram.py").write_text(HANGING)
     with Grader(fast, variant, LiveReference(assignment.spec), secret="s", jobs=2) as grader:
         # Expected values are the reference's time, not the submission's.
