@@ -17,23 +17,19 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 from rich.text import Text
 
-from . import __version__, catalog, reproduce, templates, torch_requirement, wire
+from . import __version__, catalog, reproduce, torch_requirement, wire
 from .assignment import AssignmentError
-from .bundle.build import build_bundle
 from .bundle.public import PublicChecks, public_checks
 from .device import CHOICES as DEVICE_CHOICES
 from .device import DeviceError
 from .errors import HarnessFault
 from .expected_store import default_store
 from .feedback import human_bytes, outcome_verdict
-from .flawed import write_flawed
 from .grade import grade_submission, servers_for
 from .grading import Grader
 from .hidden_inputs import HiddenInputs, hidden_inputs, identity_of_option, per_student_asked, student_identity
-from .listing import print_assignment
 from .oracle import LiveReference
 from .plural import counted
-from .reports.tables import print_whole
 from .reports.terminal import describe_defences, print_report
 from .results import GradingRun
 from .sandbox.limits import default_jobs
@@ -181,6 +177,8 @@ def main() -> None:
 @main.command("list")
 def list_() -> None:
     """List the assignments, their files, checks and points."""
+    from . import listing
+
     try:
         found = catalog.sources()
         loaded = [catalog.load(name) for name in found]
@@ -194,7 +192,7 @@ def list_() -> None:
             if distribution
             else "from a plugin registered without an entry point"
         )
-        print_assignment(console, assignment, origin)
+        listing.print_assignment(console, assignment, origin)
 
 
 @main.command()
@@ -217,6 +215,8 @@ def list_() -> None:
 )
 def generate(assignment: str, out_dir: Path, settings: tuple[str, ...], force: bool, notebook: bool) -> None:
     """Render the student starter files and the handout into a folder, or with --notebook a starter notebook."""
+    from . import templates  # the commands that write files import jinja2, the others never
+
     bound, variant = _load(_select(assignment, settings))
     try:
         if notebook:
@@ -246,10 +246,10 @@ per_student_option = click.option(
 def _grade_hidden_inputs(assignment, submission: Path, per_student: bool, student: str | None) -> HiddenInputs | None:
     """`grade`'s hidden inputs: per student where --per-student, --student or assignment.toml ask, for the
     students --student names, else those a submission_metadata.json beside the submission names."""
-    from .gradescope.metadata import beside, read_submitters
-
     if not per_student_asked(assignment.spec.hidden_inputs, per_student or student is not None):
         return None
+    from .gradescope.metadata import beside, read_submitters
+
     identity = identity_of_option(student) if student else student_identity(read_submitters(beside(submission)))
     return hidden_inputs(course_secret(), identity, True)
 
@@ -605,6 +605,8 @@ def gradescope(
 def student_bundle(assignment: str, output: Path, settings: tuple[str, ...]) -> None:
     """Write the students' bundle: starter files, handout, and the public checks to run locally."""
     # Recorded on the CPU, which every student has.
+    from .bundle.build import build_bundle
+
     bound, variant = _load(_select(assignment, settings), "cpu")
     try:
         with err_console.status(f"recording the public checks of {assignment} from the reference"):
@@ -643,6 +645,9 @@ def demo(out_dir: Path, only: tuple[str, ...]) -> None:
         for name, missing in torch_requirement.missing_for(names).items():
             console.print(Text(f"not demonstrated: {missing}"))
             names.remove(name)
+    from . import templates
+    from .flawed import write_flawed
+
     totals = {}
     for name in names:
         bound, variant = _load(Selection(name), "auto")
@@ -877,6 +882,8 @@ def print_mutants_report(report) -> None:
                 named,
             )
         return t
+
+    from .reports.tables import print_whole
 
     sampled = f" (a sample of {len(report.results)} of {report.made})" if len(report.results) < report.made else ""
     print_whole(

@@ -15,7 +15,7 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import loader, templates
+from . import loader
 from .assignment import Assignment
 from .checks import CaseVerdict
 from .sandbox.limits import Limits
@@ -76,6 +76,8 @@ class ImportProbe:
         """The public names each stub defines: what the contract expects of each file."""
         with self._lock:
             if self._contract is None:
+                from . import templates  # jinja2, only where a hint is asked for
+
                 stubs = templates.render(self.assignment, self.variant)
                 self._contract = {
                     loader.module_name(f): top_level_names(stubs[f]) for f in self.assignment.spec.files if f in stubs

@@ -9,18 +9,26 @@
 - `run`: the regrade itself; `progress`: its progress bar.
 """
 
-from .choice import make_executor, parse_executor
-from .executor import ExecutorError
-from .layout import LayoutError, discover
-from .run import RegradeSummary, output_paths, regrade
+import importlib
 
-__all__ = [
-    "ExecutorError",
-    "LayoutError",
-    "RegradeSummary",
-    "discover",
-    "make_executor",
-    "output_paths",
-    "parse_executor",
-    "regrade",
-]
+# Where each name of the package's API is defined: imported on first use (PEP 562), so that reading a
+# layout (`lmgrade grade` with a submission's metadata, the zip's grading) does not import Dask, jinja2
+# and the report with it.
+_DEFINED_IN = {
+    "make_executor": "choice",
+    "parse_executor": "choice",
+    "ExecutorError": "executor",
+    "LayoutError": "layout",
+    "discover": "layout",
+    "RegradeSummary": "run",
+    "output_paths": "run",
+    "regrade": "run",
+}
+
+__all__ = sorted(_DEFINED_IN)
+
+
+def __getattr__(name: str):
+    if name in _DEFINED_IN:
+        return getattr(importlib.import_module(f".{_DEFINED_IN[name]}", __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
