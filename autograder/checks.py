@@ -174,6 +174,9 @@ class Mistake:
     `modules` are; None: `edits` alone make the mistake."""
     edits: tuple[tuple[str, str, str], ...] = ()
     """`(file, the reference's text, the mistaken text)`: each text must occur exactly once in that file."""
+    paired: bool = True
+    """Whether it is tried together with another (`pairs`): not for a mistake that shows only by raising,
+    which explains no answer of a pair."""
 
 
 def together(first: Mistake, second: Mistake) -> Mistake:
@@ -203,6 +206,7 @@ MAX_PAIRED = 7
 def pairs(mistakes: tuple[Mistake, ...]) -> tuple[Mistake, ...]:
     """Every two of `mistakes` made together (`together`), in their order, where there are at most MAX_PAIRED
     of them: the same objects each time, so that their answers are computed once."""
+    mistakes = tuple(m for m in mistakes if m.paired)
     if len(mistakes) > MAX_PAIRED:
         return ()
     return tuple(together(a, b) for i, a in enumerate(mistakes) for b in mistakes[i + 1 :])

@@ -12,20 +12,25 @@ from __future__ import annotations
 import sys
 import threading
 import time
+from dataclasses import dataclass
 from typing import Any
 
 from .assignment import Assignment
 from .checks import ANSWER, PROPERTY, Case, CaseContext, Check, Mistake, explains, pairs
 from .errors import HarnessFault
 from .expected_store import ExpectedStore, code_digest, entry_key
-from .oracle import Oracle
+from .oracle import Oracle, RecordedMistakeRaised
 from .sandbox.limits import Limits
 from .sandbox.pool import CaseOutcome
 from .scenario_call import binding_error
 from .seeds import check_rng
 
-# What a mistake "returns" on a case where making it raises.
-CRASHES = object()
+
+@dataclass(frozen=True)
+class Raised:
+    """What a mistake "returns" on a case where making it raises: the exception's type ("" where unknown)."""
+
+    kind: str = ""
 
 
 def draw_cases(check: Check, assignment: str, variant: dict, secret: str) -> list[Case]:
@@ -134,19 +139,25 @@ class ExpectedValues:
         return check.limits.following(self._reference_s.get(check.name))
 
     def mistake_answers(self, check: Check, cases: list[Case], mistake: Mistake) -> list[Any]:
-        """What a submission making `mistake` returns on every case (`CRASHES` where it raises)."""
+        """What a submission making `mistake` returns on every case (`Raised` where it raises)."""
         key = (check.name, mistake)
         with self._lock:
             if key not in self._mistaken:
                 stored_key = self._stored_key(check, cases, f"mistake {mistake.name} {mistake.edits!r}")
                 stored = self.store.get(stored_key) if stored_key is not None else None
                 if isinstance(stored, list) and len(stored) == len(cases):
-                    answers = [CRASHES if a.get("crashed") else a.get("answer") for a in stored]
+                    answers = [
+                        Raised(str(a.get("raised", ""))) if a.get("crashed") else a.get("answer") for a in stored
+                    ]
                 else:
                     answers = [self._mistaken_answer(check, case, mistake) for case in cases]
                     if stored_key is not None:
                         self.store.put(
-                            stored_key, [{"crashed": True} if a is CRASHES else {"answer": a} for a in answers]
+                            stored_key,
+                            [
+                                {"crashed": True, "raised": a.kind} if isinstance(a, Raised) else {"answer": a}
+                                for a in answers
+                            ],
                         )
                 self._mistaken[key] = answers
             return self._mistaken[key]
@@ -154,8 +165,10 @@ class ExpectedValues:
     def _mistaken_answer(self, check: Check, case: Case, mistake: Mistake) -> Any:
         try:
             return self.oracle.mistaken(check, case, mistake)
-        except Exception:
-            return CRASHES
+        except RecordedMistakeRaised as exc:  # the fixtures keep "Type: message"
+            return Raised(str(exc).partition(":")[0].strip())
+        except Exception as exc:
+            return Raised(type(exc).__name__)
 
     def diagnose(self, check: Check, cases: list[Case], outcomes: list[CaseOutcome]) -> Mistake | None:
         """The first known mistake that explains every answer the submission gave.
@@ -163,23 +176,34 @@ class ExpectedValues:
         A mistake that crashes on a case (positions past the last embedding)
         explains a submission that crashed there too: only the answered cases count.
         It must show on them, though: a mistake whose answers are all right there
-        (the submission crashed on every case the mistake changes) explains nothing.
+        (the submission crashed on every case the mistake changes) explains nothing,
+        unless it raises, on every case where the submission raised, the very
+        exception the submission raised (a division by zero for an unseen context),
+        where the reference answers.
         """
         answered = [i for i, o in enumerate(outcomes) if o.kind == "ok"]
-        if not answered:
+        raised = {i: str((o.error or {}).get("type", "")) for i, o in enumerate(outcomes) if o.kind == "error"}
+        if not answered and not raised:
             return None
         right = self._expected[check.name][1] if check.name in self._expected else None
         tolerances = [check.tolerance_of(cases[i]) for i in answered]
         # One mistake first; only where none explains the answers, every two together (`pairs`).
         for mistake in (*check.mistakes, *pairs(check.mistakes)):
             answers = self.mistake_answers(check, cases, mistake)
-            if any(answers[i] is CRASHES for i in answered):
+            if any(isinstance(answers[i], Raised) for i in answered):
                 continue
             mistaken = [check.summarized(cases[i], answers[i]) for i in answered]
             got = [check.summarized(cases[i], outcomes[i].value) for i in answered]
-            if explains(mistaken, got, tolerances) and (
+            if not explains(mistaken, got, tolerances):
+                continue
+            shows = bool(answered) and (
                 right is None
                 or not explains(mistaken, [check.summarized(cases[i], right[i]) for i in answered], tolerances)
-            ):
+            )
+            raises_alike = bool(raised) and all(
+                isinstance(answers[i], Raised) and answers[i].kind and answers[i].kind == kind
+                for i, kind in raised.items()
+            )
+            if shows or raises_alike:
                 return mistake
         return None

@@ -17,3 +17,17 @@ def test_hidden_checks_never_show_expected_values(ngram_grader, buggy):
     assert "expected" not in hidden.output and "hidden input" in hidden.output
     visible = verdicts["perplexity"]
     assert "expected" in visible.output
+
+
+def test_a_mistake_that_raises_is_named_where_the_same_exception_comes_on_the_same_cases(ngram_grader, buggy, tmp_path):
+    """An unseen context divided by: ZeroDivisionError on exactly the cases the known mistake raises on."""
+    verdict = by_name(ngram_grader.grade(buggy["unseen_context_division"], only={"prob_mle"}))["prob_mle"]
+    assert "Every failed case matches a known mistake" in verdict.output
+    assert "an unseen context gives every word probability 0" in verdict.output
+    # Another exception on those cases is not that mistake: nothing is named.
+    source = (buggy["unseen_context_division"] / "ngram.py").read_text()
+    other = source.replace("return c_ctx_w / c_ctx\n", "return c_ctx_w / c_ctx if c_ctx else {}[0]\n", 1)
+    assert other != source
+    (tmp_path / "ngram.py").write_text(other)
+    verdict = by_name(ngram_grader.grade(tmp_path, only={"prob_mle"}))["prob_mle"]
+    assert "KeyError" in verdict.output and "known mistake" not in verdict.output

@@ -52,22 +52,20 @@ BUGS = {
         (("(c_ctx + self.k * len(self.vocab))", "(c_ctx + self.k)"),),
         {"prob_add_k": "adds k to the context count"},
     ),
-    "unseen_context_division": Bug(
+    "unseen_context_division": Bug.from_mistake(
+        M.UNSEEN_CONTEXT_DIVISION,
+        {"prob_mle": "an unseen context gives every word probability 0"},
         "MLE divides by zero for an unseen context.",
-        F,
-        (("return c_ctx_w / c_ctx if c_ctx else 0.0", "return c_ctx_w / c_ctx"),),
-        {"prob_mle": "ZeroDivisionError"},
     ),
     "context_not_truncated": Bug.from_mistake(
         M.CONTEXT_NOT_TRUNCATED,
         {"prob_mle": "its last n - 1 tokens", "prob_add_k": ""},
         "prob uses the context from position n - 1 on, not its last n - 1 tokens.",
     ),
-    "context_must_be_a_list": Bug(
+    "context_must_be_a_list": Bug.from_mistake(
+        M.CONTEXT_MUST_BE_A_LIST,
+        {"prob_mle": "a context given as a tuple raises TypeError"},
         "prob concatenates the context to a list, so a tuple context raises TypeError.",
-        F,
-        (("last = [BOS] * (self.n - 1) + list(context)", "last = [BOS] * (self.n - 1) + context"),),
-        {"prob_mle": "TypeError"},
     ),
     "log_base_2": Bug(
         "logprob uses log base 2.",
@@ -86,11 +84,10 @@ BUGS = {
         ),
         {"logprob": "final EOS is not predicted"},
     ),
-    "log_of_zero": Bug(
+    "log_of_zero": Bug.from_mistake(
+        M.LOG_OF_ZERO,
+        {"logprob": "instead of returning -inf"},
         "logprob calls math.log(0) instead of returning -inf.",
-        F,
-        (("            if p == 0.0:\n                return -math.inf\n", ""),),
-        {"logprob": "ValueError"},
     ),
     "perplexity_mean_of_sentences": Bug(
         "perplexity averages per-sentence perplexities.",
@@ -155,34 +152,15 @@ BUGS = {
         {"no_mutation": "instead of returning a new list", "perplexity": "", "perplexity_hidden": ""},
         "pad appends EOS to the caller's list.",
     ),
-    "no_validation": Bug(
+    "no_validation": Bug.from_mistake(
+        M.NO_VALIDATION,
+        {"bad_arguments": "nothing checks that n is an integer >= 1"},
         "nothing checks n >= 1 or k >= 0.",
-        F,
-        (
-            (
-                "    if isinstance(n, bool) or not isinstance(n, int) or n < 1:\n"
-                '        raise ValueError(f"n must be an integer >= 1, got {n!r}")\n',
-                "    pass\n",
-            ),
-            (
-                "        if isinstance(k, bool) or not isinstance(k, (int, float)) or not k >= 0 or math.isinf(k):\n"
-                '            raise ValueError(f"k must be a finite number >= 0, got {k!r}")\n',
-                "",
-            ),
-        ),
-        {"bad_arguments": "expected 'ValueError', got 'no exception'"},
     ),
-    "assert_not_value_error": Bug(
-        "n and k are checked with assert, not raise ValueError.",
-        F,
-        (
-            (
-                "    if isinstance(n, bool) or not isinstance(n, int) or n < 1:\n"
-                '        raise ValueError(f"n must be an integer >= 1, got {n!r}")\n',
-                '    assert not isinstance(n, bool) and isinstance(n, int) and n >= 1, "n must be >= 1"\n',
-            ),
-        ),
+    "assert_not_value_error": Bug.from_mistake(
+        M.ASSERT_NOT_VALUE_ERROR,
         {"bad_arguments": "use raise ValueError, the contract asks for it"},
+        "n is checked with assert, not raise ValueError.",
     ),
     "sample_seen_successors_only": Bug(
         "sample draws only from the words seen after the context, even under add-k.",

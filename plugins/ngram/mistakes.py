@@ -174,3 +174,52 @@ PAD_MUTATES = Mistake(
         ),
     ),
 )
+
+# Mistakes that show by raising where the reference answers: named where the submission raises the same
+# exception on the same cases (`ExpectedValues.diagnose`), and never tried in a pair.
+UNSEEN_CONTEXT_DIVISION = Mistake(
+    "unseen_context_division",
+    "MLE divides by the context's count even where the context was never seen (ZeroDivisionError): an "
+    "unseen context gives every word probability 0 under MLE",
+    edits=(("ngram.py", "return c_ctx_w / c_ctx if c_ctx else 0.0", "return c_ctx_w / c_ctx"),),
+    paired=False,
+)
+CONTEXT_MUST_BE_A_LIST = Mistake(
+    "context_must_be_a_list",
+    "prob adds the context to a list as it is given, so a context given as a tuple raises TypeError: the "
+    "contract takes any sequence of tokens (list(context))",
+    edits=(("ngram.py", "last = [BOS] * (self.n - 1) + list(context)", "last = [BOS] * (self.n - 1) + context"),),
+    paired=False,
+)
+LOG_OF_ZERO = Mistake(
+    "log_of_zero",
+    "logprob takes math.log of a probability of 0 (ValueError: math domain error) instead of returning -inf",
+    edits=(("ngram.py", "            if p == 0.0:\n                return -math.inf\n", ""),),
+    paired=False,
+)
+
+_CHECK_N = (
+    "    if isinstance(n, bool) or not isinstance(n, int) or n < 1:\n"
+    '        raise ValueError(f"n must be an integer >= 1, got {n!r}")\n'
+)
+_CHECK_K = (
+    "        if isinstance(k, bool) or not isinstance(k, (int, float)) or not k >= 0 or math.isinf(k):\n"
+    '            raise ValueError(f"k must be a finite number >= 0, got {k!r}")\n'
+)
+NO_VALIDATION = Mistake(
+    "no_validation",
+    "nothing checks that n is an integer >= 1 or that k is a finite number >= 0: the contract asks for a ValueError",
+    edits=(("ngram.py", _CHECK_N, "    pass\n"), ("ngram.py", _CHECK_K, "")),
+)
+ASSERT_NOT_VALUE_ERROR = Mistake(
+    "assert_not_value_error",
+    "n is checked with assert, which raises AssertionError (and nothing at all under python -O): use raise "
+    "ValueError, the contract asks for it",
+    edits=(
+        (
+            "ngram.py",
+            _CHECK_N,
+            '    assert not isinstance(n, bool) and isinstance(n, int) and n >= 1, "n must be >= 1"\n',
+        ),
+    ),
+)
