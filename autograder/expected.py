@@ -179,7 +179,7 @@ class ExpectedValues:
         (the submission crashed on every case the mistake changes) explains nothing,
         unless it raises, on every case where the submission raised, the very
         exception the submission raised (a division by zero for an unseen context),
-        where the reference answers.
+        where the reference answers, and the submission answered some case too.
         """
         answered = [i for i, o in enumerate(outcomes) if o.kind == "ok"]
         raised = {i: str((o.error or {}).get("type", "")) for i, o in enumerate(outcomes) if o.kind == "error"}
@@ -200,9 +200,15 @@ class ExpectedValues:
                 right is None
                 or not explains(mistaken, [check.summarized(cases[i], right[i]) for i in answered], tolerances)
             )
-            raises_alike = bool(raised) and all(
-                isinstance(answers[i], Raised) and answers[i].kind and answers[i].kind == kind
-                for i, kind in raised.items()
+            # Beside answers it explains: a submission that raises on every case is not told it makes a mistake
+            # that happens to raise there too.
+            raises_alike = (
+                bool(answered)
+                and bool(raised)
+                and all(
+                    isinstance(answers[i], Raised) and answers[i].kind and answers[i].kind == kind
+                    for i, kind in raised.items()
+                )
             )
             if shows or raises_alike:
                 return mistake

@@ -60,6 +60,38 @@ def test_a_mistake_is_named_only_where_it_explains_every_answer(ngram):
     assert grader.diagnose(check, cases, got) is None
 
 
+class _RaisingOracle(_FakeOracle):
+    """Where an answer is an exception, making the mistake raises it."""
+
+    def mistaken(self, check, case, mistake):
+        answer = super().mistaken(check, case, mistake)
+        if isinstance(answer, Exception):
+            raise answer
+        return answer
+
+
+def test_a_mistake_that_raises_is_named_where_the_same_exception_comes_beside_answers_it_explains(ngram):
+    assignment, variant = ngram
+    k, z = (Mistake(name, f"mistake {name}", lambda modules: None, paired=False) for name in "kz")
+    check = Check("c", "c", scenario=lambda m, x: x, make_cases=lambda ctx: [], mistakes=(k, z), tolerance=Tolerance())
+    cases = [Case(str(i), i) for i in range(3)]
+    raised = CaseOutcome("error", error={"type": "ZeroDivisionError"})
+
+    def diagnosed(got, answers):
+        grader = Grader(assignment, variant, _RaisingOracle(answers), secret="s")
+        grader.expected._expected["c"] = (cases, [1.0, 1.5, 2.0])  # the reference answers every case
+        return grader.diagnose(check, cases, got)
+
+    answers = {"k": {0: 1.0, 1: KeyError(), 2: 2.0}, "z": {0: 1.0, 1: ZeroDivisionError(), 2: 2.0}}
+    # The same answers where it answered, ZeroDivisionError where it raised: z, not k (another exception).
+    assert diagnosed([CaseOutcome("ok", value=1.0), raised, CaseOutcome("ok", value=2.0)], answers) is z
+    # A wrong answer beside the raise: neither.
+    assert diagnosed([CaseOutcome("ok", value=1.0), raised, CaseOutcome("ok", value=7.0)], answers) is None
+    # Nothing answered: a mistake that raises alike everywhere explains nothing of a submission that only raises.
+    everywhere = {"k": {i: KeyError() for i in range(3)}, "z": {i: ZeroDivisionError() for i in range(3)}}
+    assert diagnosed([raised] * 3, everywhere) is None
+
+
 def _assignments():
     return list(catalog.assignment_folders())
 

@@ -31,3 +31,19 @@ def test_a_mistake_that_raises_is_named_where_the_same_exception_comes_on_the_sa
     (tmp_path / "ngram.py").write_text(other)
     verdict = by_name(ngram_grader.grade(tmp_path, only={"prob_mle"}))["prob_mle"]
     assert "KeyError" in verdict.output and "known mistake" not in verdict.output
+
+
+def test_a_submission_that_raises_everywhere_is_told_no_mistake(ngram_grader, tmp_path):
+    """No case answered: a mistake that raises alike explains nothing of it (a stub, a cheat that raises)."""
+    (tmp_path / "ngram.py").write_text(
+        "BOS, EOS, UNK = '<s>', '</s>', '<unk>'\n"
+        "def pad(sentence, n):\n    raise ZeroDivisionError\n"
+        "def count_ngrams(corpus, n):\n    raise ZeroDivisionError\n"
+        "class NGramLM:\n"
+        "    def __init__(self, n, k=0.0):\n        self.n, self.k = n, k\n"
+        "    def fit(self, corpus):\n        return self\n"
+        "    def prob(self, word, context):\n        raise ZeroDivisionError\n"
+    )
+    verdict = by_name(ngram_grader.grade(tmp_path, only={"prob_mle"}))["prob_mle"]
+    assert verdict.score == 0 and "ZeroDivisionError" in verdict.output
+    assert "known mistake" not in verdict.output
