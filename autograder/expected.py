@@ -182,9 +182,9 @@ class ExpectedValues:
         where the reference answers, and the submission answered some case too.
         """
         answered = [i for i, o in enumerate(outcomes) if o.kind == "ok"]
-        raised = {i: str((o.error or {}).get("type", "")) for i, o in enumerate(outcomes) if o.kind == "error"}
-        if not answered and not raised:
+        if not answered:  # nothing to explain (an untouched stub): no mistake's answers are computed for it
             return None
+        raised = {i: str((o.error or {}).get("type", "")) for i, o in enumerate(outcomes) if o.kind == "error"}
         right = self._expected[check.name][1] if check.name in self._expected else None
         tolerances = [check.tolerance_of(cases[i]) for i in answered]
         # One mistake first; only where none explains the answers, every two together (`pairs`).
@@ -196,19 +196,12 @@ class ExpectedValues:
             got = [check.summarized(cases[i], outcomes[i].value) for i in answered]
             if not explains(mistaken, got, tolerances):
                 continue
-            shows = bool(answered) and (
-                right is None
-                or not explains(mistaken, [check.summarized(cases[i], right[i]) for i in answered], tolerances)
+            shows = right is None or not explains(
+                mistaken, [check.summarized(cases[i], right[i]) for i in answered], tolerances
             )
-            # Beside answers it explains: a submission that raises on every case is not told it makes a mistake
-            # that happens to raise there too.
-            raises_alike = (
-                bool(answered)
-                and bool(raised)
-                and all(
-                    isinstance(answers[i], Raised) and answers[i].kind and answers[i].kind == kind
-                    for i, kind in raised.items()
-                )
+            raises_alike = bool(raised) and all(
+                isinstance(answers[i], Raised) and answers[i].kind and answers[i].kind == kind
+                for i, kind in raised.items()
             )
             if shows or raises_alike:
                 return mistake
