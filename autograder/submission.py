@@ -22,6 +22,7 @@ import zipfile
 from collections.abc import Callable
 from pathlib import Path
 
+from . import notebook as notebooks
 from .submission_limits import MAX_SUBMISSION_BYTES, MAX_UNPACKED_FILES, UnreadableSubmission
 
 # Folders that are never part of a submission: neither searched nor copied
@@ -275,9 +276,6 @@ def prepare(submission: Path, files: tuple[str, ...], scratch: Path) -> tuple[Pa
                 )
             return located, [text for text in (*said, note, hint) if text]
         notebook = found[0]
-    # Imported here: nbformat only where a notebook is graded.
-    from . import notebook as notebooks
-
     graded = scratch / "notebook"
     try:
         if notebook != submission:  # the files beside the notebook (a helper module) are graded too

@@ -134,3 +134,10 @@ def test_the_grammar_draws_what_generator_choice_draws():
             by_choice("S", chosen, expected[-1])
         assert sentences(drawn, 30) == expected
         assert drawn.random() == chosen.random()  # and the generator is left where choice leaves it
+
+
+def test_a_grammar_with_weights_choice_refuses_is_refused():
+    for weights in ([-1.0, 2.0], [0.0, 0.0]):
+        grammar = {"S": [(w, [word]) for w, word in zip(weights, "ab")]}
+        with pytest.raises(ValueError, match="weights must be >= 0"):
+            sentences(np.random.default_rng(0), 1, grammar)

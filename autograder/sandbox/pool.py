@@ -436,20 +436,17 @@ class SandboxPool:
                 break
             kind, message = describe_death(reply, limits)
             tail = reply.output_tail.strip()[-500:]
+            printed = f"\nlast output:\n{tail}" if tail else ""
             if in_progress is None:
                 # It died before its first case began: while importing the submission, which every child
                 # does alike. The cases left are told so, and no more children die the same way (each
                 # would be sent the check's cases again, a stand-in's record among them).
                 for i in range(start, n):
                     report.outcomes[i] = CaseOutcome(
-                        kind,
-                        message=f"while importing the submission, {message}"
-                        + (f"\nlast output:\n{tail}" if tail else ""),
+                        kind, message=f"while importing the submission, {message}{printed}"
                     )
                 break
-            report.outcomes[in_progress] = CaseOutcome(
-                kind, message=message + (f"\nlast output:\n{tail}" if tail else "")
-            )
+            report.outcomes[in_progress] = CaseOutcome(kind, message=message + printed)
             if kind == "timeout" and reply.killed == "wall":
                 for i in range(in_progress + 1, n):
                     report.outcomes[i].message = "not run: the check's time limit was used up"

@@ -39,12 +39,15 @@ GRAMMAR: dict[str, list[tuple[float, list[str]]]] = {
 
 
 @functools.cache
-def _cumulative(weights: tuple[float, ...]) -> list[float]:
-    """The rule's cumulative probabilities, the very floats `Generator.choice(..., p=...)` builds."""
+def _cumulative(weights: tuple[float, ...]) -> tuple[float, ...]:
+    """The rule's cumulative probabilities, the very floats `Generator.choice(..., p=...)` builds; a
+    ValueError for weights it refuses too (negative, or none above 0)."""
     p = np.array(weights, dtype=float)
+    if not (np.all(p >= 0) and p.sum() > 0):
+        raise ValueError(f"a grammar rule's weights must be >= 0 and not all 0, got {list(weights)}")
     cdf = (p / p.sum()).cumsum()
     cdf /= cdf[-1]
-    return cdf.tolist()
+    return tuple(cdf.tolist())
 
 
 def _expand(symbol: str, rng: np.random.Generator, grammar: dict, out: list[str]) -> None:
