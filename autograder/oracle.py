@@ -28,6 +28,7 @@ from . import stand_in, wire
 from .assignment import AssignmentSpec
 from .checks import Case, Check, Mistake
 from .errors import HarnessFault
+from .expected_parts import answering_as_a_submission
 from .flawed import apply
 from .loader import load_files
 from .scenario_call import call_scenario
@@ -185,7 +186,7 @@ class LiveReference:
     def mistaken(self, check: Check, case: Case, mistake: Mistake) -> Any:
         """What a submission making `mistake` returns on `case`."""
         # A mistake may overflow or warn on purpose (softmax without its shift): quietly.
-        with np.errstate(all="ignore"), warnings.catch_warnings():
+        with np.errstate(all="ignore"), warnings.catch_warnings(), answering_as_a_submission():
             warnings.simplefilter("ignore")
             return run_scenario(check, self._flawed_modules(mistake), case)
 

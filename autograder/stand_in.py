@@ -34,6 +34,7 @@ from typing import Any
 import numpy as np
 
 from . import stand_in_torch
+from .expected_parts import answering_as_a_submission
 from .recorded_calls import PARAMS, Inexact, NoRecordedCall, exact_key, index, materialize, pick, restore, snapshot
 from .scenario_call import call_scenario
 
@@ -154,7 +155,8 @@ def record(scenario, fresh_modules: dict, names: tuple[str, ...], args: Any, mos
     (TooManyCalls past `most` of them)."""
     recorder = Recorder(most)
     install_recorders(fresh_modules, names, recorder)
-    with np.errstate(all="ignore"), fixed_entropy():
+    # The calls a submission's run makes, which leaves out the expected value's own part.
+    with np.errstate(all="ignore"), fixed_entropy(), answering_as_a_submission():
         call_scenario(scenario, fresh_modules, args)
     return recorder.calls
 

@@ -15,7 +15,9 @@ from collections.abc import Callable
 
 from .plural import counted
 
-LEVEL = 1e-6  # every test's false-fail probability on a correct sampler
+LEVEL = 1e-6
+"""Every sampling test's false-fail probability on a correct sampler: a judge's own test of a named mistake
+(every draw the likeliest sequence) fails a correct sampler at most this often too."""
 ALPHA_Z = 4.7534  # standard normal quantile of 1 - 1e-6
 MIN_EXPECTED = 5.0
 

@@ -47,6 +47,7 @@ LAYERS = [
             "plural",
             "lazy_import",
             "scenario_call",
+            "expected_parts",
             "recorded_calls",
             "stand_in_torch",
             "stand_in",

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import wire
+from ..expected_parts import answer_as_a_submission
 from ..loader import load_files
 from ..scenario_call import call_scenario
 from . import devices, guards, landlock, privileges, stopwatch
@@ -211,6 +212,8 @@ def run(
         finally:
             os._exit(70)
 
+    # The submission's answers are judged; the reference's part of an answer (`expected_only`) is not computed.
+    answer_as_a_submission()
     try:
         # Helper modules of the student's own sit beside the submitted files.
         sys.path.insert(0, str(submission))

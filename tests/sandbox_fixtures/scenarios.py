@@ -14,3 +14,11 @@ def timed(modules, case):
         nonce = stopwatch.start()
         stopwatch.stop([fn(nonce)])
     return "done"
+
+
+def with_expected_part(modules, case):
+    """The named function's answer, and a part only the expected value computes (`lmgrade.expected_only`)."""
+    from lmgrade import expected_only
+
+    fn = getattr(modules["victim"], case["fn"])
+    return {"answer": fn(*case.get("args", [])), "table": expected_only(lambda: fn(*case.get("args", [])))}

@@ -25,10 +25,10 @@ LOG_MILLION = math.log(1e6)  # the named-mistake tests' level, as the chi-square
 
 
 class _Model:
-    def __init__(self, expected: dict, n: int, k: float):
-        self.vocab = expected["vocab"]
+    def __init__(self, model: dict, n: int, k: float):
+        self.vocab = model["vocab"]
         self.index = {w: i for i, w in enumerate(self.vocab)}
-        self.table, self.n, self.k = expected["table"], n, k
+        self.table, self.n, self.k = model["table"], n, k
 
     def p(self, word: str, context: tuple) -> float:
         if word not in self.index:
@@ -91,7 +91,7 @@ def _shape_problem(draws, max_len: int, vocab: set) -> str | None:
 def judge_sample(check, case, expected, got, *, reveal: bool) -> CaseVerdict:
     args = case.args
     max_len = DEFAULT_MAX_LEN if args["max_len"] is None else args["max_len"]
-    model = _Model(expected, args["n"], args.get("k", 0.0))
+    model = _Model(expected["model"], args["n"], args.get("k", 0.0))
     problem = _shape_problem(got["draws"] + got["again"] + got["other"], max_len, set(model.vocab))
     if problem:
         return CaseVerdict(False, problem)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from lmgrade import asked_beside, property_result, raised
+from lmgrade import asked_beside, expected_only, property_result, raised
 
 
 def pad(modules, sentence, n):
@@ -83,16 +83,16 @@ def sample(modules, corpus, n, k, max_len, draws, repeat, seed, fitted_before_on
     again = [draw(rng) for _ in range(repeat)]
     rng = np.random.default_rng(seed + 1)
     other = [draw(rng) for _ in range(repeat)]
-    # The judge tests the draws against the reference's distribution; a
-    # submission's own table is not needed, and its other bugs must not cost
-    # it the sample check.
-    try:
-        vocab = sorted(lm.vocab)
-        contexts = {tuple(ctx) for ctx in modules["ngram"].count_ngrams(corpus, n)}
-        table = {ctx: [lm.prob(w, list(ctx)) for w in vocab] for ctx in contexts}
-    except Exception:
-        vocab, table = None, None
-    return {"draws": first, "again": again, "other": other, "vocab": vocab, "table": table}
+    # The judge tests the draws against the reference's distribution: only the reference computes it.
+    model = expected_only(lambda: _distribution(modules, lm, corpus, n))
+    return {"draws": first, "again": again, "other": other, "model": model}
+
+
+def _distribution(modules, lm, corpus, n) -> dict:
+    """The vocabulary, and p(. | context) over it for every context of the corpus."""
+    vocab = sorted(lm.vocab)
+    contexts = {tuple(ctx) for ctx in modules["ngram"].count_ngrams(corpus, n)}
+    return {"vocab": vocab, "table": {ctx: [lm.prob(w, list(ctx)) for w in vocab] for ctx in contexts}}
 
 
 def no_mutation(modules, call, value, n, k=None, corpus=None, word=None):

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from lmgrade import agreement, asked_beside, finite_differences, property_result, raised, warnings_of
+from lmgrade import agreement, asked_beside, expected_only, finite_differences, property_result, raised, warnings_of
 
 
 def _array(value) -> np.ndarray:
@@ -277,17 +277,19 @@ def sample(modules, params, activation, start, max_len, end, draws, repeat, seed
     again = [draw(rng) for _ in range(repeat)]
     rng = np.random.default_rng(seed + 1)
     other = [draw(rng) for _ in range(repeat)]
-    # The exact probability of every possible sample, from the model's own loss.
-    table = {}
-    try:
-        for length in range(1, max_len + 1):
-            for seq in np.ndindex(*(V,) * length):
-                if end is not None and end in seq[:-1]:
-                    continue
-                table[seq] = float(np.exp(-lm.loss(np.array((start, *seq)))))
-    except Exception:
-        table = None
+    table = expected_only(lambda: _sequence_probabilities(lm, V, start, max_len, end))
     return {"draws": first, "again": again, "other": other, "table": table}
+
+
+def _sequence_probabilities(lm, V: int, start: int, max_len: int, end) -> dict:
+    """The exact probability of every possible sample, from the model's own loss."""
+    table = {}
+    for length in range(1, max_len + 1):
+        for seq in np.ndindex(*(V,) * length):
+            if end is not None and end in seq[:-1]:
+                continue
+            table[seq] = float(np.exp(-lm.loss(np.array((start, *seq)))))
+    return table
 
 
 def _scripted_lm(modules, params):

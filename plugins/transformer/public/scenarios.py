@@ -18,7 +18,7 @@ import math
 
 import numpy as np
 
-from lmgrade import lazy_import, property_result
+from lmgrade import expected_only, lazy_import, property_result
 
 from .position_scenarios import build_options, odd_size, supply_table
 
@@ -290,7 +290,7 @@ def generate(modules, config, state, dtype, prompt, max_new_tokens, temperature,
         "other": other,
         "without a generator": unseeded,
         "with max_new_tokens=0": nothing if isinstance(nothing, str) else "the prompt alone",
-        "table": _sequence_probabilities(lm, prompt, new, temperature),
+        "table": expected_only(lambda: _sequence_probabilities(lm, prompt, new, temperature)),
     }
 
 

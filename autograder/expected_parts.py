@@ -1,0 +1,48 @@
+"""Scenario work that only the expected value needs.
+
+A statistical judge tests a submission's draws against the reference's exact
+distribution (the probability of every sentence a sampler can draw): it reads
+the reference's table and never the submission's. Computing the table in
+every submission's run costs as much as the draws themselves (ngram's
+`sample`: a third of the check), so a scenario wraps it::
+
+    return {"draws": draws, "table": expected_only(lambda: exact_table(lm))}
+
+`expected_only(compute)` is `compute()` where the scenario answers for the
+expected value (the reference in the grading process, its recorded fixtures
+in a student bundle), and None where it runs as a submission does: in the
+sandbox, in a stand-in's record (which answers a submission's calls) and for
+a known mistake's answers (`answering_as_a_submission`). Only a check with a
+`judge` that reads the part from `expected` alone may use it: a comparison
+would find None where the reference has a table.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+from collections.abc import Callable, Iterator
+from typing import Any
+
+# Per thread (and context): the grading process records stand-ins while other threads compute expected values.
+_as_submission = contextvars.ContextVar("lmgrade_answering_as_a_submission", default=False)
+
+
+def expected_only(compute: Callable[[], Any]) -> Any:
+    """`compute()` for the expected value; None where the scenario runs as a submission does."""
+    return None if _as_submission.get() else compute()
+
+
+@contextlib.contextmanager
+def answering_as_a_submission() -> Iterator[None]:
+    """Scenarios run in this block answer as a submission does: `expected_only` parts are left out."""
+    token = _as_submission.set(True)
+    try:
+        yield
+    finally:
+        _as_submission.reset(token)
+
+
+def answer_as_a_submission() -> None:
+    """From now on in this process's main context (the sandbox's child): as `answering_as_a_submission`."""
+    _as_submission.set(True)
