@@ -238,6 +238,37 @@ def test_daemons_are_killed_with_the_run(pool, victim):
     assert _sleepers() == []
 
 
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="needs /proc")
+def test_a_supervisor_finds_its_children_from_the_kernels_list_and_by_scanning_alike(monkeypatch):
+    """What a run left running is killed by the supervisor's list of its children: the kernel's file per
+    thread, or where a kernel has none, a scan of every process."""
+    from lmgrade.sandbox import server
+
+    pids = []
+    try:
+        for _ in range(2):
+            pid = os.fork()
+            if pid == 0:
+                time.sleep(30)
+                os._exit(0)
+            pids.append(pid)
+        listed = set(server._children())
+        real_open = open
+
+        def no_children_file(path, *args, **kwargs):
+            if str(path).endswith("/children"):
+                raise FileNotFoundError(path)
+            return real_open(path, *args, **kwargs)
+
+        monkeypatch.setattr("builtins.open", no_children_file)
+        scanned = set(server._children())
+    finally:
+        for pid in pids:
+            os.kill(pid, 9)
+            os.waitpid(pid, 0)
+    assert set(pids) <= listed and listed == scanned
+
+
 def test_the_environment_is_scrubbed(pool, victim, monkeypatch):
     (out,) = run(pool, victim, ("environment",))
     assert out.kind == "ok"

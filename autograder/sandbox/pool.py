@@ -30,7 +30,7 @@ from typing import Any
 
 from .. import wire
 from ..errors import HarnessFault
-from . import devices, lease, reads, zygote
+from . import devices, lease, zygote
 from .limits import Limits
 from .protocol import (
     CASE_RESULT,
@@ -272,13 +272,11 @@ class SandboxPool:
             "readable": [str(p) for p in readable],
             "landlock": landlock,
         }
-        self._read_paths: list[str] | None = None
         self.jobs = max(1, jobs)
         self._idle: queue.SimpleQueue[_Server] = queue.SimpleQueue()
         self._all: list[_Server] = []
         self._starting: list[queue.SimpleQueue] = []  # servers `start` began: each gets one, or why it failed
         self._lock = threading.Lock()
-        self._reads_lock = threading.Lock()
         self._free = threading.BoundedSemaphore(self.jobs)
         self.started_s: list[float] = []  # one per fork server started: the interpreters this pool began
         self.children = 0  # one per child forked: a run, and one more after each child that died part-way
@@ -310,7 +308,7 @@ class SandboxPool:
             server = self._prestarted.take() if self._prestarted is not None else None
         try:
             server = server or _Server(_server_env(), self._warm)
-            helpers = server.configure({**self.init, "read_paths": self.read_paths()})
+            helpers = server.configure(self.init)
         except BaseException:
             if server is not None:
                 server.close()
@@ -320,21 +318,6 @@ class SandboxPool:
             self.started_s.append(time.perf_counter() - t0)
             self.processes += 1 + helpers
         return server
-
-    def read_paths(self) -> list[str]:
-        """What every child of this pool may read (`reads`): worked out once, by the first server to start."""
-        with self._reads_lock:
-            if self._read_paths is None:
-                self._read_paths = [
-                    str(p)
-                    for p in reads.readable_paths(
-                        preload=self.init["preload"],
-                        protected=[Path(p) for p in self.init["protected"]],
-                        public=[Path(p) for p in self.init["readable"]],
-                        harness=__name__.split(".")[0],
-                    )
-                ]
-            return self._read_paths
 
     def _acquire(self) -> _Server:
         try:

@@ -41,7 +41,7 @@ import time
 from pathlib import Path
 
 from .. import submission, wire
-from . import child, devices, guards, ipc, landlock, privileges, zygote
+from . import child, devices, guards, ipc, landlock, privileges, reads, zygote
 from .limits import Limits
 from .protocol import CASE_RESULT, CASE_START, FRAME, RunReply, read_message, write_message
 from .stopwatch import Timekeeper
@@ -52,6 +52,7 @@ _PR_SET_CHILD_SUBREAPER = 36
 # (the end of the grading) or during the run (nobody waits for the answer).
 REPLIED, INPUT_CLOSED, GRADER_GONE = 0, 3, 4
 ANSWERED = b"A"  # what a supervisor tells the fork server once it has answered
+HARNESS = __name__.split(".")[0]  # the harness's package (lmgrade): the children's reads grant its modules
 
 
 def _chown_tree(path: Path, uid: int, gid: int) -> None:
@@ -61,21 +62,35 @@ def _chown_tree(path: Path, uid: int, gid: int) -> None:
             os.chown(os.path.join(root, name), uid, gid, follow_symlinks=False)
 
 
+def _children() -> list[int]:
+    """Our children: listed by the kernel where it can (a file per thread), else found among every process."""
+    me = os.getpid()
+    try:
+        children = []
+        for thread in os.listdir(f"/proc/{me}/task"):
+            with open(f"/proc/{me}/task/{thread}/children") as f:
+                children += [int(pid) for pid in f.read().split()]
+        return children
+    except FileNotFoundError:  # a kernel without CONFIG_PROC_CHILDREN (or a thread that just ended: scan)
+        pass
+    children = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                # The command name may contain spaces; the fields after it do not.
+                if int(f.read().rsplit(")", 1)[1].split()[1]) == me:
+                    children.append(int(pid))
+        except (OSError, IndexError, ValueError):
+            pass
+    return children
+
+
 def _kill_descendants() -> None:
     """Kill what a child left running: as a subreaper, its orphans are our children."""
     if not os.path.isdir("/proc"):
         return
-    me = str(os.getpid())
     for _ in range(20):
-        children = []
-        for pid in filter(str.isdigit, os.listdir("/proc")):
-            try:
-                with open(f"/proc/{pid}/stat") as f:
-                    # The command name may contain spaces; the fields after it do not.
-                    if f.read().rsplit(")", 1)[1].split()[1] == me:
-                        children.append(int(pid))
-            except (OSError, IndexError):
-                pass
+        children = _children()
         if not children:
             return
         for pid in children:
@@ -179,8 +194,15 @@ class Server:
         self.tmp_root = Path(init.get("tmp_root") or tempfile.gettempdir())
         self.runs_root = Path(tempfile.mkdtemp(prefix="lmgrade-runs-", dir=self.tmp_root))
         self.runs_root.chmod(0o711)
-        # The allow-list (`reads`), computed once by the grading process, and the runs' folders.
-        self.read_paths = [*init["read_paths"], str(self.runs_root), os.devnull]
+        # The allow-list (`reads`), and the runs' folders. Worked out here, where the libraries are imported: a
+        # zygote's fork has their part already (torch's RECORD alone is some ten thousand lines).
+        allowed = reads.readable_paths(
+            preload=init["preload"],
+            protected=[Path(p) for p in init["protected"]],
+            public=[Path(p) for p in init["readable"]],
+            harness=HARNESS,
+        )
+        self.read_paths = [*map(str, allowed), str(self.runs_root), os.devnull]
         # Made once here, applied by every child of a CPU run.
         self.reading = landlock.reading_ruleset([Path(p) for p in self.read_paths]) if self.use_landlock else None
         # Where a child looks for a module it imports first: every folder on the path listed here, where it

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import array
 import contextlib
+import gc
 import hashlib
 import hmac
 import importlib
@@ -278,9 +279,13 @@ def _answers(path: Path) -> bool:
 
 def _zygote(where: Path, warm: list[str], idle_s: float, serve: Callable[[], None]) -> None:
     """The zygote's life: listen, publish its socket and token (one zygote wins a race), fork until idle."""
-    from . import privileges
+    from . import privileges, reads
 
     privileges.ipc_namespaces_work()  # the same for every fork server of ours: tried once, here
+    # What the libraries installed, for the children's reads: the same for every fork server, read once here
+    # (torch's RECORD alone is some ten thousand lines); a fork server works out the rest of its allow-list.
+    with contextlib.suppress(Exception):
+        reads.library_paths(warm, leave_out=[__name__.split(".")[0]])
     sock = where.with_suffix(".sock")
     token = bytearray(TOKEN_BYTES)
     with open("/dev/urandom", "rb", buffering=0) as random:
@@ -298,6 +303,10 @@ def _zygote(where: Path, warm: list[str], idle_s: float, serve: Callable[[], Non
             os.close(fd)
         os.replace(staged, where.with_suffix(".token"))
     token[:] = bytes(TOKEN_BYTES)  # only its hash stays, in us and in every fork of ours
+    # The libraries' objects, out of the collector's way for good: a fork server collects before it freezes
+    # what its children start from, and would go through every one of torch's objects again (0.2 s).
+    gc.collect()
+    gc.freeze()
     _serve(listener, sock, token_hash, warm, idle_s, serve)
 
 
