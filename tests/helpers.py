@@ -217,7 +217,7 @@ def graded_in(assignment, pairs: tuple[str, ...]) -> set[str]:
     return {c.name for c in assignment.checks if not pairs or c.timing is None}
 
 
-# Too slow to grade for every bug (training runs 300 steps; timing checks time dozens of calls): a bug's
+# Too slow to grade for every bug (training runs 200 steps; timing checks time dozens of calls): a bug's
 # grading leaves them out unless its catalogue entry names them.
 SLOW_CHECKS = {"training", "attention_speed", "train_step_speed"}
 
