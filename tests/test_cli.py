@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -267,3 +268,19 @@ def test_regrade_usage_errors_are_one_line(tmp_path):
         out = invoke("regrade", "ngram", *args)
         assert out.exit_code == 2 and words in out.stderr and "Traceback" not in out.stderr, out.stderr
     assert not scores.exists()
+
+
+def test_the_command_line_runs_its_numeric_libraries_on_one_thread_unless_told_otherwise():
+    """The sandbox's children keep every core busy: BLAS threads of the grading process beside them only wait."""
+    script = "import os, lmgrade.cli; print(os.environ['OPENBLAS_NUM_THREADS'], os.environ['OMP_NUM_THREADS'])"
+    env = {k: v for k, v in os.environ.items() if k not in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS")}
+    ours = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True)
+    assert ours.stdout.split() == ["1", "1"]
+    theirs = subprocess.run(
+        [sys.executable, "-c", script],
+        env={**env, "OPENBLAS_NUM_THREADS": "4"},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert theirs.stdout.split() == ["4", "1"]
