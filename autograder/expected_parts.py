@@ -3,8 +3,8 @@
 A statistical judge tests a submission's draws against the reference's exact
 distribution (the probability of every sentence a sampler can draw): it reads
 the reference's table and never the submission's. Computing the table in
-every submission's run costs as much as the draws themselves (ngram's
-`sample`: a third of the check), so a scenario wraps it::
+every submission's run cost ngram's `sample` check 0.89 s instead of 0.49 s
+in a grading, so a scenario wraps it::
 
     return {"draws": draws, "table": expected_only(lambda: exact_table(lm))}
 

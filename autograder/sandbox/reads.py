@@ -31,6 +31,7 @@ from .landlock import readable_except
 SYSTEM = ("/usr", "/lib", "/lib64", "/bin", "/etc", "/dev/urandom", "/dev/random", "/dev/zero")
 SITE_NAMES = ("site-packages", "dist-packages")
 _REQUIREMENT_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+HARNESS_PACKAGE = __name__.split(".")[0]  # the harness's package (lmgrade): its modules are granted, not as a library
 
 
 def site_folders() -> set[Path]:

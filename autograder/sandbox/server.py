@@ -52,7 +52,6 @@ _PR_SET_CHILD_SUBREAPER = 36
 # (the end of the grading) or during the run (nobody waits for the answer).
 REPLIED, INPUT_CLOSED, GRADER_GONE = 0, 3, 4
 ANSWERED = b"A"  # what a supervisor tells the fork server once it has answered
-HARNESS = __name__.split(".")[0]  # the harness's package (lmgrade): the children's reads grant its modules
 
 
 def _chown_tree(path: Path, uid: int, gid: int) -> None:
@@ -200,7 +199,7 @@ class Server:
             preload=init["preload"],
             protected=[Path(p) for p in init["protected"]],
             public=[Path(p) for p in init["readable"]],
-            harness=HARNESS,
+            harness=reads.HARNESS_PACKAGE,
         )
         self.read_paths = [*map(str, allowed), str(self.runs_root), os.devnull]
         # Made once here, applied by every child of a CPU run.

@@ -285,7 +285,7 @@ def _zygote(where: Path, warm: list[str], idle_s: float, serve: Callable[[], Non
     # What the libraries installed, for the children's reads: the same for every fork server, read once here
     # (torch's RECORD alone is some ten thousand lines); a fork server works out the rest of its allow-list.
     with contextlib.suppress(Exception):
-        reads.library_paths(warm, leave_out=[__name__.split(".")[0]])
+        reads.library_paths(warm, leave_out=[reads.HARNESS_PACKAGE])
     sock = where.with_suffix(".sock")
     token = bytearray(TOKEN_BYTES)
     with open("/dev/urandom", "rb", buffering=0) as random:
