@@ -134,9 +134,12 @@ def _lock_down(
     defences["read_search_capability"] = user is not None and keep_read_search
     if use_landlock and reading is not None:
         try:
-            # CUDA's device files need writes and ioctls, like /dev/null needs writes.
-            devices_rw = [Path(p) for p in devices.cuda_device_files()] if cuda else []
-            defences["landlock"] = landlock.restrict(reading, write=[workdir, Path("/dev/null"), *devices_rw])
+            # CUDA's device files need writes and ioctls, like /dev/null needs writes; its threads name themselves.
+            cuda_writes = [Path(p) for p in devices.cuda_write_paths()] if cuda else []
+            if cuda:
+                # A CUDA run's reading ruleset is its own (the fork server makes one per CUDA run).
+                landlock.grant_reading(reading, [Path(p) for p in devices.cuda_own_read_paths()])
+            defences["landlock"] = landlock.restrict(reading, write=[workdir, Path("/dev/null"), *cuda_writes])
             os.close(reading)
         except OSError as exc:
             defences["landlock"] = None

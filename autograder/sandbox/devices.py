@@ -1,7 +1,8 @@
 """What changes in the sandbox when a run may use a CUDA GPU, and only then.
 
 CUDA needs what the CPU sandbox refuses: its device files (read, write and
-their ioctls), the driver's files under /proc and /sys, its environment
+their ioctls), the driver's files under /proc and /sys, writes to its own
+threads' names, its environment
 (`CUDA_VISIBLE_DEVICES`, the driver's library path), many threads, and
 address space far beyond what it touches (the driver reserves tens of GiB
 of virtual memory up front). So a CUDA run trades the address-space and
@@ -38,13 +39,35 @@ def cuda_device_files() -> list[str]:
     return sorted(glob.glob("/dev/nvidia*")) + sorted(glob.glob("/dev/dri/renderD*"))
 
 
+def cuda_write_paths() -> list[str]:
+    """What a CUDA child writes besides its own folder: the device files, and its own threads' files.
+
+    The driver names the threads it starts (pthread_setname_np: a write to
+    /proc/self/task/TID/comm). Refused, cuInit fails with error 304 ("OS call
+    failed"), as seen on an H200 under Landlock. /proc/self is resolved when the
+    child adds its rules, so the grant is the child's own process: no other
+    process's files, and no path that leaves /proc (Landlock checks the file
+    reached, not the magic link walked through).
+    """
+    return [*cuda_device_files(), "/proc/self/task"]
+
+
+def cuda_own_read_paths() -> list[str]:
+    """What a CUDA child reads of its own process (its maps, its status): granted by the child itself.
+
+    A rule for /proc/self made in the fork server would be the fork server's
+    own process, not the child's: CUDA's initialisation then fails with
+    error 2 ("out of memory"), as seen on an H200.
+    """
+    return ["/proc/self"]
+
+
 def cuda_read_paths() -> list[str]:
-    """The driver's files a CUDA child reads (its devices are granted in `child`)."""
+    """The driver's files a CUDA child reads (its devices are granted in `child`, its own process too)."""
     return [
         p
         for p in (
             "/proc/driver/nvidia",
-            "/proc/self",
             "/proc/cpuinfo",
             "/proc/meminfo",
             "/sys/devices",

@@ -126,6 +126,19 @@ def reading_ruleset(read: Iterable[Path], abi: int | None = None) -> int:
     return moved
 
 
+def grant_reading(reading: int, paths: Iterable[Path]) -> None:
+    """Add rules to a reading ruleset before it is applied: for paths that only the process applying it can name.
+
+    /proc/self, say, is resolved when a rule is added: in the fork server it
+    would be the fork server's. Only for a ruleset of one run's own, since a
+    ruleset shared by every child would keep each child's grant.
+    """
+    libc = _libc()
+    libc.syscall.restype = ctypes.c_long
+    for path in paths:
+        _allow(libc, reading, Path(path), READ)
+
+
 def restrict(reading: int, write: Iterable[Path], abi: int | None = None) -> dict:
     """Restrict this process (and its future children) for good.
 

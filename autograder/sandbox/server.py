@@ -179,14 +179,13 @@ class Server:
         self.ipc_namespaces = privileges.ipc_namespaces_work()
         self.forked += 0 if tried else 1
         self.use_landlock = init["landlock"] and landlock.abi_version() >= 1
-        # An interpreter under root's home is unreadable to that user: keep
+        # An interpreter or a harness under root's home is unreadable to that user: keep
         # the read-search capability alone and let Landlock confine reads.
         # Without Landlock it would open every file to student code: the
         # child then goes without, and an import fails loudly instead.
+        needed = (os.path.dirname(os.__file__), sys.executable, str(reads.harness_folder(reads.HARNESS_PACKAGE)))
         self.keep_read_search = (
-            self.user is not None
-            and self.use_landlock
-            and not all(privileges.world_readable(p) for p in (os.path.dirname(os.__file__), sys.executable))
+            self.user is not None and self.use_landlock and not all(privileges.world_readable(p) for p in needed)
         )
         # Each run's folder is made in this one, which holds no other while the run goes on (one run at a
         # time, and what a dead supervisor left is removed before the next): the child reads beneath it.
