@@ -52,6 +52,7 @@ def main() -> None:
     submissions = {"correct (einsum)": ROOT / "tests/submissions/transformer/einsum", "python loop": loop}
     busy = None if args.quiet else subprocess.Popen([sys.executable, "-c", "while True: pass"])
     results = {name: [] for name in submissions}
+    unjudged: dict[str, str] = {}
     try:
         with Grader(assignment, variant, LiveReference(assignment.spec), secret="benchmark", jobs=1) as grader:
             for _ in range(args.repeat):
@@ -61,6 +62,8 @@ def main() -> None:
                     wall = time.perf_counter() - start
                     ratio = re.search(r"\(([0-9.]+)x; median", verdict.output)
                     results[name].append((verdict.passed, wall, float(ratio.group(1)) if ratio else None))
+                    if ratio is None:  # no time was judged: say what the check said instead
+                        unjudged.setdefault(name, " ".join(verdict.output.split())[:300])
     finally:
         if busy is not None:
             busy.kill()
@@ -69,11 +72,18 @@ def main() -> None:
     for name, rows in results.items():
         passed = sum(p for p, _, _ in rows)
         ratios = sorted(r for _, _, r in rows if r is not None)
-        print(
-            f"  {name:<18} passed {passed}/{len(rows)}; ratio min {ratios[0]:.2f} median "
-            f"{statistics.median(ratios):.2f} max {ratios[-1]:.2f}; wall per check median "
-            f"{statistics.median(w for _, w, _ in rows):.2f} s, max {max(w for _, w, _ in rows):.2f} s"
+        walls = [w for _, w, _ in rows]
+        seen = (
+            f"ratio min {ratios[0]:.2f} median {statistics.median(ratios):.2f} max {ratios[-1]:.2f}"
+            if ratios
+            else "no ratio"
         )
+        print(
+            f"  {name:<18} passed {passed}/{len(rows)}; {seen} ({len(rows) - len(ratios)} without one); "
+            f"wall per check median {statistics.median(walls):.2f} s, max {max(walls):.2f} s"
+        )
+        if name in unjudged:
+            print(f"    without a ratio, it said: {unjudged[name]}")
 
 
 if __name__ == "__main__":
