@@ -29,6 +29,8 @@ _LAZY = {
     "raised": "checks",
     "takes_args_whole": "scenario_call",
     "expected_only": "expected_parts",
+    "explained": "explanations",
+    "UNEXPLAINED": "explanations",
     "Tolerance": "comparison",
     "compare": "comparison",
     "hookimpl": "hookspecs",

@@ -28,6 +28,7 @@ from .assignment_plugin import package_folder
 from .checks import Case, Check, Mistake
 from .expected import ExpectedValues
 from .expected_store import ExpectedStore
+from .explanations import needs_explaining
 from .feedback import describe_output, forbidden_message, frames, outcome_verdict, summarize
 from .import_probe import ImportProbe, Imports
 from .oracle import Oracle
@@ -246,7 +247,7 @@ class Grader:
         known = self.expected_known(check)
         limits = self.limits_of(check) if known else check.limits
 
-        def run_within(limits: Limits):
+        def run_within(limits: Limits, explain: bool = False):
             return self.pool.run(
                 scenario=check.scenario_ref,
                 submission=submission,
@@ -254,6 +255,7 @@ class Grader:
                 cases=[c.args for c in cases],
                 limits=limits,
                 device=check.device,
+                explain=explain,
             )
 
         run = run_within(limits)
@@ -266,14 +268,25 @@ class Grader:
             # timed out by a floor shorter than this machine needs.
             following = self.limits_of(check)
             if following != limits and any(o.kind == "timeout" for o in run.outcomes):
-                run = run_within(following)
+                limits = following
+                run = run_within(limits)
         # An untouched stub (NotImplementedError on every case) needs no reference run, nor its training.
         expected = [None] * len(cases) if untouched else self.cases_and_expected(check)[1]
-        judged = [
-            (case, self.imports.with_hints(outcome_verdict(check, case, exp, outcome, reveal), imports.defined))
-            for case, exp, outcome in zip(cases, expected, run.outcomes)
-        ]
+
+        def judge(run) -> list:
+            return [
+                (case, self.imports.with_hints(outcome_verdict(check, case, exp, outcome, reveal), imports.defined))
+                for case, exp, outcome in zip(cases, expected, run.outcomes)
+            ]
+
+        judged = judge(run)
         passed = sum(v.passed for _, v in judged)
+        if passed < len(cases) and any(o.kind == "ok" and needs_explaining(o.value) for o in run.outcomes):
+            # A wrong answer is explained from a run that computes its explanation (`explanations`), and that
+            # run is the one judged: its answers are the same code's on the same cases.
+            run = run_within(limits, explain=True)
+            judged = judge(run)
+            passed = sum(v.passed for _, v in judged)
         mistake = self.diagnose(check, cases, run.outcomes) if passed < len(cases) and check.mistakes else None
         score = check.points * passed / len(cases) if cases else 0.0
         output = summarize(judged, reveal, mistake)

@@ -35,6 +35,7 @@ import numpy as np
 
 from . import stand_in_torch
 from .expected_parts import answering_as_a_submission
+from .explanations import not_explaining
 from .recorded_calls import PARAMS, Inexact, NoRecordedCall, exact_key, index, materialize, pick, restore, snapshot
 from .scenario_call import call_scenario
 
@@ -155,8 +156,9 @@ def record(scenario, fresh_modules: dict, names: tuple[str, ...], args: Any, mos
     (TooManyCalls past `most` of them)."""
     recorder = Recorder(most)
     install_recorders(fresh_modules, names, recorder)
-    # The calls a submission's run makes, which leaves out the expected value's own part.
-    with np.errstate(all="ignore"), fixed_entropy(), answering_as_a_submission():
+    # The calls a submission's first run makes, which leaves out the expected value's own part and the
+    # explanation of a wrong answer (a stand-in's run is never explained: only its verdict is kept).
+    with np.errstate(all="ignore"), fixed_entropy(), answering_as_a_submission(), not_explaining():
         call_scenario(scenario, fresh_modules, args)
     return recorder.calls
 

@@ -27,6 +27,7 @@ from typing import Any
 
 from .. import wire
 from ..expected_parts import answer_as_a_submission
+from ..explanations import explain_answers
 from ..loader import load_files
 from ..scenario_call import call_scenario
 from . import devices, guards, landlock, privileges, stopwatch
@@ -167,6 +168,7 @@ def run(
     device: str = "cpu",
     tick_fds: tuple[int, int] | None = None,
     ipc_namespace: bool = False,
+    explain: bool = False,
 ) -> None:
     server_pid = os.getppid()
     try:
@@ -217,6 +219,8 @@ def run(
 
     # The submission's answers are judged; the reference's part of an answer (`expected_only`) is not computed.
     answer_as_a_submission()
+    # A wrong answer's explanation (`explained`) only where the grader asks: it runs a failed check again for it.
+    explain_answers(explain)
     try:
         # Helper modules of the student's own sit beside the submitted files.
         sys.path.insert(0, str(submission))

@@ -359,12 +359,14 @@ class SandboxPool:
         limits: Limits,
         device: str = "cpu",
         laps: int = 0,
+        explain: bool = False,
     ) -> RunReport:
-        """Run `cases` in children; `laps` > 0 makes a timed run (`stopwatch`) of at most that many laps."""
+        """Run `cases` in children; `laps` > 0 makes a timed run (`stopwatch`) of at most that many laps;
+        `explain` computes the answers' `explained` parts (`explanations`)."""
         with self._free:
             server = self._acquire()
             try:
-                return self._run(server, scenario, submission, files, cases, limits, device, laps)
+                return self._run(server, scenario, submission, files, cases, limits, device, laps, explain)
             except HarnessError:
                 server.close()
                 raise
@@ -372,7 +374,7 @@ class SandboxPool:
                 if server.proc.poll() is None:
                     self._idle.put(server)
 
-    def _run(self, server, scenario, submission, files, cases, limits, device, laps) -> RunReport:
+    def _run(self, server, scenario, submission, files, cases, limits, device, laps, explain) -> RunReport:
         n = len(cases)
         report = RunReport(outcomes=[CaseOutcome("not_run", message="not run") for _ in range(n)])
         blob = cases.blob if isinstance(cases, wire.Encoded) else wire.encode(cases)
@@ -396,6 +398,7 @@ class SandboxPool:
                     "limits": lim.as_dict(),
                     "device": device,
                     "laps": max(0, laps - len(report.laps)),
+                    "explain": explain,
                 },
                 blob,
             )

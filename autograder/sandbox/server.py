@@ -279,6 +279,7 @@ class Server:
                 device=device,
                 tick_fds=(tick_w, nonce_r) if laps else None,
                 ipc_namespace=self.ipc_namespaces,
+                explain=bool(req.get("explain")),
             )
             os._exit(70)  # not reached
         for fd in (res_w, out_w, tick_w, nonce_r):

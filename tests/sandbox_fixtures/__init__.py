@@ -1,5 +1,3 @@
-
-
 def submission_of(tmp_path_factory, name: str, source: str):
     """A one-file submission, `victim.py`, with `source`."""
     folder = tmp_path_factory.mktemp(name)
@@ -14,8 +12,13 @@ def sandbox_pool(warm=()):
     from lmgrade.sandbox.pool import SandboxPool
 
     root = Path(__file__).resolve().parents[2]
-    return SandboxPool(preload=["numpy", "sandbox_fixtures.scenarios"], forbidden_modules=["lmgrade.reference"],
-                       protected=[root / "reference"], jobs=1, warm=list(warm))
+    return SandboxPool(
+        preload=["numpy", "sandbox_fixtures.scenarios"],
+        forbidden_modules=["lmgrade.reference"],
+        protected=[root / "reference"],
+        jobs=1,
+        warm=list(warm),
+    )
 
 
 def parent_of(pid) -> int:

@@ -22,3 +22,11 @@ def with_expected_part(modules, case):
 
     fn = getattr(modules["victim"], case["fn"])
     return {"answer": fn(*case.get("args", [])), "table": expected_only(lambda: fn(*case.get("args", [])))}
+
+
+def with_explanation(modules, case):
+    """The named function's answer, and a part only a wrong answer's explanation computes (`lmgrade.explained`)."""
+    from lmgrade import explained
+
+    fn = getattr(modules["victim"], case["fn"])
+    return {"answer": fn(*case.get("args", [])), "why": explained(lambda: "worked out")}

@@ -22,6 +22,7 @@ from lmgrade import (
     NOT_MEASURED,
     agreement,
     asked_beside,
+    explained,
     finite_differences,
     lazy_import,
     property_result,
@@ -139,10 +140,16 @@ def sgns_grads(modules, w_vec, c_vec, neg_vecs):
     own_loss = _attempt(lambda: _number(w2v.sgns_loss(w.copy(), c.copy(), n.copy())))
     if isinstance(own_loss, float) and all(isinstance(v, np.ndarray) for v in answer.values()):
         point = {"w_vec": w.copy(), "c_vec": c.copy(), "neg_vecs": n.copy()}
-        numeric = finite_differences(
-            lambda: w2v.sgns_loss(*(point[k].copy() for k in ("w_vec", "c_vec", "neg_vecs"))), point, point.__setitem__
+
+        def loss():
+            return w2v.sgns_loss(*(point[k].copy() for k in ("w_vec", "c_vec", "neg_vecs")))
+
+        consistency = explained(
+            lambda: agreement(
+                dict(zip(("w_vec", "c_vec", "neg_vecs"), answer.values())),
+                finite_differences(loss, point, point.__setitem__),
+            )
         )
-        consistency = agreement(dict(zip(("w_vec", "c_vec", "neg_vecs"), answer.values())), numeric)
     else:
         consistency = f"{NOT_MEASURED}: no loss or no gradients to compare"
     return {

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from lmgrade import agreement, asked_beside, property_result, warnings_of
+from lmgrade import agreement, asked_beside, explained, property_result, warnings_of
 
 # Under another name: `finite_differences` is also a case's argument (cell_backward's).
 from lmgrade import finite_differences as central_differences
@@ -191,7 +191,7 @@ def cell_backward(modules, cell, params, x, G, h0, C0, finite_differences=True):
         **{f"grads[{k!r}]": v for k, v in sorted(params.items())},
         **{name: state[name[5:]] for name in initial},
     }
-    answer[CONSISTENCY] = agreement(answer, central_differences(loss, arrays, assign))
+    answer[CONSISTENCY] = explained(lambda: agreement(answer, central_differences(loss, arrays, assign)))
     return answer
 
 
@@ -245,8 +245,11 @@ def stacked(modules, cell, layers, x, G):
         nonlocal x
         x = value
 
-    numeric = central_differences(lambda: float(np.sum(_array(net.forward(x.copy())) * G)), {"dx": x}, assign)
-    answer[CONSISTENCY] = agreement(answer, numeric)
+    answer[CONSISTENCY] = explained(
+        lambda: agreement(
+            answer, central_differences(lambda: float(np.sum(_array(net.forward(x.copy())) * G)), {"dx": x}, assign)
+        )
+    )
     return answer
 
 
@@ -278,8 +281,11 @@ def birnn(modules, cell, halves, x, G, probe_G):
         nonlocal x
         x = value
 
-    numeric = central_differences(lambda: float(np.sum(_array(net.forward(x.copy())) * G)), {"dx": x}, assign)
-    answer[CONSISTENCY] = agreement(answer, numeric)
+    answer[CONSISTENCY] = explained(
+        lambda: agreement(
+            answer, central_differences(lambda: float(np.sum(_array(net.forward(x.copy())) * G)), {"dx": x}, assign)
+        )
+    )
     return answer
 
 
@@ -436,8 +442,9 @@ def lstmlm(modules, params=None, layers=None, tokens=None, construct=False, V=No
         **{f"grads[{k!r}]": v for k, v in sorted(params.items())},
         "rnn.layers[0].grads['W_C']": layers[0]["W_C"],
     }
-    numeric = central_differences(lambda: float(lm.loss(tokens.copy())), arrays, assign)
-    answer["backward against finite differences of loss"] = agreement(answer, numeric)
+    answer["backward against finite differences of loss"] = explained(
+        lambda: agreement(answer, central_differences(lambda: float(lm.loss(tokens.copy())), arrays, assign))
+    )
     return answer
 
 

@@ -15,7 +15,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from lmgrade import agreement, asked_beside, expected_only, finite_differences, property_result, raised, warnings_of
+from lmgrade import (
+    agreement,
+    asked_beside,
+    expected_only,
+    explained,
+    finite_differences,
+    property_result,
+    raised,
+    warnings_of,
+)
 
 
 def _array(value) -> np.ndarray:
@@ -67,11 +76,12 @@ def module(modules, module, x, g, W=None, b=None, call=False):
         return float(np.sum(_array(mod.forward(x.copy())) * g))
 
     arrays = {"input": x, **{f"grads[{k!r}]": np.array(v) for k, v in sorted(mod.params.items())}}
-    numeric = finite_differences(loss, arrays, assign)
     answer = {
         "forward": _array(y),
         "backward": backward,
-        "backward against finite differences of forward": agreement(backward, numeric),
+        "backward against finite differences of forward": explained(
+            lambda: agreement(backward, finite_differences(loss, arrays, assign))
+        ),
     }
     if kind_warns(kind):
         answer["warnings"] = caught
@@ -125,11 +135,15 @@ def cross_entropy(modules, probs, targets, g):
         nonlocal probs
         probs = value
 
-    numeric = finite_differences(lambda: g * float(ce.forward(probs.copy(), targets.copy())), {"probs": probs}, assign)
+    def loss():
+        return g * float(ce.forward(probs.copy(), targets.copy()))
+
     return {
         "forward": float(value),
         "backward": {"probs": _array(grad)},
-        "backward against finite differences of forward": agreement({"probs": grad}, numeric),
+        "backward against finite differences of forward": explained(
+            lambda: agreement({"probs": grad}, finite_differences(loss, {"probs": probs}, assign))
+        ),
     }
 
 
@@ -197,9 +211,12 @@ def elman_backward(modules, params, x, targets, h0, activation):
             rnn.params[name[7:-2]] = value
 
     arrays = {**{f"grads[{k!r}]": params[k] for k in PARAMS}, "grad_h0": h0}
-    numeric = finite_differences(lambda: float(rnn.loss(x.copy(), targets.copy(), h0.copy())), arrays, assign)
     answer["returned == self.grads"] = same_as_self_grads
-    answer["backward against finite differences of loss"] = agreement(answer, numeric)
+    answer["backward against finite differences of loss"] = explained(
+        lambda: agreement(
+            answer, finite_differences(lambda: float(rnn.loss(x.copy(), targets.copy(), h0.copy())), arrays, assign)
+        )
+    )
     return answer
 
 
@@ -236,8 +253,9 @@ def rnnlm(modules, params, tokens, activation, defaults=False):
         lm.params[name[7:-2]] = value
 
     arrays = {f"grads[{k!r}]": v for k, v in sorted(params.items())}
-    numeric = finite_differences(lambda: float(lm.loss(tokens.copy())), arrays, assign)
-    answer["backward against finite differences of loss"] = agreement(answer, numeric)
+    answer["backward against finite differences of loss"] = explained(
+        lambda: agreement(answer, finite_differences(lambda: float(lm.loss(tokens.copy())), arrays, assign))
+    )
     return answer
 
 
