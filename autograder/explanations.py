@@ -26,6 +26,8 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 UNEXPLAINED = "not computed: only a wrong answer is explained"
+"""What `explained` returns in a submission's first run: the grader asks for a run that computes it where a
+case fails."""
 # Per thread (and context), as `expected_parts`: the grading process records stand-ins beside other work.
 _explaining = contextvars.ContextVar("lmgrade_explaining", default=True)
 
