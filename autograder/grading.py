@@ -484,7 +484,6 @@ class Grader:
 
         by_name = {c.name: c for c in self.assignment.checks}
         failed: set[str] = set()
-        timed = any(c.timing is not None for _, c in numbered)
 
         def record(verdict: Verdict) -> None:
             with report_lock:
@@ -505,10 +504,6 @@ class Grader:
                     components = composition.failed_components(check, by_name, failed) if check.composes else []
                 wrong = ", ".join(c.name for c in components) or None
             verdict = self.grade_check(check, number, submission, uses, imports, wrong)
-            if timed and any(a is not None for a in verdict.answers or ()):
-                # The timing checks, last, will recompute the reference's laps here: its import (torch)
-                # overlaps the runs still to come instead of following them.
-                self.oracle.prepare()
             # A check whose own files are missing or do not import has nothing a stand-in could complete.
             waits = bool(check.composes) and not verdict.passed and not self.unrunnable(check, submission, imports)
             if not waits:

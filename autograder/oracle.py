@@ -60,10 +60,6 @@ class Oracle(Protocol):
     def protected_paths(self) -> list[Path]:
         """What the sandbox must not be able to read."""
 
-    def prepare(self) -> None:
-        """Start, in the background, what computing values will need (importing the reference): a
-        submission did something, so its grading will ask."""
-
     def expected(self, check: Check, cases: list[Case]) -> list[Any]:
         """The expected value of every case."""
 
@@ -91,11 +87,9 @@ class LiveReference:
                 f"the reference solution of {spec.name} cannot be imported here ({type(exc).__name__}: {exc})"
             ) from exc
         self._modules: dict | None = None
-        self._loading: threading.Thread | None = None
         self._flawed: dict[Mistake, dict] = {}
         self._lock = threading.Lock()  # checks are judged in parallel threads
         self._load_lock = threading.Lock()
-        self._prepare_lock = threading.Lock()  # never the load's: a check that prepares must not wait for it
 
     @property
     def modules(self) -> dict:
@@ -115,20 +109,6 @@ class LiveReference:
                     ) from exc
                 one_thread()
             return self._modules
-
-    def prepare(self) -> None:
-        """Import the reference in a background thread, once: it overlaps the sandbox's runs."""
-        with self._prepare_lock:
-            if self._modules is not None or self._loading is not None:
-                return
-            self._loading = threading.Thread(target=self._load_quietly, name="lmgrade-reference", daemon=True)
-            self._loading.start()
-
-    def _load_quietly(self) -> None:
-        try:
-            self.load()
-        except OracleError:
-            pass  # said again by the first value asked of it
 
     def protected_paths(self) -> list[Path]:
         """The reference package, and the other installed assignments': the sandbox must not be able to read them."""
@@ -225,9 +205,6 @@ class RecordedReference:
     def protected_paths(self) -> list[Path]:
         """The fixtures: like the reference, out of the sandbox's reach."""
         return [self.fixtures.folder] if self.fixtures.folder is not None else []
-
-    def prepare(self) -> None:
-        """Nothing to import: the answers are recorded."""
 
     def stand_in_calls(self, check: Check, cases: list[Case], names: tuple[str, ...]) -> list | None:
         """The calls recorded with the fixtures (`fixtures._stand_ins`), where they are of these names on

@@ -6,15 +6,20 @@ the sandboxed child), in the same pool, interleaved with the submission's
 both. A round after which every case passes by a wide margin ends the
 timing (`clear`): more rounds could not change the verdict, and a class's
 regrade pays for them only where it could. The verdict is the ratio of
-medians, warm-up laps left out, within the check's bound; a random sample of the submission's laps is recomputed
-with the reference's modules, in this process, on the same nonces, and a
-fingerprint that differs fails the check; a ratio far below 1 is flagged
-for review instead of paid.
+medians, warm-up laps left out, within the check's bound; a fingerprint of a
+random sample of the submission's laps must be the reference's on the same
+nonce, or the check fails; a ratio far below 1 is flagged for review instead
+of paid. Both sides' runs of a round get the same nonces, drawn here and
+handed out by the fork server only as each lap starts, so the reference's
+own laps hold its fingerprints: a nonce they lack (a reference run cut
+short) is recomputed with the reference's modules in this process, which
+otherwise never imports them (torch) for a timing check.
 """
 
 from __future__ import annotations
 
 import random
+import secrets
 import statistics
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -47,6 +52,8 @@ def grade_timing(
     laps = (timing.warmup + timing.laps) * len(cases)
     runs: dict[str, list] = {"reference": [], "submission": []}
     for round_ in range(timing.rounds):
+        # Fresh each round, the same on both sides, unknowable before their laps (`stopwatch`).
+        nonces = [[secrets.randbits(63) for _ in range(timing.warmup + timing.laps)] for _ in cases]
         # The submission first in each round: where no case of its first run answered (an untouched
         # stub), nothing is timed and the reference never runs.
         for side, folder in (("submission", submission), ("reference", reference)):
@@ -59,6 +66,7 @@ def grade_timing(
                     limits=check.limits,
                     device=check.device,
                     laps=laps,
+                    nonces=nonces,
                 )
             )
             if round_ == 0 and side == "submission" and not any(o.kind == "ok" for o in runs[side][0].outcomes):
@@ -77,15 +85,16 @@ def grade_timing(
         if failed is not None:
             judged.append((case, outcome_verdict(check, case, None, failed, reveal)))
             continue
+        reference_laps = collect(runs["reference"], i, timing.warmup)
         judged.append(
             (
                 case,
                 judge_case(
                     check,
                     case,
-                    collect(runs["reference"], i, timing.warmup),
+                    reference_laps,
                     collect(runs["submission"], i, timing.warmup),
-                    reference_fingerprints(check, case, modules),
+                    reference_fingerprints(check, case, modules, dict(reference_laps.laps)),
                     rng,
                     check.device,
                     wrong,
@@ -145,11 +154,16 @@ def clear(check: Check, runs: dict[str, list], n_cases: int) -> bool:
     return True
 
 
-def reference_fingerprints(check: Check, case: Case, modules: Callable[[], dict]) -> Callable[[int], list]:
-    """The reference's fingerprint of a lap, from its nonce (set up once per case)."""
-    timing, state = check.timing, []
+def reference_fingerprints(
+    check: Check, case: Case, modules: Callable[[], dict], lapped: dict[int, list] | None = None
+) -> Callable[[int], list]:
+    """The reference's fingerprint of a lap, from its nonce: from its own laps (`lapped`, by nonce) where they
+    hold it, else recomputed here (set up once per case)."""
+    timing, state, lapped = check.timing, [], lapped or {}
 
     def recompute(nonce: int) -> list:
+        if nonce in lapped:
+            return lapped[nonce]
         if not state:
             state.append(call_scenario(timing.setup, modules(), wire.decode(wire.encode(case.args))))
         if timing.reset is not None:

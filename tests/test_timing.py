@@ -16,6 +16,7 @@ from lmgrade import Case, CaseContext, Check, Tolerance
 from lmgrade.assignment import AssignmentError, bind, load_assignment, on_device
 from lmgrade.device import DeviceError, cuda_available, resolve
 from lmgrade.sandbox.limits import Limits
+from lmgrade.sandbox.pool import Output
 from lmgrade.sandbox.protocol import NONCE, TICK_END, TICK_READY, pack_tick
 from lmgrade.sandbox.stopwatch import Timekeeper
 from lmgrade.speed import Timing
@@ -108,6 +109,87 @@ def test_timekeeper_answers_ready_with_a_nonce_and_times_the_lap():
     assert keeper.laps[0][:2] == [0, nonce] and keeper.laps[0][3] == [1.5, 2.5] and keeper.laps[0][2] >= 0
     keeper.feed(b"\xff" * 9)  # not a tick: no more nonces, the pipe closed
     assert keeper.broken and os.read(r, 8) == b""
+
+
+def test_a_run_given_nonces_hands_them_out_lap_by_lap(pool, victim):
+    chosen = [[11_000 + k for k in range(3)]]
+    report = pool.run(
+        scenario="sandbox_fixtures.scenarios:timed",
+        submission=victim,
+        files=["victim.py"],
+        cases=[{"fn": "fast", "laps": 5}],
+        limits=Limits(cpu_s=5, wall_s=10),
+        laps=5,
+        nonces=chosen,
+    )
+    nonces = [nonce for _, nonce, _, _ in report.laps]
+    # The chosen ones in order, then fresh ones past the list; each lap's fingerprint is of its own nonce.
+    assert nonces[:3] == chosen[0] and len(set(nonces)) == 5 and not set(nonces[3:]) & set(chosen[0])
+    assert [fp for *_, fp in report.laps][:3] == [[n % 1000] for n in chosen[0]]
+
+
+def test_timekeeper_gives_each_case_its_own_nonces_in_order():
+    r, w = os.pipe()
+    keeper = Timekeeper(4, w, [[5, 6], [7]])
+    given = []
+    for case in (1, 0, 0, 1):
+        keeper.feed(pack_tick(TICK_READY, case))
+        given.append(NONCE.unpack(os.read(r, NONCE.size))[0])
+        keeper.feed(pack_tick(TICK_END, case, (0.0,)))
+    assert given[:3] == [7, 5, 6] and given[3] not in (5, 6, 7)
+
+
+class _LappedPool:
+    """Stands in for the sandbox: each side's laps, of the nonces it was given, with the fingerprints of
+    the side's function of the nonce."""
+
+    def __init__(self, fingerprint):
+        self.fingerprint, self.nonces = fingerprint, []
+
+    def run(self, *, submission, cases, laps, nonces, **_):
+        self.nonces.append((submission.name, nonces))
+        side = submission.name
+        seconds = 0.02 if side == "submission" else 0.01  # 2x: within the bound, not clear of it after a round
+        laps_ = [(0, n, seconds, self.fingerprint[side](n)) for n in nonces[0]]
+        return SimpleNamespace(
+            outcomes=[SimpleNamespace(kind="ok")], laps=laps_, output=Output(), wall_s=0.1, defences={}
+        )
+
+
+def _timed_grading(tmp_path, fingerprint):
+    from lmgrade.timing_grading import grade_timing
+
+    check = replace(_check(), points=4.0)
+    asked = []
+    pool = _LappedPool(fingerprint)
+    verdict = grade_timing(
+        pool,
+        check,
+        1,
+        tmp_path / "submission",
+        tmp_path / "reference",
+        lambda: asked.append(1) or {},
+        [Case("x", {})],
+        random.Random(0),
+    )
+    return verdict, pool.nonces, asked
+
+
+def test_both_sides_of_a_round_get_the_same_fresh_nonces_and_the_references_laps_hold_its_fingerprints(tmp_path):
+    verdict, nonces, asked = _timed_grading(tmp_path, {"submission": lambda n: [n % 7], "reference": lambda n: [n % 7]})
+    assert verdict.score == verdict.check.points, verdict.output
+    sides = [side for side, _ in nonces]
+    assert sides == ["submission", "reference"] * 2
+    for (_, mine), (_, theirs) in zip(nonces[::2], nonces[1::2]):
+        assert mine == theirs and len(mine[0]) == 5
+    assert nonces[0][1] != nonces[2][1]  # a round's nonces are its own
+    assert asked == []  # nothing recomputed here: the reference's modules were never asked for
+
+
+def test_a_fingerprint_unlike_the_references_own_lap_fails(tmp_path):
+    verdict, _, asked = _timed_grading(tmp_path, {"submission": lambda n: [0.0], "reference": lambda n: [n % 7 + 1]})
+    assert verdict.score == 0 and "differ from the reference" in verdict.output
+    assert asked == []
 
 
 # --- the verdict ---

@@ -360,13 +360,15 @@ class SandboxPool:
         device: str = "cpu",
         laps: int = 0,
         explain: bool = False,
+        nonces: list[list[int]] | None = None,
     ) -> RunReport:
-        """Run `cases` in children; `laps` > 0 makes a timed run (`stopwatch`) of at most that many laps;
-        `explain` computes the answers' `explained` parts (`explanations`)."""
+        """Run `cases` in children; `laps` > 0 makes a timed run (`stopwatch`) of at most that many laps, with
+        `nonces[case][k]` for a case's k-th lap where given; `explain` computes the answers' `explained` parts
+        (`explanations`)."""
         with self._free:
             server = self._acquire()
             try:
-                return self._run(server, scenario, submission, files, cases, limits, device, laps, explain)
+                return self._run(server, scenario, submission, files, cases, limits, device, laps, explain, nonces)
             except HarnessError:
                 server.close()
                 raise
@@ -374,7 +376,7 @@ class SandboxPool:
                 if server.proc.poll() is None:
                     self._idle.put(server)
 
-    def _run(self, server, scenario, submission, files, cases, limits, device, laps, explain) -> RunReport:
+    def _run(self, server, scenario, submission, files, cases, limits, device, laps, explain, nonces) -> RunReport:
         n = len(cases)
         report = RunReport(outcomes=[CaseOutcome("not_run", message="not run") for _ in range(n)])
         blob = cases.blob if isinstance(cases, wire.Encoded) else wire.encode(cases)
@@ -399,6 +401,7 @@ class SandboxPool:
                     "device": device,
                     "laps": max(0, laps - len(report.laps)),
                     "explain": explain,
+                    "nonces": nonces,
                 },
                 blob,
             )

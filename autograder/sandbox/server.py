@@ -285,7 +285,7 @@ class Server:
         for fd in (res_w, out_w, tick_w, nonce_r):
             if fd is not None:
                 os.close(fd)
-        timekeeper = Timekeeper(laps, nonce_w) if laps else None
+        timekeeper = Timekeeper(laps, nonce_w, req.get("nonces")) if laps else None
         # CUDA reserves far more address space than it uses: its runs are
         # bounded by resident memory and process count, watched from here.
         watchdog = devices.Watchdog(pid, lim) if device == "cuda" else None
