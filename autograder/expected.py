@@ -132,6 +132,11 @@ class ExpectedValues:
         with self._lock:
             return check.name in self._expected
 
+    def reference_seconds(self, check: Check) -> float | None:
+        """The reference's time on the check's cases, where this grading knows it (stored or measured)."""
+        with self._lock:
+            return self._reference_s.get(check.name)
+
     def limits_of(self, check: Check) -> Limits:
         """The check's limits in this grading: `wall_factor` times the reference's time on its cases,
         never below the check's own cpu_s and wall_s (the floors, and all there is without a live reference)."""

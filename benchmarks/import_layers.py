@@ -48,6 +48,7 @@ LAYERS = [
             "lazy_import",
             "scenario_call",
             "expected_parts",
+            "explanations",
             "recorded_calls",
             "stand_in_torch",
             "stand_in",
