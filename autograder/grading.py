@@ -30,7 +30,7 @@ from .expected import ExpectedValues
 from .expected_store import ExpectedStore
 from .explanations import needs_explaining
 from .feedback import describe_output, forbidden_message, frames, outcome_verdict, summarize
-from .import_probe import ImportProbe, Imports
+from .import_probe import ImportProbe, Imports, PendingImports
 from .oracle import Oracle
 from .plugin_manager import get_manager
 from .results import Verdict, not_run
@@ -216,16 +216,26 @@ class Grader:
         number: int,
         submission: Path,
         uses: forbidden.Uses | None = None,
-        imports: Imports | None = None,
+        imports: Imports | PendingImports | None = None,
         wrong: str | None = None,
     ) -> Verdict:
-        """One check's verdict; `wrong` names a failed check of the code it composes (timing checks say so)."""
+        """One check's verdict; `wrong` names a failed check of the code it composes (timing checks say so).
+
+        With `imports` still to come (`PendingImports`), the check's run goes on beside the import probe's;
+        its verdict waits for the probe."""
         if check.unavailable:
             return Verdict(check, number, 0.0, check.unavailable)
         cases = self.cases(check)
-        imports = imports or Imports()
-        if imports.broken is not None and imports.broken in check.files:
-            return not_run(check, number, cases, f"not graded: {imports.broken} could not be imported (see above)")
+        pending = imports if isinstance(imports, PendingImports) else None
+        probed = pending.ready() if pending is not None else imports or Imports()
+
+        def unimportable(imports: Imports) -> Verdict | None:
+            if imports.broken is not None and imports.broken in check.files:
+                return not_run(check, number, cases, f"not graded: {imports.broken} could not be imported (see above)")
+            return None
+
+        if probed is not None and (refused := unimportable(probed)):
+            return refused
         reveal = check.visibility == "visible"
         missing = [f for f in check.files if not (submission / f).is_file()]
         if missing:
@@ -243,7 +253,8 @@ class Grader:
                 ),
             )
         if check.timing is not None:
-            return self.grade_timing(check, number, submission, cases, wrong)
+            probed = probed or pending.wait()
+            return unimportable(probed) or self.grade_timing(check, number, submission, cases, wrong)
         # Limits follow the reference's time once it is known; until then (an untouched stub needs no
         # reference run at all) the check's floors.
         known = self.expected_known(check)
@@ -283,6 +294,11 @@ class Grader:
             if following != limits and any(o.kind == "timeout" for o in run.outcomes):
                 limits = following
                 run = run_within(limits)
+        if probed is None:  # the run went on beside the import probe: its verdict needs the probe's answer
+            probed = pending.wait()
+            if refused := unimportable(probed):
+                return refused
+        imports = probed
         # An untouched stub (NotImplementedError on every case) needs no reference run, nor its training.
         expected = [None] * len(cases) if untouched else self.cases_and_expected(check)[1]
 
@@ -502,9 +518,10 @@ class Grader:
 
         self.pool.start()
         uses = self.forbidden_uses(submission)
-        imports = self.probe_imports(submission)
-        if imports.broken and on_import_failure:
-            on_import_failure(imports.message)
+        # The probe's run goes on beside the first checks' runs; each verdict waits for its answer.
+        prober = ThreadPoolExecutor(max_workers=1, thread_name_prefix="lmgrade-import-probe")
+        imports = PendingImports(prober.submit(self.probe_imports, submission), on_import_failure)
+        prober.shutdown(wait=False)
 
         by_name = {c.name: c for c in self.assignment.checks}
         failed: set[str] = set()
@@ -528,8 +545,9 @@ class Grader:
                     components = composition.failed_components(check, by_name, failed) if check.composes else []
                 wrong = ", ".join(c.name for c in components) or None
             verdict = self.grade_check(check, number, submission, uses, imports, wrong)
+            probed = imports.wait()  # an import failure is told before any verdict
             # A check whose own files are missing or do not import has nothing a stand-in could complete.
-            waits = bool(check.composes) and not verdict.passed and not self.unrunnable(check, submission, imports)
+            waits = bool(check.composes) and not verdict.passed and not self.unrunnable(check, submission, probed)
             if not waits:
                 record(verdict)
             return verdict, waits

@@ -12,6 +12,8 @@ import ast
 import re
 import threading
 from collections import OrderedDict
+from collections.abc import Callable
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -33,6 +35,33 @@ class Imports:
     broken: str | None = None
     message: str = ""
     defined: dict[str, list[str]] = field(default_factory=dict)
+
+
+class PendingImports:
+    """The import probe's answer while its run goes on beside the first checks' runs.
+
+    A check's run needs nothing of it; its verdict does (a file that does not
+    import, the names it defines). `wait` tells `on_failure` what stopped the
+    files from importing, once, before it returns: so before any verdict.
+    """
+
+    def __init__(self, future: Future, on_failure: Callable[[str], None] | None = None):
+        self._future, self._on_failure = future, on_failure
+        self._told = False
+        self._lock = threading.Lock()
+
+    def ready(self) -> Imports | None:
+        """The answer if the probe has finished (`wait` without the wait); else None."""
+        return self.wait() if self._future.done() else None
+
+    def wait(self) -> Imports:
+        imports = self._future.result()
+        with self._lock:
+            if not self._told:
+                self._told = True
+                if imports.broken and self._on_failure:
+                    self._on_failure(imports.message)
+        return imports
 
 
 class ImportProbe:

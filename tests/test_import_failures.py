@@ -95,3 +95,41 @@ def test_the_files_are_imported_once_per_version_when_checks_are_asked_one_at_a_
     (verdict,) = ngram_grader.grade(folder, only={"pad"})
     assert verdict.passed, verdict.output
     assert len(probed) == 2
+
+
+def test_the_import_probe_runs_beside_the_first_checks_and_its_failure_is_told_before_any_verdict(
+    tmp_path, monkeypatch
+):
+    import threading
+
+    from helpers import TEST_SECRET
+    from lmgrade import catalog
+    from lmgrade.grading import Grader
+    from lmgrade.oracle import LiveReference
+
+    assignment, variant = catalog.load("ngram")
+    submission = tmp_path / "submission"
+    submission.mkdir()
+    (submission / "ngram.py").write_text("import nonexistent_module_of_the_student\n")
+    heard: list[str] = []
+    with Grader(assignment, variant, LiveReference(assignment.spec), secret=TEST_SECRET, jobs=2) as grader:
+        a_check_started = threading.Event()
+        run = grader.pool.run
+
+        def recording(**kw):
+            if kw["scenario"] == "lmgrade.loader:import_probe":
+                # Held until a check's run starts: one starts only if the checks do not wait for the probe.
+                assert a_check_started.wait(10), "no check ran beside the import probe"
+            else:
+                a_check_started.set()
+            return run(**kw)
+
+        monkeypatch.setattr(grader.pool, "run", recording)
+        verdicts = grader.grade(
+            submission,
+            on_import_failure=lambda message: heard.append("import: " + message),
+            on_verdict=lambda verdict: heard.append("verdict"),
+        )
+    assert heard[0].startswith("import: ") and "nonexistent_module_of_the_student" in heard[0]
+    assert heard[1:] == ["verdict"] * len(verdicts) and not any(v.passed for v in verdicts)
+    assert all("could not be imported" in v.output for v in verdicts if "ngram.py" in v.check.files)
