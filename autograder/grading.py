@@ -175,8 +175,9 @@ class Grader:
         self.expected.record()
 
     def expected_known(self, check: Check) -> bool:
-        """Whether this grader has computed the check's expected values (and so the reference's time)."""
-        return self.expected.known(check)
+        """Whether this grader knows the check's expected values (and so the reference's time): computed, or
+        read from the store."""
+        return self.expected.known_or_stored(check)
 
     def limits_of(self, check: Check) -> Limits:
         """The check's limits in this grading: `wall_factor` times the reference's time on its cases,
