@@ -25,6 +25,9 @@ from .sandbox.pool import CaseOutcome
 from .scenario_call import binding_error
 from .seeds import check_rng
 
+# The store's entry of the reference's time on a check's cases, apart from its (larger) values.
+SECONDS = "reference seconds"
+
 
 @dataclass(frozen=True)
 class Raised:
@@ -101,6 +104,7 @@ class ExpectedValues:
                 if isinstance(stored, dict) and len(stored.get("expected", ())) == len(cases):
                     expected = stored["expected"]
                     self._reference_s[check.name] = float(stored["seconds"])
+                    self._store_seconds(check, cases)  # for a store written before the seconds had an entry
                 else:
                     # A timing check's reference runs beside the submission instead.
                     started = time.perf_counter()
@@ -110,6 +114,7 @@ class ExpectedValues:
                         self._reference_s[check.name] = time.perf_counter() - started
                     if key is not None:
                         self.store.put(key, {"expected": expected, "seconds": self._reference_s[check.name]})
+                        self._store_seconds(check, cases)
                 if check.property_check and not all(
                     isinstance(e, dict) and set(e) == {ANSWER, PROPERTY} for e in expected
                 ):
@@ -118,6 +123,12 @@ class ExpectedValues:
                     )
                 self._expected[check.name] = (cases, expected)
             return self._expected[check.name]
+
+    def _store_seconds(self, check: Check, cases: list[Case]) -> None:
+        key = self._stored_key(check, cases, SECONDS)
+        # Read, not only looked for: a zip's store copies what it reads from the user's.
+        if key is not None and self.store.get(key) is None:
+            self.store.put(key, float(self._reference_s[check.name]))
 
     def record(self) -> None:
         """Compute, and so store, every check's expected values and its known mistakes' answers."""
@@ -132,23 +143,18 @@ class ExpectedValues:
         with self._lock:
             return check.name in self._expected
 
-    def known_or_stored(self, check: Check) -> bool:
-        """Whether the check's expected values are known here, or stored: then read now, without running the
-        reference, so that its time sets the check's limits (and parts) from its first run."""
-        if self.known(check):
-            return True
-        if check.timing or self.store is None:
-            return False
-        key = self._stored_key(check, self.cases(check))
-        if key is None or not self.store.has(key):
-            return False
-        self.of(check)
-        return True
-
     def reference_seconds(self, check: Check) -> float | None:
-        """The reference's time on the check's cases, where this grading knows it (stored or measured)."""
+        """The reference's time on the check's cases, where this grading knows it: measured, or stored (an
+        entry of its own, read before the check's first run without its expected values)."""
         with self._lock:
-            return self._reference_s.get(check.name)
+            if check.name in self._reference_s:
+                return self._reference_s[check.name]
+        key = None if check.timing else self._stored_key(check, self.cases(check), SECONDS)
+        stored = self.store.get(key) if key is not None else None
+        if not isinstance(stored, float):
+            return None
+        with self._lock:
+            return self._reference_s.setdefault(check.name, stored)
 
     def limits_of(self, check: Check) -> Limits:
         """The check's limits in this grading: `wall_factor` times the reference's time on its cases,

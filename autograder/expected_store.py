@@ -134,10 +134,6 @@ class ExpectedStore:
         except (OSError, wire.WireError):
             return None
 
-    def has(self, key: str) -> bool:
-        """Whether an entry is stored under `key` (read with `get`)."""
-        return self._path(key).is_file()
-
     def put(self, key: str, value: Any) -> None:
         """Store `value` under `key`; a store that cannot be written is left alone (grading goes on)."""
         path = self._path(key)
@@ -176,9 +172,6 @@ class RecordingStore(ExpectedStore):
             if found is not None:
                 super().put(key, found)
         return found
-
-    def has(self, key: str) -> bool:
-        return super().has(key) or (self.source is not None and self.source.has(key))
 
     def put(self, key: str, value: Any) -> None:
         super().put(key, value)

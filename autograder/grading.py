@@ -175,9 +175,8 @@ class Grader:
         self.expected.record()
 
     def expected_known(self, check: Check) -> bool:
-        """Whether this grader knows the check's expected values (and so the reference's time): computed, or
-        read from the store."""
-        return self.expected.known_or_stored(check)
+        """Whether this grader has computed the check's expected values (and so the reference's time)."""
+        return self.expected.known(check)
 
     def limits_of(self, check: Check) -> Limits:
         """The check's limits in this grading: `wall_factor` times the reference's time on its cases,
@@ -258,8 +257,10 @@ class Grader:
             return unimportable(probed) or self.grade_timing(check, number, submission, cases, wrong)
         # Limits follow the reference's time once it is known; until then (an untouched stub needs no
         # reference run at all) the check's floors.
+        # The reference's time may be stored apart from its values: then it sets them from the first run.
         known = self.expected_known(check)
-        limits = self.limits_of(check) if known else check.limits
+        seconds = self.expected.reference_seconds(check)
+        limits = check.limits.following(seconds) if seconds is not None else check.limits
 
         def run_part(part: list[Case], limits: Limits, explain: bool):
             return self.pool.run(
