@@ -51,6 +51,9 @@ class StudentExpectedValues:
     def limits_of(self, check: Check) -> Limits:
         return self._of(check).limits_of(check)
 
+    def reference_seconds(self, check: Check) -> float | None:
+        return self._of(check).reference_seconds(check)
+
     def mistake_answers(self, check: Check, cases: list[Case], mistake: Mistake) -> list[Any]:
         return self._of(check).mistake_answers(check, cases, mistake)
 
