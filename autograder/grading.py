@@ -35,13 +35,11 @@ from .oracle import Oracle
 from .plugin_manager import get_manager
 from .results import Verdict, not_run
 from .sandbox.limits import Limits
-from .sandbox.pool import CaseOutcome, HarnessError, Prestarted, SandboxPool, merged
+from .sandbox.pool import CaseOutcome, HarnessError, Prestarted, SandboxPool
 from .submission import copy_files
 
 # Larger files are left to the run-time guard (and to the sandbox's limits).
 MAX_SCANNED_BYTES = 2 * 2**20
-# A check the reference takes this long on (its expected values' time) runs its cases in two children at once.
-SPLIT_S = 0.25
 
 
 @dataclass
@@ -262,27 +260,16 @@ class Grader:
         seconds = self.expected.reference_seconds(check)
         limits = check.limits.following(seconds) if seconds is not None else check.limits
 
-        def run_part(part: list[Case], limits: Limits, explain: bool):
+        def run_within(limits: Limits, explain: bool = False):
             return self.pool.run(
                 scenario=check.scenario_ref,
                 submission=submission,
                 files=list(check.files),
-                cases=[c.args for c in part],
+                cases=[c.args for c in cases],
                 limits=limits,
                 device=check.device,
                 explain=explain,
             )
-
-        def run_within(limits: Limits, explain: bool = False):
-            parts = self.parts_of(check, cases)
-            if len(parts) == 1:
-                return run_part(cases, limits, explain)
-            # Each part in a child of its own, at once where the pool has room: a long check is not left to
-            # run alone at the end.
-            with ThreadPoolExecutor(max_workers=len(parts) - 1) as helpers:
-                later = [helpers.submit(run_part, part, limits, explain) for part in parts[1:]]
-                first = run_part(parts[0], limits, explain)
-                return merged([first, *(f.result() for f in later)])
 
         run = run_within(limits)
         untouched = all(
@@ -339,16 +326,6 @@ class Grader:
             if untouched
             else None,
         )
-
-    def parts_of(self, check: Check, cases: list[Case]) -> list[list[Case]]:
-        """The check's cases as its runs take them: all in one child, or, for a check the reference takes
-        `SPLIT_S` or more on, in halves, one child each, where the pool runs more than one at once. A case
-        never needs the one before it in its child (a crash already sends the rest to a fresh one)."""
-        seconds = self.expected.reference_seconds(check)
-        if self.jobs < 2 or len(cases) < 2 or seconds is None or seconds < SPLIT_S:
-            return [cases]
-        half = (len(cases) + 1) // 2
-        return [cases[:half], cases[half:]]
 
     def grade_timing(
         self, check: Check, number: int, submission: Path, cases: list[Case], wrong: str | None = None

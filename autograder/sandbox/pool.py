@@ -95,28 +95,6 @@ class RunReport:
     laps: list[tuple[int, int, float, list[float]]] = field(default_factory=list)
 
 
-def merged(reports: list[RunReport]) -> RunReport:
-    """One report of runs that took a check's cases part by part, at once: outcomes and laps in case order,
-    the output of all (the first bytes of the first that printed, the last of the last), the longest wall."""
-    output = Output()
-    for report in reports:
-        if report.output.total_bytes and not output.total_bytes:
-            output.head = report.output.head
-        if report.output.total_bytes:
-            output.tail = report.output.tail
-        output.total_bytes += report.output.total_bytes
-    offsets = [0]
-    for report in reports[:-1]:
-        offsets.append(offsets[-1] + len(report.outcomes))
-    return RunReport(
-        outcomes=[o for r in reports for o in r.outcomes],
-        defences=reports[0].defences,
-        wall_s=max(r.wall_s for r in reports),
-        output=output,
-        laps=[(case + offset, *rest) for r, offset in zip(reports, offsets) for case, *rest in r.laps],
-    )
-
-
 def signal_name(number: int) -> str:
     try:
         return signal.Signals(number).name
