@@ -19,13 +19,13 @@ would find None where the reference has a table.
 
 from __future__ import annotations
 
-import contextlib
-import contextvars
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from typing import Any
 
-# Per thread (and context): the grading process records stand-ins while other threads compute expected values.
-_as_submission = contextvars.ContextVar("lmgrade_answering_as_a_submission", default=False)
+from .context_setting import ContextSetting
+
+_as_submission = ContextSetting("lmgrade_answering_as_a_submission", default=False)
 
 
 def expected_only(compute: Callable[[], Any]) -> Any:
@@ -33,14 +33,9 @@ def expected_only(compute: Callable[[], Any]) -> Any:
     return None if _as_submission.get() else compute()
 
 
-@contextlib.contextmanager
-def answering_as_a_submission() -> Iterator[None]:
+def answering_as_a_submission() -> AbstractContextManager[None]:
     """Scenarios run in this block answer as a submission does: `expected_only` parts are left out."""
-    token = _as_submission.set(True)
-    try:
-        yield
-    finally:
-        _as_submission.reset(token)
+    return _as_submission.within(True)
 
 
 def answer_as_a_submission() -> None:

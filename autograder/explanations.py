@@ -20,16 +20,16 @@ never pays for its explanation. A stand-in's record leaves it out too
 
 from __future__ import annotations
 
-import contextlib
-import contextvars
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from typing import Any
+
+from .context_setting import ContextSetting
 
 UNEXPLAINED = "not computed: only a wrong answer is explained"
 """What `explained` returns in a submission's first run: the grader asks for a run that computes it where a
 case fails."""
-# Per thread (and context), as `expected_parts`: the grading process records stand-ins beside other work.
-_explaining = contextvars.ContextVar("lmgrade_explaining", default=True)
+_explaining = ContextSetting("lmgrade_explaining", default=True)
 
 
 def explained(compute: Callable[[], Any]) -> Any:
@@ -37,14 +37,9 @@ def explained(compute: Callable[[], Any]) -> Any:
     return compute() if _explaining.get() else UNEXPLAINED
 
 
-@contextlib.contextmanager
-def not_explaining() -> Iterator[None]:
+def not_explaining() -> AbstractContextManager[None]:
     """Scenarios run in this block leave their `explained` parts out."""
-    token = _explaining.set(False)
-    try:
-        yield
-    finally:
-        _explaining.reset(token)
+    return _explaining.within(False)
 
 
 def explain_answers(explain: bool) -> None:

@@ -47,6 +47,7 @@ LAYERS = [
             "plural",
             "lazy_import",
             "scenario_call",
+            "context_setting",
             "expected_parts",
             "explanations",
             "recorded_calls",

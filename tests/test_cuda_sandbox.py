@@ -16,7 +16,7 @@ import threading
 from pathlib import Path
 
 import pytest
-from sandbox_fixtures import submission_of
+from sandbox_fixtures import run_calls, submission_of
 
 from lmgrade.device import cuda_available
 from lmgrade.sandbox import child, devices, landlock
@@ -135,15 +135,7 @@ def gpu_pool():
 
 
 def _run(pool, victim, *cases, **limits):
-    lim = Limits(**{"cpu_s": 20, "wall_s": 60, "memory_mb": 4096, **limits})
-    return pool.run(
-        scenario="sandbox_fixtures.scenarios:call",
-        submission=victim,
-        files=["victim.py"],
-        cases=[{"fn": fn, "args": list(args)} for fn, *args in cases],
-        limits=lim,
-        device="cuda",
-    ).outcomes
+    return run_calls(pool, victim, cases, Limits(**{"cpu_s": 20, "wall_s": 60, "memory_mb": 4096, **limits}), "cuda")
 
 
 @needs_cuda

@@ -9,9 +9,10 @@ import types
 import pytest
 from sandbox_fixtures import sandbox_pool, submission_of
 
-from lmgrade import catalog, expected_only, stand_in
+from lmgrade import UNEXPLAINED, catalog, expected_only, explained, stand_in
 from lmgrade.expected import draw_cases
 from lmgrade.expected_parts import answering_as_a_submission
+from lmgrade.explanations import not_explaining
 from lmgrade.oracle import LiveReference, run_scenario
 from lmgrade.plugins.transformer.public.judges import judge_generate
 from lmgrade.sandbox.limits import Limits
@@ -35,23 +36,28 @@ def test_computed_for_the_expected_value_and_left_out_as_a_submission():
     assert len(calls) == 2
 
 
-def test_one_thread_answering_as_a_submission_leaves_the_others_computing():
+@pytest.mark.parametrize(
+    "block,part,left_out",
+    [(answering_as_a_submission, expected_only, None), (not_explaining, explained, UNEXPLAINED)],
+    ids=["expected_only", "explained"],
+)
+def test_one_thread_leaving_a_part_out_leaves_the_others_computing_it(block, part, left_out):
     """The grading process records stand-ins in some threads while others compute expected values."""
     inside, release, seen = threading.Event(), threading.Event(), []
 
     def recording():
-        with answering_as_a_submission():
+        with block():
             inside.set()
             release.wait(5)
-            seen.append(("recording", expected_only(lambda: "table")))
+            seen.append(("recording", part(lambda: "table")))
 
     thread = threading.Thread(target=recording)
     thread.start()
     inside.wait(5)
-    seen.append(("expected", expected_only(lambda: "table")))
+    seen.append(("expected", part(lambda: "table")))
     release.set()
     thread.join(5)
-    assert sorted(seen) == [("expected", "table"), ("recording", None)]
+    assert sorted(seen, key=str) == sorted([("expected", "table"), ("recording", left_out)], key=str)
 
 
 def test_the_sandboxed_child_leaves_it_out(tmp_path_factory):

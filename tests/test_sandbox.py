@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 
 import pytest
-from sandbox_fixtures import parent_of, process_state, sandbox_pool, submission_of
+from sandbox_fixtures import parent_of, process_state, run_calls, sandbox_pool, submission_of
 
 from lmgrade.sandbox import landlock
 from lmgrade.sandbox.limits import Limits
@@ -112,14 +112,7 @@ def pool():
 
 
 def run(pool, victim, *cases, **limits):
-    lim = Limits(**{"cpu_s": 2, "wall_s": 4, "memory_mb": 512, **limits})
-    return pool.run(
-        scenario="sandbox_fixtures.scenarios:call",
-        submission=victim,
-        files=["victim.py"],
-        cases=[{"fn": fn, "args": list(args)} for fn, *args in cases],
-        limits=lim,
-    ).outcomes
+    return run_calls(pool, victim, cases, Limits(**{"cpu_s": 2, "wall_s": 4, "memory_mb": 512, **limits}))
 
 
 def test_plain_data_comes_back_with_its_types(pool, victim):

@@ -21,6 +21,18 @@ def sandbox_pool(warm=()):
     )
 
 
+def run_calls(pool, victim, cases, limits, device="cpu"):
+    """The outcomes of calling, in the sandbox, each case's function of victim.py: cases are (name, *args)."""
+    return pool.run(
+        scenario="sandbox_fixtures.scenarios:call",
+        submission=victim,
+        files=["victim.py"],
+        cases=[{"fn": fn, "args": list(args)} for fn, *args in cases],
+        limits=limits,
+        device=device,
+    ).outcomes
+
+
 def parent_of(pid) -> int:
     """The parent of process `pid`, from /proc (-1 where it is gone)."""
     try:
