@@ -60,6 +60,7 @@ class ExpectedValues:
         self._cases: dict[str, list[Case]] = {}
         self._expected: dict[str, tuple[list[Case], list[Any]]] = {}
         self._reference_s: dict[str, float] = {}
+        self._seconds_stored: set[str] = set()  # checks whose time is known to have its own store entry
         self._mistaken: dict[tuple[str, Mistake], list[Any]] = {}
         self._lock = threading.Lock()
 
@@ -125,10 +126,13 @@ class ExpectedValues:
             return self._expected[check.name]
 
     def _store_seconds(self, check: Check, cases: list[Case]) -> None:
+        if check.name in self._seconds_stored:  # read from its entry before the check's first run
+            return
         key = self._stored_key(check, cases, SECONDS)
         # Read, not only looked for: a zip's store copies what it reads from the user's.
         if key is not None and self.store.get(key) is None:
             self.store.put(key, float(self._reference_s[check.name]))
+        self._seconds_stored.add(check.name)
 
     def record(self) -> None:
         """Compute, and so store, every check's expected values and its known mistakes' answers."""
@@ -154,6 +158,7 @@ class ExpectedValues:
         if not isinstance(stored, float):
             return None
         with self._lock:
+            self._seconds_stored.add(check.name)
             return self._reference_s.setdefault(check.name, stored)
 
     def limits_of(self, check: Check) -> Limits:
