@@ -18,29 +18,33 @@ from lmgrade.plugins.transformer.public.judges import judge_generate
 from lmgrade.sandbox.limits import Limits
 from lmgrade.selection import Selection
 
+# The two parts a scenario's answer may leave out: the block that leaves it out, the part, and what it is then.
+PARTS = pytest.mark.parametrize(
+    "block,part,left_out",
+    [(answering_as_a_submission, expected_only, None), (not_explaining, explained, UNEXPLAINED)],
+    ids=["expected_only", "explained"],
+)
 
-def test_computed_for_the_expected_value_and_left_out_as_a_submission():
+
+@PARTS
+def test_computed_by_default_and_left_out_inside_the_block(block, part, left_out):
     calls = []
 
     def table():
         calls.append(1)
         return "table"
 
-    assert expected_only(table) == "table"
-    with answering_as_a_submission():
-        assert expected_only(table) is None
-        with answering_as_a_submission():
-            assert expected_only(table) is None
-        assert expected_only(table) is None
-    assert expected_only(table) == "table"
+    assert part(table) == "table"
+    with block():
+        assert part(table) == left_out
+        with block():
+            assert part(table) == left_out
+        assert part(table) == left_out
+    assert part(table) == "table"
     assert len(calls) == 2
 
 
-@pytest.mark.parametrize(
-    "block,part,left_out",
-    [(answering_as_a_submission, expected_only, None), (not_explaining, explained, UNEXPLAINED)],
-    ids=["expected_only", "explained"],
-)
+@PARTS
 def test_one_thread_leaving_a_part_out_leaves_the_others_computing_it(block, part, left_out):
     """The grading process records stand-ins in some threads while others compute expected values."""
     inside, release, seen = threading.Event(), threading.Event(), []

@@ -3,30 +3,18 @@ left out of a submission's first run, and a right answer never pays for it."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from sandbox_fixtures import sandbox_pool, submission_of
 
-from lmgrade import UNEXPLAINED, explained
-from lmgrade.explanations import needs_explaining, not_explaining
+from lmgrade import UNEXPLAINED
+from lmgrade.explanations import needs_explaining
 from lmgrade.flawed import write_flawed
 from lmgrade.plugins.rnn.bugs import BUGS
 from lmgrade.sandbox.limits import Limits
 
-ROOT = __import__("pathlib").Path(__file__).resolve().parents[1]
-
-
-def test_computed_by_default_and_left_out_where_not_explaining():
-    calls = []
-
-    def why():
-        calls.append(1)
-        return "agree"
-
-    assert explained(why) == "agree"
-    with not_explaining():
-        assert explained(why) == UNEXPLAINED
-    assert explained(why) == "agree"
-    assert len(calls) == 2
+ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.mark.parametrize(
