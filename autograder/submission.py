@@ -133,8 +133,10 @@ def hash_files(digest, files: list[tuple[str, Path]]) -> None:
     """Feed the names and bytes of `files` to `digest`."""
     for relative, path in files:
         with open(path, "rb") as f:
-            # Lengths first, so no two different trees hash the same bytes.
-            digest.update(f"{len(relative)}:{relative}:{os.fstat(f.fileno()).st_size}:".encode())
+            # Lengths first, so no two different trees hash the same bytes. A name is the file system's
+            # bytes (os.fsencode): a Latin-1 name, undecodable as UTF-8, hashes as what it is on disk.
+            name = os.fsencode(relative)
+            digest.update(b"%d:%s:%d:" % (len(relative), name, os.fstat(f.fileno()).st_size))
             while chunk := f.read(1 << 20):  # a dataset left beside the code can weigh gigabytes
                 digest.update(chunk)
 
