@@ -41,7 +41,7 @@ class Timing:
     form: `lmgrade.scenario_call`)."""
     step: Callable[[Any, int], list[float]]
     """`step(state, nonce) -> fingerprint`, the timed call: draws new inputs from the nonce, calls the code
-    and returns projections of every output (the grading process recomputes a sample of them)."""
+    and returns projections of every output (the grading process compares every lap's with the reference's)."""
     reset: Callable[[Any], None] | None = None
     """`reset(state)`, before every lap, outside the clock; None: nothing to reset."""
     warmup: int = 3
@@ -59,8 +59,6 @@ class Timing:
     """... and on CUDA."""
     suspicious: float = 10.0
     """A submission this many times faster than the reference is flagged for review rather than paid."""
-    verified: int = 3
-    """Laps of the submission whose fingerprints the grading process recomputes with the reference."""
 
     @property
     def sandboxed_runs(self) -> int:

@@ -6,19 +6,22 @@ the sandboxed child), in the same pool, interleaved with the submission's
 both. A round after which every case passes by a wide margin ends the
 timing (`clear`): more rounds could not change the verdict, and a class's
 regrade pays for them only where it could. The verdict is the ratio of
-medians, warm-up laps left out, within the check's bound; a fingerprint of a
-random sample of the submission's laps must be the reference's on the same
-nonce, or the check fails; a ratio far below 1 is flagged for review instead
-of paid. Both sides' runs of a round get the same nonces, drawn here and
-handed out by the fork server only as each lap starts, so the reference's
-own laps hold its fingerprints: a nonce they lack (a reference run cut
+medians, warm-up laps left out, within the check's bound; the fingerprint of
+every lap of the submission, warm-up laps included, must be the reference's on
+the same nonce, or the check fails; a ratio far below 1 is flagged for review
+instead of paid. Every lap is verified, not a sample: a sample, however drawn,
+leaves a submission that is fast and wrong on the laps it misses a chance of
+the points, and the same submission must get the same verdict in every
+grading. Comparing a few numbers a lap costs nothing beside the lap. Both
+sides' runs of a round get the same nonces, drawn here and handed out by the
+fork server only as each lap starts, so the reference's own laps hold its
+fingerprints: a nonce they lack (a reference run cut
 short) is recomputed with the reference's modules in this process, which
 otherwise never imports them (torch) for a timing check.
 """
 
 from __future__ import annotations
 
-import random
 import secrets
 import statistics
 from collections.abc import Callable
@@ -42,11 +45,10 @@ def grade_timing(
     reference: Path,
     modules: Callable[[], dict],
     cases: list[Case],
-    rng: random.Random,
     wrong: str | None = None,
 ) -> Verdict:
     """The submission's laps against those of the reference's files in `reference`; the reference's
-    modules (`modules()`, asked for only then) recompute the sampled laps, `rng` samples them; `wrong`
+    modules (`modules()`, asked for only then) recompute a lap the reference's own runs lack; `wrong`
     names a failed check of the timed code."""
     timing, reveal = check.timing, check.visibility == "visible"
     laps = (timing.warmup + timing.laps) * len(cases)
@@ -95,7 +97,6 @@ def grade_timing(
                     reference_laps,
                     collect(runs["submission"], i, timing.warmup),
                     reference_fingerprints(check, case, modules, dict(reference_laps.laps)),
-                    rng,
                     check.device,
                     wrong,
                     rounds=len(runs["submission"]),
@@ -205,13 +206,13 @@ def judge_case(
     reference: Laps,
     student: Laps,
     recompute: Callable[[int], list[float]],
-    rng: random.Random,
     device: str,
     wrong: str | None = None,
     rounds: int | None = None,
 ) -> CaseVerdict:
     """The verdict of one case from both sides' laps; `recompute(nonce)` is the reference's fingerprint.
 
+    Every lap's fingerprint is compared, so a submission wrong on any lap fails whatever its times.
     `wrong` names the numeric check of the timed code that failed in this grading, if one did:
     a differing fingerprint is then a wrong answer, and said to be one. `rounds` is how many
     rounds ran (all of the check's by default).
@@ -220,7 +221,7 @@ def judge_case(
     expected_laps = (rounds or timing.rounds) * (timing.warmup + timing.laps)
     if len(student.laps) < expected_laps:
         return CaseVerdict(False, f"finished {len(student.laps)} of {expected_laps} timed calls")
-    for nonce, fingerprint in rng.sample(student.laps, min(timing.verified, len(student.laps))):
+    for nonce, fingerprint in student.laps:
         diff = compare(recompute(nonce), fingerprint, check.tolerance_of(case), reveal=False)
         if diff is not None and wrong:
             return CaseVerdict(

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import random
 import textwrap
 from dataclasses import replace
 from pathlib import Path
@@ -20,7 +19,7 @@ from lmgrade.sandbox.pool import Output
 from lmgrade.sandbox.protocol import NONCE, TICK_END, TICK_READY, pack_tick
 from lmgrade.sandbox.stopwatch import Timekeeper
 from lmgrade.speed import Timing
-from lmgrade.timing_grading import Laps, clear, judge_case
+from lmgrade.timing_grading import Laps, clear, grade_timing, judge_case
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -157,8 +156,6 @@ class _LappedPool:
 
 
 def _timed_grading(tmp_path, fingerprint):
-    from lmgrade.timing_grading import grade_timing
-
     check = replace(_check(), points=4.0)
     asked = []
     pool = _LappedPool(fingerprint)
@@ -170,7 +167,6 @@ def _timed_grading(tmp_path, fingerprint):
         tmp_path / "reference",
         lambda: asked.append(1) or {},
         [Case("x", {})],
-        random.Random(0),
     )
     return verdict, pool.nonces, asked
 
@@ -184,6 +180,53 @@ def test_both_sides_of_a_round_get_the_same_fresh_nonces_and_the_references_laps
         assert mine == theirs and len(mine[0]) == 5
     assert nonces[0][1] != nonces[2][1]  # a round's nonces are its own
     assert asked == []  # nothing recomputed here: the reference's modules were never asked for
+
+
+class _TwoFacedPool(_LappedPool):
+    """A submission slow and right on the laps `right` names (their positions in a run), fast and wrong on
+    every other: the reference's fingerprint is the nonce itself."""
+
+    def __init__(self, right):
+        super().__init__({"submission": lambda n: [float(n)], "reference": lambda n: [float(n)]})
+        self.right = right
+
+    def run(self, *, submission, cases, laps, nonces, **_):
+        report = super().run(submission=submission, cases=cases, laps=laps, nonces=nonces)
+        if submission.name == "submission":
+            report.laps = [
+                (0, n, 0.02, [float(n)]) if k in self.right else (0, n, 0.002, [0.0])
+                for k, (_, n, _, _) in enumerate(report.laps)
+            ]
+        return report
+
+
+@pytest.mark.parametrize("wrong_lap", range(5))
+def test_a_submission_fast_and_wrong_on_any_one_lap_earns_no_timing_points(tmp_path, wrong_lap):
+    # Right on every lap but one, whichever: no choice of laps to verify could spare it, for every lap is.
+    pool = _TwoFacedPool(right=set(range(5)) - {wrong_lap})
+    verdict = grade_timing(
+        pool, replace(_check(), points=4.0), 1, tmp_path / "submission", tmp_path / "reference", dict, [Case("x", {})]
+    )
+    assert verdict.score == 0 and "differ from the reference" in verdict.output
+
+
+def test_a_submission_right_on_every_lap_gets_the_same_verdict_in_every_grading(tmp_path):
+    verdicts = {
+        (v.score, v.cases[0][1].passed)
+        for v in (
+            grade_timing(
+                _TwoFacedPool(right=set(range(5))),
+                replace(_check(), points=4.0),
+                1,
+                tmp_path / "submission",
+                tmp_path / "reference",
+                dict,
+                [Case("x", {})],
+            )
+            for _ in range(5)
+        )
+    }
+    assert verdicts == {(4.0, True)}
 
 
 def test_a_fingerprint_unlike_the_references_own_lap_fails(tmp_path):
@@ -212,9 +255,7 @@ def _laps(seconds: float, n: int = 10, wrong: bool = False) -> Laps:
 
 def _judge(student: Laps, reference: Laps = None, device: str = "cpu"):
     check = _check()
-    return judge_case(
-        check, Case("x", {}), reference or _laps(0.01), student, lambda nonce: [float(nonce)], random.Random(0), device
-    )
+    return judge_case(check, Case("x", {}), reference or _laps(0.01), student, lambda nonce: [float(nonce)], device)
 
 
 def test_within_the_bound_passes_and_says_the_times():
@@ -394,11 +435,7 @@ def test_a_round_ends_the_timing_only_where_every_case_passes_by_a_wide_margin(s
 def test_a_verdict_after_one_round_counts_the_laps_of_one_round():
     check = _check()
     one_round = Laps([0.012] * 4, [(i, [float(i)]) for i in range(5)])
-    verdict = judge_case(
-        check, Case("x", {}), _laps(0.01), one_round, lambda nonce: [float(nonce)], random.Random(0), "cpu", rounds=1
-    )
+    verdict = judge_case(check, Case("x", {}), _laps(0.01), one_round, lambda nonce: [float(nonce)], "cpu", rounds=1)
     assert verdict.passed, verdict.message
-    short = judge_case(
-        check, Case("x", {}), _laps(0.01), one_round, lambda nonce: [float(nonce)], random.Random(0), "cpu"
-    )
+    short = judge_case(check, Case("x", {}), _laps(0.01), one_round, lambda nonce: [float(nonce)], "cpu")
     assert not short.passed and "finished 5 of 10 timed calls" in short.message

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import random
-
 import pytest
 
 from lmgrade.checks import Case, Check
@@ -13,7 +11,7 @@ from lmgrade.timing_grading import Laps, judge_case
 
 
 def _timed_check():
-    timing = Timing(setup=lambda m, a: None, step=lambda s, n: [0.0], warmup=0, laps=2, rounds=1, verified=1)
+    timing = Timing(setup=lambda m, a: None, step=lambda s, n: [0.0], warmup=0, laps=2, rounds=1)
     return Check(
         "attention_speed",
         "timed",
@@ -37,7 +35,6 @@ def test_a_timing_check_on_wrong_answers_says_so_and_names_the_numeric_check():
         _laps([1.0]),
         _laps([5.0]),
         lambda nonce: [1.0],
-        random.Random(0),
         "cpu",
         wrong="attention",
     )
@@ -51,7 +48,7 @@ def test_a_timing_check_on_wrong_answers_says_so_and_names_the_numeric_check():
 
 def test_right_answers_that_differ_only_in_the_timed_call_are_told_why():
     check = _timed_check()
-    verdict = judge_case(check, Case("c", {}), _laps([1.0]), _laps([5.0]), lambda nonce: [1.0], random.Random(0), "cpu")
+    verdict = judge_case(check, Case("c", {}), _laps([1.0]), _laps([5.0]), lambda nonce: [1.0], "cpu")
     assert not verdict.passed and "before the call returns" in verdict.message
 
 
