@@ -118,6 +118,9 @@ class Graded:
     error: str = ""
     files_hash: str = ""  # of the assignment's files graded: identical submissions share it
     zero_cause: str = ""  # for a score of 0, why (`regrade.graded.ZERO_CAUSES`)
+    # What the grading observed that a person should look at: (kind, check, detail), from the grader's own
+    # verdicts (`regrade.graded.observed_facts`), never from text the submission wrote.
+    observed: tuple[tuple[str, str, str], ...] = ()
 
     @property
     def score(self) -> float:
@@ -139,12 +142,18 @@ class Graded:
             error=data.get("error", ""),
             files_hash=data.get("files_hash", ""),
             zero_cause=data.get("zero_cause", ""),
+            observed=tuple(tuple(str(part) for part in fact) for fact in data.get("observed", ())),
         )
 
     @classmethod
-    def of(cls, run: GradingRun, *, wall_s: float = 0.0, zero_cause: str = "") -> Graded:
+    def of(cls, run: GradingRun, *, wall_s: float = 0.0, zero_cause: str = "", observed: tuple = ()) -> Graded:
         return cls(
-            tuple(v.plain() for v in run.verdicts), run.note, wall_s, files_hash=run.files_hash, zero_cause=zero_cause
+            tuple(v.plain() for v in run.verdicts),
+            run.note,
+            wall_s,
+            files_hash=run.files_hash,
+            zero_cause=zero_cause,
+            observed=observed,
         )
 
     @classmethod
