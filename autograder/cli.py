@@ -871,6 +871,8 @@ def mutants(
         )
         report_path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
         console.print(f"report written to {report_path}")
+    if any(report.survivors for report in reports.values()):  # news: a gate for CI (docs/commands.md)
+        raise click.exceptions.Exit(1)
 
 
 def print_mutants_report(report) -> None:
@@ -913,7 +915,19 @@ def print_mutants_report(report) -> None:
             Text(f"\n{counted(len(report.survivors), 'survivor')}, not on the equivalent list:", style="bold")
         )
         for result in report.survivors:
-            console.print(Text("  " + result.mutant.diff()))
+            console.print(Text("  " + result.mutant.diff()), soft_wrap=True)
+        from .mutants import equivalent_entry
+
+        console.print(
+            Text(
+                "\nwhere a survivor changes nothing the contract lets a check see, paste its entry into the "
+                "equivalent-mutants file and write why:\n",
+                style="bold",
+            ),
+            soft_wrap=True,
+        )
+        for result in report.survivors:
+            console.print(Text(equivalent_entry(result.mutant)), soft_wrap=True)  # whole lines: never wrapped
     if report.killed_but_listed:
         console.print(Text("\nlisted as equivalent, yet killed (remove them from the list):", style="bold"))
         for result in report.killed_but_listed:

@@ -22,6 +22,7 @@ is news.
 
 from __future__ import annotations
 
+import json
 import random
 import sys
 import tempfile
@@ -52,6 +53,14 @@ def label(mutant: Mutant) -> str:
     """How a mutant is named in an equivalent-mutants file: no line number, so edits elsewhere keep it."""
     text = f"{mutant.file} {mutant.function}: `{mutant.before}` -> `{mutant.after}`"
     return text + (f" (#{mutant.occurrence + 1})" if mutant.occurrence else "")
+
+
+def equivalent_entry(mutant: Mutant) -> str:
+    """The mutant's `[[equivalent]]` table, as an equivalent-mutants file takes it, its `why` left empty.
+
+    The label is a TOML basic string (JSON's escapes are TOML's): pasted as it is, the entry names the
+    mutant exactly. The empty `why` is refused when the file is read, until its reason is written."""
+    return f'[[equivalent]]\nmutant = {json.dumps(label(mutant), ensure_ascii=False)}\nwhy = ""\n'
 
 
 @dataclass
@@ -136,6 +145,8 @@ class MutantsReport:
                 k: t.as_dict() for k, t in sorted(self.tally(lambda r: f"{r.mutant.file} {r.mutant.function}").items())
             },
             "survivors": [r.mutant.diff() for r in self.survivors],
+            # The survivors' labels, as an equivalent-mutants file names them (no line number).
+            "survivor_labels": [label(r.mutant) for r in self.survivors],
             "killed_but_listed_equivalent": [label(r.mutant) for r in self.killed_but_listed],
             "unused_equivalents": self.unused_equivalents,
             "mutants": [
