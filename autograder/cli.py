@@ -372,6 +372,10 @@ def grade(
     with servers_for(assignment, jobs) as prestarted:
         bound, variant = _load(_select(assignment, settings), device)
         hidden = _grade_hidden_inputs(bound, submission_dir, per_student, student)
+        from .author_errors import stale_mistakes
+
+        for dropped in stale_mistakes(bound):  # never named while so: said, not dropped in silence
+            err_console.print(Text(f"note: {dropped}; it is not named in this grading"), soft_wrap=True)
         run_grading(bound, variant, submission_dir, results=results, jobs=jobs, prestarted=prestarted, hidden=hidden)
     console.print(f"results written to {results}")
 
@@ -953,6 +957,7 @@ def selftest_command(assignment: str, settings: tuple[str, ...], jobs: int, subm
     """Prove the assignment's graders: reference full, stub and submissions that do no work 0, each
     catalogue bug losing on its own checks, correct submissions full. One line per proof; exit 1 on the
     first that fails."""
+    from .author_errors import AuthorError
     from .selftest import selftest
 
     _load(_select(assignment, settings))  # an unknown assignment or variant: one line, exit 2
@@ -960,13 +965,21 @@ def selftest_command(assignment: str, settings: tuple[str, ...], jobs: int, subm
         submissions = Path("tests") / "submissions" / assignment
     elif not submissions.is_dir():
         raise UserError(f"--submissions: the folder {submissions} does not exist")
-    made = selftest(
-        assignment,
-        settings,
-        submissions=submissions,
-        jobs=jobs,
-        on_proof=lambda proof: console.print(Text(proof.line()), soft_wrap=True),
-    )
+    try:
+        made = selftest(
+            assignment,
+            settings,
+            submissions=submissions,
+            jobs=jobs,
+            on_proof=lambda proof: console.print(Text(proof.line()), soft_wrap=True),
+        )
+    except AuthorError as exc:  # the assignment's declarations: its author's to fix, not lmgrade's
+        for problem in exc.problems:
+            err_console.print(Text(problem), soft_wrap=True)
+        err_console.print(
+            Text(f"{assignment}: no proof made: the declarations above are the assignment's to fix"), soft_wrap=True
+        )
+        raise click.exceptions.Exit(1) from None
     if made and not made[-1].passed:
         raise click.exceptions.Exit(1)
     console.print(f"{assignment}: {len(made)} proofs hold")

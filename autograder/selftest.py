@@ -26,6 +26,13 @@ the code twice over and judge nothing a bug of values changes. A check a bug
 must run out of time on is graded with a short limit: the bug's claim is
 that it never returns, which a short limit shows as well as a long one.
 
+Before any proof, the assignment's declarations are checked against its
+reference (`author_errors`): a known mistake's or a bug's edit the reference
+no longer allows, a check whose cases its scenario cannot take, a mistake no
+submission can be told (it raises on every case, or answers as the
+reference does). Each is its author's to fix, and raised as `AuthorError`,
+one line each naming the file and line that declare it: no proof is made.
+
 `selftest` runs the proofs in order and stops at the first that fails;
 `run_selftest` is the same for a package's own tests, raising
 `SelftestFailure` (an AssertionError, so pytest reports the reason)::
@@ -52,6 +59,7 @@ import pluggy
 
 from . import catalog, composition, templates
 from .assignment import Assignment
+from .author_errors import AuthorError, Declared, bad_scenarios, on_the_reference, stale_bugs, stale_mistakes
 from .degenerate import CONSTANTS, RAISES, write_degenerate
 from .expected_store import ExpectedStore, default_store
 from .flawed import Bug, write_flawed
@@ -258,6 +266,31 @@ def plan(
     return steps
 
 
+def check_declarations(
+    name: str,
+    settings: tuple[str, ...] = (),
+    *,
+    pm: pluggy.PluginManager | None = None,
+    secret: str,
+    store: ExpectedStore | None = None,
+    run_reference: bool = True,
+) -> None:
+    """AuthorError, listing every declaration of `name` that cannot work in the variants proved (see the
+    module docstring); `run_reference`: also run the reference, on the checks' scenarios and on each mistake,
+    as the proofs' gradings and diagnoses would (`on_the_reference`)."""
+    selections = [Selection.parse(name, settings)] if settings else catalog.variants(name, pm)
+    loaded = [catalog.load(selection, pm) for selection in selections]
+    assignment = loaded[0][0]
+    declared = Declared.around(assignment)
+    problems = [*stale_mistakes(assignment, declared), *stale_bugs(assignment, catalog.bugs(name, pm), declared)]
+    for bound, variant in loaded:
+        problems += [p for p in bad_scenarios(bound, variant, secret, declared) if p not in problems]
+    if not problems and run_reference:
+        problems = on_the_reference(assignment, [variant for _, variant in loaded], secret, store, declared)
+    if problems:
+        raise AuthorError(problems)
+
+
 class _Graders:
     """One `Grader` per variant and set of shortened checks, made on first use, closed together."""
 
@@ -308,6 +341,8 @@ def proofs(
     steps = [s for s in plan(name, settings, submissions=submissions, pm=pm) if select is None or select(s)]
     secret = course_secret() if secret is None else secret
     store = default_store() if store is None else store
+    # Every mistake's answers are computed for the whole selftest only: a selection proves what it selects.
+    check_declarations(name, settings, pm=pm, secret=secret, store=store, run_reference=select is None)
     with (
         ExitStack() as stack,
         tempfile.TemporaryDirectory(prefix="lmgrade-selftest-") as tmp,
