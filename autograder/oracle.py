@@ -155,7 +155,7 @@ class LiveReference:
         for case in cases:
             fresh = load_files(self.reference_folder, self.spec.files)
             try:
-                with warnings.catch_warnings():
+                with REFERENCE_RUNS, warnings.catch_warnings():
                     warnings.simplefilter("ignore")
                     args = wire.decode(wire.encode(case.args))
                     tables.append(stand_in.record(check.scenario, fresh, names, args, most=most))
@@ -166,7 +166,7 @@ class LiveReference:
     def mistaken(self, check: Check, case: Case, mistake: Mistake) -> Any:
         """What a submission making `mistake` returns on `case`."""
         # A mistake may overflow or warn on purpose (softmax without its shift): quietly.
-        with np.errstate(all="ignore"), warnings.catch_warnings(), answering_as_a_submission():
+        with REFERENCE_RUNS, np.errstate(all="ignore"), warnings.catch_warnings(), answering_as_a_submission():
             warnings.simplefilter("ignore")
             return run_scenario(check, self._flawed_modules(mistake), case)
 
@@ -179,9 +179,17 @@ def one_thread() -> None:
         torch.set_num_threads(1)
 
 
+# The reference runs in this process one scenario at a time, whatever thread asks: scenarios seed and
+# draw from process-wide state (torch's and numpy's global generators, `warnings`' filters, a stand-in
+# recorder's pause), so two at once would make each other's answers, and a grading's scores, depend on
+# which thread ran when.
+REFERENCE_RUNS = threading.RLock()
+
+
 def run_scenario(check: Check, modules: dict, case: Case) -> Any:
     """The scenario on its own copy of the arguments, its result as plain data like the sandbox's."""
-    return wire.decode(wire.encode(call_scenario(check.scenario, modules, wire.decode(wire.encode(case.args)))))
+    with REFERENCE_RUNS:
+        return wire.decode(wire.encode(call_scenario(check.scenario, modules, wire.decode(wire.encode(case.args)))))
 
 
 class RecordedReference:

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import textwrap
 import time
 
 import pytest
 
 from helpers import shortened
-from lmgrade import composition
+from lmgrade import catalog, composition
+from lmgrade.expected_store import ExpectedStore
 from lmgrade.grading import Grader
 from lmgrade.oracle import LiveReference
 
@@ -81,3 +85,43 @@ def test_a_submission_that_hangs_everywhere_ends_within_the_limits(ngram, tmp_pa
     assert sum(v.score for v in verdicts) == 0
     assert elapsed < limits
     assert all("time limit" in v.output for v in verdicts)
+
+
+# A one-line bug in TransformerBlock: its composed checks are paid through the grader's stand-in for it.
+BLOCK_BUG = ("x = x + self.ffn(self.ln2(x))", "x = x + self.ffn(self.ln1(x))")
+COMPOSED = ("layer_norm", "attention", "feed_forward", "cross_entropy", "block", "model", "model_hidden")
+
+
+@pytest.fixture
+def busy_cores():
+    """Every core kept busy beside the test, as on a loaded grading machine."""
+    loops = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(max(2, os.cpu_count() or 2))]
+    yield
+    for loop in loops:
+        loop.kill()
+        loop.wait()
+
+
+def test_a_failing_component_gives_the_same_verdicts_at_any_jobs_under_load(tmp_path, busy_cores):
+    assignment, variant = catalog.load("transformer")
+    reference = assignment.spec.reference_folder()
+    submission = tmp_path / "submission"
+    submission.mkdir()
+    for filename in assignment.spec.files:
+        source = (reference / filename).read_text(encoding="utf-8")
+        if filename == "layers.py":
+            assert BLOCK_BUG[0] in source
+            source = source.replace(*BLOCK_BUG)
+        (submission / filename).write_text(source, encoding="utf-8")
+    seen = []
+    # The first grading computes the reference's answers in four threads, as a first grading on a machine
+    # does; every grading records its stand-ins afresh, in as many threads as its jobs.
+    store = ExpectedStore(tmp_path / "store")
+    for jobs in (4, 1, 2, 4, 2):
+        with Grader(assignment, variant, LiveReference(assignment.spec), secret="s", jobs=jobs, store=store) as g:
+            verdicts = g.grade(submission, only=set(COMPOSED))
+        seen.append([(v.check.name, v.score, v.output, v.stood_in) for v in verdicts])
+    assert all(run == seen[0] for run in seen[1:])
+    stood_in = {name for name, _, _, by in seen[0] if by}
+    # The composed checks are rescued by the grader's block; the block itself is not.
+    assert stood_in == {"model", "model_hidden"}
