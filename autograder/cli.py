@@ -554,7 +554,7 @@ def gradescope(
     raised above its default of 600 s, from LMGRADE_GRADESCOPE_TIMEOUT.
     """
     from .gradescope.build import build_zip
-    from .gradescope.config import ZipError
+    from .gradescope.config import ZipError, timeout_advice
 
     if try_submission is not None:
         existing(try_submission, "no zip was built, and nothing tried")
@@ -589,13 +589,9 @@ def gradescope(
             f"lmgrade {config.lmgrade_version}, torch: {built.torch or 'not needed'}"
         )
     )
-    if built.worst_case_s > config.time_budget_s:
-        err_console.print(
-            f"[yellow]note: the checks' time limits add up to {built.worst_case_s:g} s, more than "
-            f"the {config.time_budget_s:g} s this zip grades for before Gradescope's timeout; a "
-            "submission that uses every limit is stopped there and its remaining checks score 0. "
-            "Raise the timeout on Gradescope and set LMGRADE_GRADESCOPE_TIMEOUT to it.[/yellow]"
-        )
+    advice = timeout_advice(built.worst_case_s, config.time_budget_s)
+    if advice:
+        err_console.print(Text(f"note: {advice}", style="yellow"))
     if try_submission is not None:
         from .gradescope.trial import print_tried, try_zip
 

@@ -9,6 +9,7 @@ assignment itself cannot be loaded on the image.
 from __future__ import annotations
 
 import json
+import math
 import os
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -30,6 +31,37 @@ TIMEOUT_ENV = "LMGRADE_GRADESCOPE_TIMEOUT"
 # results.json: grading stops this long before Gradescope would kill the run
 # (a run Gradescope kills gets its results replaced by a zero).
 TIMEOUT_MARGIN_S = 45.0
+
+
+# The longest timeout Gradescope lets an assignment set.
+MAX_TIMEOUT_S = 2400.0
+
+
+def timeout_needed(worst_case_s: float) -> int:
+    """The Gradescope timeout, in seconds, under which a submission that uses every check's time limit is
+    still graded whole: the limits' sum and the margin, rounded up to whole minutes (Gradescope's setting)."""
+    return 60 * math.ceil((worst_case_s + TIMEOUT_MARGIN_S) / 60)
+
+
+def timeout_advice(worst_case_s: float, budget_s: float) -> str | None:
+    """What to set where the checks' time limits add up to more than a zip grades for, or None where they fit."""
+    if worst_case_s <= budget_s:
+        return None
+    needed = timeout_needed(worst_case_s)
+    said = (
+        f"the checks' time limits add up to {worst_case_s:g} s, more than the {budget_s:g} s this zip grades for "
+        "before Gradescope's timeout; a submission that uses every limit is stopped there and its remaining "
+        "checks score 0. "
+    )
+    if needed > MAX_TIMEOUT_S:
+        return said + (
+            f"That needs a timeout of {needed // 60} minutes, past Gradescope's longest ({MAX_TIMEOUT_S / 60:g}): "
+            f"set {MAX_TIMEOUT_S / 60:g} minutes on Gradescope and build with {TIMEOUT_ENV}={MAX_TIMEOUT_S:g}, "
+            "or lower the checks' limits."
+        )
+    return said + (
+        f"Set the autograder timeout on Gradescope to {needed // 60} minutes and build with {TIMEOUT_ENV}={needed}."
+    )
 
 
 class ZipError(ValueError):
