@@ -24,6 +24,8 @@ from .sandbox import stopwatch
 from .scenario_call import call_scenario
 
 L2_FLUSH_BYTES = 256 * 2**20  # larger than the L2 cache of any current GPU
+# What a case slower than the bound is told, after its times, where its check says nothing of its own.
+SLOW_HINT = "Loops in Python over positions, heads or batch rows are the usual cause: use batched tensor operations"
 
 
 @dataclass(frozen=True)
@@ -59,6 +61,9 @@ class Timing:
     """... and on CUDA."""
     suspicious: float = 10.0
     """A submission this many times faster than the reference is flagged for review rather than paid."""
+    slow_hint: str = SLOW_HINT
+    """What a case slower than the bound is told after its times: the usual cause of slowness in this call
+    (a cache never used, a mask rebuilt every call, a loop over positions), in the student's terms."""
 
     @property
     def sandboxed_runs(self) -> int:

@@ -252,7 +252,6 @@ def judge_case(
     if ratio > bound:
         return CaseVerdict(
             False,
-            f"{times}: slower than the allowed {bound:g}x. Loops in Python over "
-            "positions, heads or batch rows are the usual cause: use batched tensor operations",
+            f"{times}: slower than the allowed {bound:g}x. {timing.slow_hint}",
         )
     return CaseVerdict(True, times)
