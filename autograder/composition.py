@@ -13,9 +13,10 @@ message is about its own answers: no cap, no share.
 from __future__ import annotations
 
 import ast
-from pathlib import Path
+from collections.abc import Mapping
 
 from .checks import Check
+from .submitted_sources import source_of
 
 
 def subject(check: Check) -> str:
@@ -130,20 +131,19 @@ def _enclosing(source: str, line: int) -> str:
     return found
 
 
-def not_implemented_in(errors: list[dict | None], submission: Path, frames) -> tuple[str, ...] | None:
+def not_implemented_in(errors: list[dict | None], sources: Mapping[str, str], frames) -> tuple[str, ...] | None:
     """Where every case raised NotImplementedError: the functions ("NGramLM.__init__") whose bodies raised
     it, from each traceback's innermost submitted frame; None where a case did anything else. `frames`
-    parses a traceback into frames with the submitted file (None for others), line and name."""
+    parses a traceback into frames with the submitted file (None for others), line and name. `sources` are
+    the submission's files as the grading process read them (`submitted_sources`): a file a traceback names
+    only selects among them, compared as text, and is never opened (a child chooses its code's file names)."""
     where = []
     for error in errors:
         if not error or error.get("type") != "NotImplementedError":
             return None
         submitted = [f for f in frames(error.get("traceback", "")) if f.file]
-        if not submitted:
-            return None
-        try:
-            source = (submission / submitted[-1].file).read_text(encoding="utf-8")
-        except (OSError, ValueError):
+        source = source_of(sources, submitted[-1].file) if submitted else None
+        if source is None:
             return None
         where.append(_enclosing(source, submitted[-1].line))
     return tuple(dict.fromkeys(where)) if where else None

@@ -3,20 +3,24 @@
 The numbers are judged elsewhere (`checks.Check.verdict`); this module says
 what happened in the sandbox (an exception, a crash, a timeout), sums the
 cases up within Gradescope's output budget, and reports what the code
-printed. For a check that is not visible, nothing in the feedback may reveal
-its inputs: no case labels, no expected values, and no text the student's
-code produced (what it printed, an exception's message, names it made at
-run time), which could spell the inputs out; the exception's type and the
-line of the student's file that raised it are said.
+printed.
 
-A traceback shows the student's own frames only, their files named as in the
-submission: the grader's frames (the check's scenario, the sandbox) are said
-in words, the grader's and the libraries' paths never.
+A visible check says all it can: the values, the exception's type, message
+and the traceback of the student's own frames (their files named as in the
+submission: the grader's frames, the check's scenario and the sandbox, are
+said in words, the grader's and the libraries' paths never).
+
+A check that is not visible says of a failed case only which case failed and
+the kind of failure, one of the four of `HIDDEN_FAILURES`: nothing the
+submission chose (no line number, no exception's type or message, nothing it
+printed, no number computed from its answer), which could spell out the
+hidden inputs. A failing hidden case carries at most two bits; the check as
+a whole adds the known mistake every failed case matches, if one does (one of
+the check's own list).
 """
 
 from __future__ import annotations
 
-import builtins
 import re
 from dataclasses import dataclass, replace
 from typing import Any
@@ -36,41 +40,69 @@ OUTPUT_EXCERPT_CHARS = 600
 def outcome_verdict(
     check: Check, case: Case, expected: Any, outcome: CaseOutcome, reveal: bool, dead: str | None = ""
 ) -> CaseVerdict:
-    """Turn what happened in the sandbox into a verdict on one case (`dead`: see `Check.verdict`)."""
+    """Turn what happened in the sandbox into a verdict on one case (`dead`: see `Check.verdict`).
+
+    Hidden (`reveal` False): a passed case says nothing, a failed one its kind of failure alone (`hidden_failure`).
+    """
+    if not reveal:
+        if outcome.kind == "ok" and _judged(check, case, expected, outcome.value, False, dead).passed:
+            return CaseVerdict(True)
+        return CaseVerdict(False, hidden_failure(outcome))
     if outcome.kind == "ok":
         return _judged(check, case, expected, outcome.value, reveal, dead)
     if outcome.kind in ("error", "import_error"):
-        if outcome.error is None:  # what the child sent could not be read (`wire.decode` says why)
-            return CaseVerdict(False, outcome.message if reveal else UNREADABLE)
+        if outcome.error is None:  # what the child sent could not be read (`sandbox.schema` says why)
+            return CaseVerdict(False, outcome.message)
         err = outcome.error
         if outcome.kind == "import_error":
-            if reveal and err.get("where"):  # the child wrote it from the student's frames, files as submitted
+            if err.get("where"):  # the child wrote it from the student's frames, files as submitted
                 return CaseVerdict(False, "could not import the submission:\n" + _indent(err["where"], "  "))
-            return CaseVerdict(False, f"could not import the submission: {raised(check, err, reveal)}")
+            return CaseVerdict(False, f"could not import the submission: {raised(check, err)}")
         if err.get("type") == "NotImplementedError":
             return CaseVerdict(False, NOT_IMPLEMENTED)
         if err.get("type") == "MemoryError":
             return CaseVerdict(False, f"ran out of memory (limit {check.limits.memory_mb} MiB)")
         if err.get("type") == "WireError":  # the child could not send the answer (`wire.encode` says why)
-            return CaseVerdict(False, f"{NOT_PLAIN}: {err.get('message')}" if reveal else NOT_PLAIN)
-        return CaseVerdict(False, raised(check, err, reveal))
+            return CaseVerdict(False, f"{NOT_PLAIN}: {err.get('message')}")
+        return CaseVerdict(False, raised(check, err))
     if outcome.kind == "forbidden":
-        return CaseVerdict(False, forbidden_message(outcome.value) if reveal else FORBIDDEN_HIDDEN)
-    # A dead child's message ends with what it printed last: not for a check whose inputs are hidden.
-    message = outcome.message if reveal else outcome.message.split(LAST_OUTPUT)[0]
+        return CaseVerdict(False, forbidden_message(outcome.value))
     if outcome.kind == "timeout" and check.timeout_hint:
-        return CaseVerdict(False, f"{message}\n{check.timeout_hint}")
-    return CaseVerdict(False, message)
+        return CaseVerdict(False, f"{outcome.message}\n{check.timeout_hint}")
+    return CaseVerdict(False, outcome.message)
 
 
-UNREADABLE = "the answer the code sent could not be read: it is not plain data the grader accepts"
-NOT_PLAIN = "the answer is not plain data the grader accepts"
+# What a failed case of a hidden check says: one of these four sentences, and nothing else (two bits).
+WRONG_HIDDEN = "wrong value (a hidden check shows none of its inputs, nor the right value, nor yours)"
+UNANSWERED_HIDDEN = (
+    "no answer: it raised an exception, ran out of time or memory, or the process running it ended (a hidden "
+    "check says neither which nor where: the visible checks, and your own tests on inputs like it, show it)"
+)
 FORBIDDEN_HIDDEN = (
     "used an API this assignment forbids (the visible checks name it): the point is to write it yourself "
     "(see the handout's list of forbidden APIs)"
 )
-# How the sandbox ends a dead child's message with its last output (`sandbox.pool`).
-LAST_OUTPUT = "\nlast output:\n"
+HIDDEN_FAILURES = (WRONG_HIDDEN, NOT_IMPLEMENTED, UNANSWERED_HIDDEN, FORBIDDEN_HIDDEN)
+
+
+def hidden_failure(outcome: CaseOutcome) -> str:
+    """The one sentence of `HIDDEN_FAILURES` a failed hidden case says, from what became of it.
+
+    An answer judged wrong, or one that could not be read or sent, is a wrong value; a NotImplementedError
+    (the stub's) is not implemented; any other exception, an import that failed in the check, a timeout, a
+    case not run for lack of time, a memory limit and a dead process are no answer."""
+    if outcome.kind == "ok":
+        return WRONG_HIDDEN
+    if outcome.kind == "forbidden":
+        return FORBIDDEN_HIDDEN
+    if outcome.kind == "error" and (outcome.error is None or outcome.error.get("type") == "WireError"):
+        return WRONG_HIDDEN
+    if outcome.kind == "error" and outcome.error.get("type") == "NotImplementedError":
+        return NOT_IMPLEMENTED
+    return UNANSWERED_HIDDEN
+
+
+NOT_PLAIN = "the answer is not plain data the grader accepts"
 
 
 def _judged(check: Check, case: Case, expected: Any, got: Any, reveal: bool, dead: str | None) -> CaseVerdict:
@@ -99,11 +131,6 @@ def forbidden_message(apis: list[str], where: str = "") -> str:
     )
 
 
-# Python's own exceptions: the only type names a hidden check says (a class made at run time may be
-# named with the inputs).
-BUILTIN_EXCEPTIONS = frozenset(
-    name for name, value in vars(builtins).items() if isinstance(value, type) and issubclass(value, BaseException)
-)
 # A frame of the traceback the child sends (`traceback.format`), and the path of a submitted file in
 # the sandbox: the fork server copies the submission into <its temporary folder>/lmgrade-run-*/submission.
 _FRAME = re.compile(r'  File "(?P<path>[^"]*)", line (?P<line>\d{1,9}), in (?P<name>.*)')
@@ -140,25 +167,12 @@ def frames(traceback: str) -> list[Frame]:
     return found
 
 
-def raised(check: Check, err: dict, reveal: bool) -> str:
-    """An exception of the student's code as the student reads it.
-
-    Visible: its type and message, then the traceback of the student's own
-    frames (`student_traceback`). Hidden: its type where Python defines it, and
-    the file and line of the student's that raised it, nothing the code wrote.
-    """
-    kind = str(err.get("type"))
-    seen = frames(err.get("traceback") or "")
-    if reveal:
-        return f"raised {kind}: {err.get('message')}\n" + student_traceback(check, seen)
-    named = kind if kind in BUILTIN_EXCEPTIONS else "an exception of a class that is not Python's own"
-    own = [f for f in seen if f.file is not None]
-    if not own:
-        return f"raised {named}, outside your files (called by the grader's check {check.name})"
-    last = own[-1]
-    # A name the assignment gives; any other may have been made at run time (compile's filename).
-    file = last.file if last.file in check.files else "one of your files"
-    return f"raised {named} at {file}, line {last.line} (called by the grader's check {check.name})"
+def raised(check: Check, err: dict) -> str:
+    """An exception of the student's code as the student reads it on a visible check: its type and message,
+    then the traceback of the student's own frames (`student_traceback`)."""
+    return f"raised {err.get('type')}: {err.get('message')}\n" + student_traceback(
+        check, frames(err.get("traceback") or "")
+    )
 
 
 def student_traceback(check: Check, seen: list[Frame]) -> str:
@@ -220,12 +234,13 @@ def human_bytes(n: int) -> str:
 
 
 def describe_output(output: Output, *, failed: bool, reveal: bool) -> str:
-    """What the code printed: said for a failed visible check, counted otherwise.
+    """What the code printed: said for a failed visible check, counted for a passed one.
 
     Prints never cost points; they are shown only where they help to find a
-    failure, and never for a check whose inputs are not shown.
+    failure. A check whose inputs are not shown says nothing of them, not even
+    how much was printed (the amount is the submission's to choose).
     """
-    if not output.total_bytes:
+    if not output.total_bytes or not reveal:
         return ""
     size = human_bytes(output.total_bytes)
     note = f"Your code printed {size}" + ("; output shortened" if output.shortened else "")

@@ -20,6 +20,7 @@ from pathlib import Path
 from . import loader
 from .assignment import Assignment
 from .checks import CaseVerdict
+from .sandbox import schema
 from .sandbox.limits import Limits
 from .submission import content_hash
 
@@ -95,10 +96,13 @@ class ImportProbe:
             scenario="lmgrade.loader:import_probe", submission=submission, files=present, cases=[None], limits=limits
         ).outcomes[0]
         if outcome.kind != "import_error":
-            return Imports(defined=outcome.value if outcome.kind == "ok" and isinstance(outcome.value, dict) else {})
-        error = outcome.error or {}
-        broken = error.get("file") if error.get("file") in present else present[0]
-        where = error.get("where") or f"{error.get('type')}: {error.get('message')}"
+            # What a child sends is a claim: names of identifiers, for the submission's own modules only.
+            modules = [loader.module_name(f) for f in present]
+            return Imports(defined=schema.probe_names(outcome.value, modules) if outcome.kind == "ok" else {})
+        error = outcome.error or schema.error_report(None)
+        # The file a child names only selects among the files present, compared as text.
+        broken = error["file"] if error["file"] in present else present[0]
+        where = error["where"] or f"{error['type']}: {error['message']}"
         return Imports(broken, f"{broken} could not be imported, so the checks that need it were not graded:\n{where}")
 
     def contract_names(self) -> dict[str, list[str]]:

@@ -31,7 +31,7 @@ from pathlib import Path
 from . import wire
 from .checks import Case, CaseVerdict, Check
 from .comparison import compare
-from .feedback import describe_output, outcome_verdict, summarize
+from .feedback import HIDDEN_FAILURES, WRONG_HIDDEN, describe_output, outcome_verdict, summarize
 from .oracle import OracleError
 from .results import Verdict
 from .scenario_call import call_scenario
@@ -103,11 +103,15 @@ def grade_timing(
                 ),
             )
         )
+    if not reveal:  # the times and the laps are the submission's to choose: a hidden check says its kinds only
+        judged = [
+            (case, verdict if verdict.message in HIDDEN_FAILURES else hidden(verdict)) for case, verdict in judged
+        ]
     passed = sum(v.passed for _, v in judged)
     # The times are worth reading when the check passes too.
     output = "\n".join(
         [summarize(judged, reveal, None)]
-        + [f"case {i}: {v.message}" for i, (_, v) in enumerate(judged, start=1) if v.passed]
+        + [f"case {i}: {v.message}" for i, (_, v) in enumerate(judged, start=1) if v.passed and v.message]
     )
     printed = describe_output(runs["submission"][-1].output, failed=passed < len(cases), reveal=reveal)
     if printed:
@@ -196,6 +200,24 @@ def collect(reports: list, case_index: int, warmup: int) -> Laps:
     return Laps(seconds, laps)
 
 
+# How a lap's differing fingerprint is told (`judge_case`): a hidden check says only "wrong value" of it.
+WRONG_ANSWERS = "the timed call's answers differ from the reference's"
+WRONG_OUTPUTS = "a timed call's outputs differ from the reference's"
+# What else a failed case of a hidden timing check says (its time, or its unfinished laps): no number.
+TIME_HIDDEN = (
+    "its time is outside the check's bound, or its timed calls did not all finish (a hidden check says no more)"
+)
+
+
+def hidden(verdict: CaseVerdict) -> CaseVerdict:
+    """A timed case's verdict as a hidden check says it: a passed case nothing, a failed one its kind alone."""
+    if verdict.passed:
+        return CaseVerdict(True)
+    if verdict.message.startswith((WRONG_ANSWERS, WRONG_OUTPUTS)):
+        return CaseVerdict(False, WRONG_HIDDEN)
+    return CaseVerdict(False, TIME_HIDDEN)
+
+
 def _ms(seconds: float) -> str:
     return f"{seconds * 1e3:.3g} ms"
 
@@ -226,14 +248,14 @@ def judge_case(
         if diff is not None and wrong:
             return CaseVerdict(
                 False,
-                f"the timed call's answers differ from the reference's on the same inputs, and it runs "
+                f"{WRONG_ANSWERS} on the same inputs, and it runs "
                 f"your code that failed {wrong} (see {wrong}): a time is judged only on right answers, "
                 "so this check earns nothing until they are right",
             )
         if diff is not None:
             return CaseVerdict(
                 False,
-                "a timed call's outputs differ from the reference's on the same inputs: "
+                f"{WRONG_OUTPUTS} on the same inputs: "
                 "every output must be computed, and complete, before the call returns "
                 "(no work left on another stream, no answers reused from earlier calls)",
             )

@@ -4,9 +4,10 @@ A child may return any value the encoder takes, or write its result frames
 itself: a structured or object array, a 401-digit int, nesting of any depth,
 a deflate bomb, an answer past the caps, a top-level value no scenario
 returns. Each is a failed case with a plain message and the grade completes.
-A hidden case says the exception's type and the student's line, never its
-message, its class's name, the names a forged frame claims, nor the last
-output of a child that died; no traceback shows a frame or path of the grader.
+A hidden case says only the kind of its failure, one of four fixed
+sentences: never a line number, an exception's type, message or class name,
+the names a forged frame claims, nor what a child printed; no traceback shows
+a frame or path of the grader. A file name a child sends is never opened.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ import pytest
 from helpers import ROOT
 from lmgrade import wire
 from lmgrade.comparison import Tolerance, compare
+from lmgrade.feedback import HIDDEN_FAILURES, UNANSWERED_HIDDEN
 from lmgrade.grade import grade_submission
 
 REFERENCE = (ROOT / "reference" / "ngram" / "ngram.py").read_text()
@@ -382,25 +384,107 @@ def test_a_hidden_case_shows_nothing_the_code_produced(ngram_grader, tmp_path, l
         assert path not in verdict.output, verdict.output
 
 
-def test_the_whole_grade_completes_and_its_hidden_case_says_only_the_type_and_line(ngram, ngram_grader, tmp_path):
+def test_the_whole_grade_completes_and_its_hidden_case_says_only_the_kind_of_failure(ngram, ngram_grader, tmp_path):
     """A submission answering a 401-digit int, and raising the hidden inputs: graded to the end, results.json
-    written, the hidden check saying the exception's type and the student's line, nothing more."""
+    written, the hidden check saying that its cases gave no answer, nothing more (no type, no line)."""
     folder = _leaky(tmp_path, LEAKS["its exception's message"])
     with (folder / "ngram.py").open("a") as source:
         source.write("NGramLM.logprob = lambda self, sentence: 10**400\n")
-    line = (folder / "ngram.py").read_text().splitlines().index("    raise ValueError('LEAK' + repr(test))") + 1
     results = tmp_path / "results.json"
     run = grade_submission(*ngram, folder, results=results, grader=ngram_grader)
     document = json.loads(results.read_text())
     output = {t["name"].split(":")[0]: t["output"] for t in document["tests"]}
     assert 0 < run.score < run.max_score
     assert "401 digits" in output["logprob"], output["logprob"]
-    assert f"raised ValueError at ngram.py, line {line}" in output["perplexity_hidden"], output["perplexity_hidden"]
-    assert "LEAK" not in output["perplexity_hidden"]
+    hidden = output["perplexity_hidden"]
+    assert UNANSWERED_HIDDEN in hidden, hidden
+    assert "LEAK" not in hidden and "ValueError" not in hidden and "line" not in hidden.replace(UNANSWERED_HIDDEN, "")
     assert "raised ValueError: LEAK" in output["perplexity"]  # a visible check shows the message
     everything = results.read_text()
     for text in _hidden_texts(ngram_grader, whole=True):
         assert text not in everything and json.dumps(text)[1:-1] not in everything
+
+
+def _hidden_lines(verdict) -> set[str]:
+    """Every line a hidden check's feedback shows but its count of passed cases and its cases' labels."""
+    lines = set()
+    for line in verdict.output.splitlines()[1:]:
+        text = line.strip()
+        if text.startswith("case ") or text.startswith("every case: "):
+            text = text.split(": ", 1)[1] if text.startswith("every case: ") else None
+        if text and text != "same as above":
+            lines.add(text)
+    return lines
+
+
+CHOSEN = {
+    "a line number of its choosing": "exec(compile('\\n' * 4242 + 'raise KeyError(1)', 'ngram.py', 'exec'))",
+    "an exception type of its choosing": "raise [ValueError, KeyError][len(test) % 2]()",
+    "a signal of its choosing": "_os.kill(_os.getpid(), 9 if len(test) % 2 else 11)",
+    "an exit status of its choosing": "_os._exit(len(test) % 200 + 7)",
+    "an answer of its choosing": "return float(len(test))",
+    "a shape of its choosing": "return [0.5] * len(test)",
+    "printing of its choosing": "print('x' * len(test) * 1000)\n    return 0.0",
+}
+
+
+@pytest.mark.parametrize("how", list(CHOSEN))
+def test_a_failed_hidden_case_says_one_of_four_fixed_sentences(ngram_grader, tmp_path, how):
+    """Whatever the code chooses to do on a hidden case, its feedback is one of `HIDDEN_FAILURES`: at most
+    two bits a failing case (and the count of cases passed, which the score says anyway)."""
+    folder = _submission(tmp_path, f"def _chosen(self, test):\n    {CHOSEN[how]}\nNGramLM.perplexity = _chosen\n")
+    verdict = _graded(ngram_grader, folder, "perplexity_hidden")
+    assert _hidden_lines(verdict) and _hidden_lines(verdict) <= set(HIDDEN_FAILURES), verdict.output
+    assert "4242" not in verdict.output and "printed" not in verdict.output
+
+
+# --- no name a child sends is opened: a forged frame's file
+
+
+FORGED_FILES = ["../../../../../../../../dev/zero", "../../proc/self/fd/1", "/dev/zero", "../ngram.py", "ngram.py/."]
+
+
+@pytest.mark.parametrize("name", FORGED_FILES)
+def test_a_stub_raising_from_a_forged_file_name_is_graded_without_opening_it(ngram_grader, tmp_path, name):
+    """Every function raises NotImplementedError from code whose file name climbs out of the run's folder:
+    the grading process finds where it raised in its own read of the submission's files, and never opens the
+    name (which hung the grader on /proc/self/fd/1 and exhausted its memory on /dev/zero)."""
+    forged = f"/tmp/x/lmgrade-run-ab/submission/{name}"
+    stub = "def _stub(*args, **kwargs):\n    raise NotImplementedError\n"
+    extra = (
+        f"exec(compile({stub!r}, {forged!r}, 'exec'))\n"
+        "for _name in ('perplexity', 'logprob', 'prob', 'fit', 'sample', '__init__'):\n"
+        "    setattr(NGramLM, _name, _stub)\n"
+    )
+    folder = _submission(tmp_path, extra)
+    (verdict,) = ngram_grader.grade(folder, only={"perplexity"})
+    assert verdict.score == 0 and verdict.not_implemented_in is None, verdict.output
+    assert "not implemented" in verdict.output
+
+
+def test_where_a_stub_raised_is_found_in_the_graders_own_read_and_a_forged_name_opens_nothing(monkeypatch):
+    from lmgrade import composition
+    from lmgrade.feedback import frames
+
+    source = "class NGramLM:\n    def fit(self, corpus):\n        raise NotImplementedError\n"
+
+    def error(path: str) -> dict:
+        return {
+            "type": "NotImplementedError",
+            "traceback": f'Traceback (most recent call last):\n  File "{path}", line 3, in fit\n',
+        }
+
+    def refuse(*args, **kwargs):
+        raise AssertionError(f"the grading process opened {args[:1]}")
+
+    monkeypatch.setattr("builtins.open", refuse)
+    monkeypatch.setattr("os.open", refuse)
+    monkeypatch.setattr("os.stat", refuse)
+    sources = {"ngram.py": source}
+    submitted = "/tmp/t/lmgrade-run-1/submission/"
+    assert composition.not_implemented_in([error(submitted + "ngram.py")], sources, frames) == ("NGramLM.fit",)
+    for name in FORGED_FILES:
+        assert composition.not_implemented_in([error(submitted + name)], sources, frames) is None
 
 
 def test_a_visible_traceback_shows_the_students_frames_and_the_graders_call_in_words(ngram_grader, tmp_path):
@@ -431,7 +515,7 @@ def test_a_hidden_gradient_check_says_only_that_backward_disagrees(name):
     assert "LEAK" in visible.message
 
 
-def test_an_import_failure_in_a_hidden_check_says_the_type_and_line_only(ngram):
+def test_an_import_failure_in_a_hidden_check_says_no_answer_only(ngram):
     """The submission may fail to import inside a check alone (it can read the check's inputs from memory)."""
     from lmgrade.checks import Case
     from lmgrade.feedback import outcome_verdict
@@ -456,9 +540,6 @@ def test_an_import_failure_in_a_hidden_check_says_the_type_and_line_only(ngram):
     outcome = CaseOutcome("import_error", error=error)
     hidden = outcome_verdict(checks["perplexity_hidden"], Case("x", {}), None, outcome, False).message
     visible = outcome_verdict(checks["perplexity"], Case("x", {}), None, outcome, True).message
-    assert hidden == (
-        "could not import the submission: raised KeyError at ngram.py, line 3 "
-        "(called by the grader's check perplexity_hidden)"
-    ), hidden
+    assert hidden == UNANSWERED_HIDDEN, hidden
     assert 'File "ngram.py", line 3, in <module>' in visible and "LEAK" in visible
     assert "site-packages" not in visible and "lmgrade-run" not in visible

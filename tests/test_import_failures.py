@@ -5,7 +5,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from lmgrade.checks import CaseVerdict
 from lmgrade.grade import grade_submission
+from lmgrade.import_probe import ImportProbe
+from lmgrade.sandbox.pool import RunReport
+from lmgrade.sandbox.schema import case_result
 
 ROOT = Path(__file__).resolve().parents[1]
 PAD = "def pad(sentence: list[str], n: int) -> list[str]:"
@@ -133,3 +137,20 @@ def test_the_import_probe_runs_beside_the_first_checks_and_its_failure_is_told_b
     assert heard[0].startswith("import: ") and "nonexistent_module_of_the_student" in heard[0]
     assert heard[1:] == ["verdict"] * len(verdicts) and not any(v.passed for v in verdicts)
     assert all("could not be imported" in v.output for v in verdicts if "ngram.py" in v.check.files)
+
+
+def test_a_probe_that_sends_its_names_as_anything_but_identifiers_gets_a_hint_all_the_same(ngram, tmp_path):
+    """The probe's answer is the child's claim: names sent as ints, nested lists or null (ints made a TypeError
+    of the grading process's hint) are dropped, as is a module that is not the submission's; the hint says
+    what is left."""
+
+    class _ForgingPool:  # the child of the probe's run, writing its own result
+        def run(self, **_):
+            text = b'{"$dict": [["ok", {"$dict": [["ngram", [1, ["x"], null, "count_ngrams", "1a"]], [2, [3]]]}]]}'
+            return RunReport(outcomes=[case_result(len(text).to_bytes(8, "big") + text)])
+
+    probe = ImportProbe(*ngram, _ForgingPool())
+    imports = probe.probe(_submission(tmp_path / "s", "def padded(sentence, n):\n    return sentence\n"))
+    assert imports.defined == {"ngram": ["count_ngrams"]}
+    hinted = probe.with_hints(CaseVerdict(False, "module 'ngram' has no attribute 'pad'"), imports.defined)
+    assert "ngram.py must define: " in hinted.message and "it defines: count_ngrams" in hinted.message

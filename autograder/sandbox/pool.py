@@ -26,11 +26,10 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from .. import wire
 from ..errors import HarnessFault
-from . import devices, lease, zygote
+from . import devices, lease, schema, zygote
 from .limits import Limits
 from .protocol import (
     CASE_RESULT,
@@ -43,26 +42,11 @@ from .protocol import (
     unpack_frames,
     write_message,
 )
+from .schema import CaseOutcome
 
 
 class HarnessError(HarnessFault):
     """The sandbox itself failed (not the submission): grading cannot be trusted."""
-
-
-@dataclass
-class CaseOutcome:
-    """What became of one case in the sandbox.
-
-    kind: "ok" (value holds the returned data), "error" (the submission raised),
-    "import_error", "forbidden" (value: the forbidden APIs it called),
-    "crashed" (the process died), "timeout", "not_run".
-    """
-
-    kind: str
-    value: Any = None
-    error: dict | None = None
-    message: str = ""
-    seconds: float | None = None  # from its start to its result, on the fork server's clock
 
 
 @dataclass
@@ -450,7 +434,10 @@ class SandboxPool:
         for kind, index, payload in frames:
             if kind == HELLO and not hello:
                 hello = True
-                info = wire.decode(payload)
+                try:  # sent by the harness before any student code runs: a malformed one is the sandbox's fault
+                    info = schema.hello(payload)
+                except schema.MalformedHello as exc:
+                    raise HarnessError(f"sandbox child sent unreadable defences ({exc})") from None
                 if "harness_error" in info:
                     raise HarnessError(
                         "sandbox child failed before running student code: " + info["harness_error"]["message"]
@@ -461,22 +448,8 @@ class SandboxPool:
             elif kind == CASE_START and 0 <= index < n:
                 in_progress = index
             elif kind == CASE_RESULT and 0 <= index < n:
-                try:
-                    outcome = wire.decode(payload)
-                    ((key, value),) = outcome.items()
-                    if key == "ok":
-                        report.outcomes[index] = CaseOutcome("ok", value=value)
-                    elif key in ("error", "import_error"):
-                        error = {
-                            f: str(value.get(f, ""))[:4000] for f in ("type", "message", "traceback", "file", "where")
-                        }
-                        report.outcomes[index] = CaseOutcome(key, error=error)
-                    elif key == "forbidden":
-                        report.outcomes[index] = CaseOutcome(key, value=[str(api) for api in value][:20])
-                    else:
-                        raise ValueError(f"unknown outcome {key!r}")
-                except Exception as exc:
-                    report.outcomes[index] = CaseOutcome("error", message=f"unreadable result: {exc}")
+                # Decoded against the declared schema (`schema`): whatever the child wrote, an outcome.
+                report.outcomes[index] = schema.case_result(payload)
                 in_progress = None
             elif kind == DONE:
                 done = True

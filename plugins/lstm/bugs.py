@@ -91,7 +91,7 @@ BUGS = {
         {
             "lstm_backward": "cell state's gradient back in time",
             "long_sequence": "cell state's gradient",
-            "bptt_hidden": "the backward is wrong",
+            "bptt_hidden": "wrong value",
         },
     ),
     "cell_gradient_not_through_forget_gate": Bug.from_mistake(
@@ -99,7 +99,7 @@ BUGS = {
         {
             "lstm_backward": "collects f_t * dL/dC_t",
             "long_sequence": "collects f_t * dL/dC_t",
-            "bptt_hidden": "the backward is wrong",
+            "bptt_hidden": "wrong value",
         },
         "BPTT passes dC_t to C_{t-1} without multiplying it by f_t.",
     ),

@@ -155,7 +155,7 @@ BUGS = {
     "state_not_carried": _as_bug(
         M.STATE_NOT_CARRIED,
         "forward gives every step h_prev = c: the decoder's state is never carried from one step to the next.",
-        {"forward": "given c as its previous state", "forward_hidden": VALUES},
+        {"forward": "given c as its previous state", "forward_hidden": VALUE},
     ),
     # --- masked_cross_entropy ---
     "loss_over_pads": _as_bug(
