@@ -101,7 +101,7 @@ class Grader:
         self._lock = threading.Lock()
         self._reference_copy: Path | None = None
         self._stand_in_tables: dict[tuple, list | None] = {}
-        self._stand_in_cases: dict[tuple, wire.Encoded] = {}
+        self._stand_in_cases: dict[tuple, tuple[wire.Encoded, wire.Encoded]] = {}
         self.imports = ImportProbe(assignment, variant, self.pool)
 
     def _plugin_paths(self) -> list[Path]:
@@ -389,16 +389,21 @@ class Grader:
 
     def _stand_in_run(self, check: Check, submission: Path, cases: list[Case], names: tuple, tables: list):
         # Encoded once per grader and set of names: a sampler's record holds thousands of calls (megabytes),
-        # and every submission that fails the same components sends the same one.
+        # and every submission that fails the same components sends the same one. The record goes to the
+        # run's supervisor, which answers the child's calls from it one at a time: never to the child.
         key = (check.name, names)
         with self._lock:
             encoded = self._stand_in_cases.get(key)
         if encoded is None:
-            encoded = wire.Encoded(
-                [
-                    {"scenario": check.scenario_ref, "names": list(names), "table": table, "args": case.args}
-                    for case, table in zip(cases, tables)
-                ]
+            shapes = stand_in.shapes([call for table in tables for call in table], names)
+            encoded = (
+                wire.Encoded(
+                    [
+                        {"scenario": check.scenario_ref, "names": list(names), "shapes": shapes, "args": case.args}
+                        for case in cases
+                    ]
+                ),
+                wire.Encoded(tables),
             )
             with self._lock:
                 self._stand_in_cases[key] = encoded
@@ -406,9 +411,10 @@ class Grader:
             scenario=stand_in.REPLAY,
             submission=submission,
             files=list(check.files),
-            cases=encoded,
+            cases=encoded[0],
             limits=self.limits_of(check),
             device=check.device,
+            stand_in_record=encoded[1],
         )
 
     def stand_in_tables(self, check: Check, names: tuple[str, ...]) -> list | None:

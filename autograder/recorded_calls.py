@@ -225,13 +225,6 @@ def restore(target: Any, snap: Any) -> Any:
 
 # --- the recorded calls of one run, indexed ---
 
-_table: list[dict] = []
-_used: set[int] = set()
-# name -> {exact key of the arguments: indices}, and name -> indices of calls with inexact arguments.
-_exact: dict[str, dict[Any, list[int]]] = {}
-_inexact: dict[str, list[int]] = {}
-_next: dict[str, int] = {}  # name -> where in its inexact calls the next one in order is
-
 
 class Inexact(Exception):
     pass
@@ -276,66 +269,71 @@ def keep_params(calls: list, params: list) -> str:
     return digest
 
 
-def recorded_params(live: list) -> str:
-    """The digest under which the record kept parameters equal to `live`: bit for bit, else to the match
-    tolerance (an optimizer's steps may round apart); `live`'s own where the record kept none such."""
-    digest = params_digest(live)
-    kept = [c for c in _table if c["name"] == PARAMS]
-    if any(c["digest"] == digest for c in kept):
-        return digest
-    values = snapshot(list(live))
-    return next((c["digest"] for c in kept if matches(c["values"], values)), digest)
+class RecordedCalls:
+    """The recorded calls of one case, indexed: what a stand-in's answers are picked from.
 
+    It lives where the answers are given, outside the child (`stand_in_answers`): the child asks one
+    call at a time and is told only what the reference did on a call that matches its own.
+    """
 
-def index(table: list[dict]) -> None:
-    """Make `table` the recorded calls that `pick` answers from."""
-    _table[:] = table
-    _used.clear()
-    _exact.clear()
-    _inexact.clear()
-    _next.clear()
-    for i, call in enumerate(table):
-        if call["name"] == PARAMS:  # looked up by recorded_params, not picked
-            continue
+    def __init__(self, table: list[dict]):
+        self.table = table
+        self.used: set[int] = set()
+        # name -> {exact key of the arguments: indices}, and name -> indices of calls with inexact arguments.
+        self.exact: dict[str, dict[Any, list[int]]] = {}
+        self.inexact: dict[str, list[int]] = {}
+        self.next: dict[str, int] = {}  # name -> where in its inexact calls the next one in order is
+        for i, call in enumerate(table):
+            if call["name"] == PARAMS:  # looked up by `params`, not picked
+                continue
+            try:
+                self.exact.setdefault(call["name"], {}).setdefault(exact_key(call["before"]), []).append(i)
+            except Inexact:
+                self.inexact.setdefault(call["name"], []).append(i)
+
+    def params(self, digest: str, values: Any = None) -> str | None:
+        """The digest under which the record kept parameters equal to the live ones: `digest` where it kept
+        those bit for bit, else the one whose values match `values` (a snapshot) to the match tolerance (an
+        optimizer's steps may round apart); None where it kept no such parameters."""
+        kept = [c for c in self.table if c["name"] == PARAMS]
+        if any(c["digest"] == digest for c in kept):
+            return digest
+        if values is None:
+            return None
+        return next((c["digest"] for c in kept if matches(c["values"], values)), None)
+
+    def _candidates(self, name: str, live: Any) -> list[int]:
         try:
-            _exact.setdefault(call["name"], {}).setdefault(exact_key(call["before"]), []).append(i)
+            found = self.exact.get(name, {}).get(exact_key(live), [])
         except Inexact:
-            _inexact.setdefault(call["name"], []).append(i)
+            found = []
+        if found:
+            return found
+        inexact = self.inexact.get(name, [])
+        # Calls usually come in the order the reference made them: the next one not answered is tried first.
+        position = self.next.get(name, 0)
+        while position < len(inexact) and inexact[position] in self.used:
+            position += 1
+        self.next[name] = position
+        if position < len(inexact) and matches(self.table[inexact[position]]["before"], live):
+            return [inexact[position]]
+        return [i for i in inexact if matches(self.table[i]["before"], live)]
 
-
-def _candidates(name: str, live: Any) -> list[int]:
-    try:
-        found = _exact.get(name, {}).get(exact_key(live), [])
-    except Inexact:
-        found = []
-    if found:
-        return found
-    inexact = _inexact.get(name, [])
-    # Calls usually come in the order the reference made them: the next one not answered is tried first.
-    position = _next.get(name, 0)
-    while position < len(inexact) and inexact[position] in _used:
-        position += 1
-    _next[name] = position
-    if position < len(inexact) and matches(_table[inexact[position]]["before"], live):
-        return [inexact[position]]
-    return [i for i in inexact if matches(_table[i]["before"], live)]
-
-
-def pick(name: str, live: Any, prefer: Callable[[dict], bool] | None = None) -> dict:
-    """The recorded call of `name` whose arguments match `live`: the first of equal calls not answered yet
-    (among them, the first `prefer` likes, where it likes one)."""
-    found = _candidates(name, live)
-    if not found:
-        raise NoRecordedCall(f"the grader's {name} was called with arguments the reference never gave it here")
-    if prefer is not None:
-        liked = [i for i in found if prefer(_table[i])]
-        fresh = [i for i in liked if i not in _used]
-        if fresh or liked:
-            choice = (fresh or liked)[0]
-            _used.add(choice)
-            return _table[choice]
-    # A list of the index itself: the calls answered are dropped from its front, the last one kept.
-    while len(found) > 1 and found[0] in _used:
-        found.pop(0)
-    _used.add(found[0])
-    return _table[found[0]]
+    def pick(self, name: str, live: Any, prefer: Callable[[dict], bool] | None = None) -> int:
+        """The index of the recorded call of `name` whose arguments match `live`: the first of equal calls
+        not answered yet (among them, the first `prefer` likes, where it likes one)."""
+        found = self._candidates(name, live)
+        if not found:
+            raise NoRecordedCall(f"the grader's {name} was called with arguments the reference never gave it here")
+        if prefer is not None:
+            liked = [i for i in found if prefer(self.table[i])]
+            fresh = [i for i in liked if i not in self.used]
+            if fresh or liked:
+                choice = (fresh or liked)[0]
+                self.used.add(choice)
+                return choice
+        # A list of the index itself: the calls answered are dropped from its front, the last one kept.
+        while len(found) > 1 and found[0] in self.used:
+            found.pop(0)
+        self.used.add(found[0])
+        return found[0]

@@ -10,12 +10,14 @@ The stand-in answers what the grading process computed. Here, before the run, th
 runs on a fresh copy of the reference whose component (the classes and functions the component's
 check names in `Check.grades`) records every call: the arguments it was given (an object's state
 among them, for a method) beside what it returned, what it raised and what it changed. That record
-travels to the child as data. There the same names of the submission are replaced by replayers
-(`replay`): a call whose arguments match a recorded call, to the check's tolerance, gets the
-recorded answer and the recorded changes; any other call raises `NoRecordedCall`. So the run passes
-only where the rest of the student's code calls the component as the reference does and does
-everything else right, and the reference's code never enters the child. Nothing of that run but its
-verdict reaches the student.
+never enters the child. The run's supervisor is handed it once the child is forked
+(`sandbox.stand_in_channel`), and in the child the same names of the submission are replaced by
+replayers (`replay`) that ask it one call at a time: a call whose arguments match a recorded call,
+to the check's tolerance, gets the recorded answer and the recorded changes
+(`stand_in_answers`); any other call raises `NoRecordedCall`. So the child learns only what the
+reference's component says to the calls the rest of the student's code makes; the run passes only
+where that code makes them as the reference does and does everything else right, and the
+reference's code never enters the child. Nothing of that run but its verdict reaches the student.
 
 A torch module's stand-in (`stand_in_torch`) also answers the backward pass with the reference's
 recorded vector-Jacobian products. What a stand-in cannot do, the check is not paid for: a component
@@ -36,10 +38,11 @@ import numpy as np
 from . import stand_in_torch
 from .expected_parts import answering_as_a_submission
 from .explanations import not_explaining
-from .recorded_calls import PARAMS, Inexact, NoRecordedCall, exact_key, index, materialize, pick, restore, snapshot
+from .recorded_calls import PARAMS, Inexact, NoRecordedCall, exact_key, materialize, restore, snapshot
+from .sandbox.stand_in_channel import ask
 from .scenario_call import call_scenario
 
-__all__ = ["NoRecordedCall", "TooManyCalls", "made", "only", "record", "replaces", "replay", "REPLAY"]
+__all__ = ["NoRecordedCall", "TooManyCalls", "made", "only", "record", "replaces", "replay", "shapes", "REPLAY"]
 
 # A run records at most this many calls of its stand-ins; more, and the check has no stand-in run.
 MAX_RECORDED_CALLS = 20000
@@ -229,18 +232,20 @@ def made(tables: list[list[dict]], names: tuple[str, ...]) -> bool:
 
 
 def _answer(name: str, args: list, kwargs: dict, owner: Any = None) -> Any:
-    """The recorded answer to a call of `name` (a method of `owner`, given without it, or a function)."""
-    call = pick(name, snapshot((list(args), kwargs)))
-    after_args, after_kwargs = call.get("after", call["before"])
-    for target, snap in zip(args, after_args):
-        restore(target, snap)
-    for key, snap in after_kwargs.get("$dict", []) if isinstance(after_kwargs, dict) else []:
-        if key in kwargs:
-            restore(kwargs[key], snap)
-    if "raises" in call:
-        kind, message = call["raises"]
+    """The recorded answer to a call of `name` (a method of `owner`, given without it, or a function), asked
+    of the supervisor: what the reference's call with matching arguments returned, raised and changed."""
+    answer = ask({"op": "call", "name": name, "live": snapshot((list(args), kwargs))})
+    if "after" in answer:  # the arguments as the call left them, where it changed them
+        after_args, after_kwargs = answer["after"]
+        for target, snap in zip(args, after_args):
+            restore(target, snap)
+        for key, snap in after_kwargs.get("$dict", []) if isinstance(after_kwargs, dict) else []:
+            if key in kwargs:
+                restore(kwargs[key], snap)
+    if "raises" in answer:
+        kind, message = answer["raises"]
         raise RAISED.get(kind, RuntimeError)(message)
-    result = call["result"]
+    result = answer.get("result")
     if isinstance(result, dict) and result.get("$self"):
         return args[0] if owner is None else owner
     return materialize(result)
@@ -267,9 +272,28 @@ def _stand_in_class(attr: str, methods: set[str]) -> type:
     return type(attr, (), {m: _replayer(f"{attr}.{m}") for m in methods})
 
 
-def install_replayers(modules: dict, names: tuple[str, ...], table: list[dict]) -> None:
-    """Replace `names` in the submitted modules by replayers of `table` (once; the table is swapped per case)."""
-    index(table)
+def shapes(table: list[dict], names: tuple[str, ...]) -> dict[str, dict]:
+    """What each replaced name is, from the record, for the child's replayers: a torch module class
+    ("module"), a class with the methods the reference's calls name ("class"), or a function."""
+    out = {}
+    for name in names:
+        attr = name.partition(".")[2]
+        if "." in attr:  # a method, replaced on the student's class
+            out[attr] = {"kind": "method"}
+            continue
+        prefix = f"{attr}."
+        calls = [c for c in table if c["name"].startswith(prefix)]
+        if any(c["name"] == f"{attr}.__init__" and "layout" in c for c in calls):
+            out[attr] = {"kind": "module"}
+        elif calls:
+            out[attr] = {"kind": "class", "methods": sorted({c["name"][len(prefix) :] for c in calls})}
+        else:
+            out[attr] = {"kind": "function"}
+    return out
+
+
+def install_replayers(modules: dict, names: tuple[str, ...], kinds: dict[str, dict]) -> None:
+    """Replace `names` in the submitted modules by replayers that ask the supervisor (once per run)."""
     for name in names:
         stem, _, attr = name.partition(".")
         module = modules.get(stem)
@@ -284,13 +308,11 @@ def install_replayers(modules: dict, names: tuple[str, ...], table: list[dict]) 
         current = getattr(module, attr, None)
         if getattr(current, "__lmgrade_stand_in__", False):
             continue
-        prefix = f"{attr}."
-        methods = {c["name"][len(prefix) :] for c in table if c["name"].startswith(prefix)}
+        kind = kinds.get(attr, {})
+        methods = set(kind.get("methods", ()))
         if isinstance(current, type):
             methods |= set(_class_methods(current))
-        if stand_in_torch.is_module_class(current) or any(
-            c["name"] == f"{attr}.__init__" and "layout" in c for c in table
-        ):
+        if stand_in_torch.is_module_class(current) or kind.get("kind") == "module":
             stand = stand_in_torch.stand_in_class(attr)
         elif methods:
             stand = _stand_in_class(attr, methods)
@@ -326,7 +348,7 @@ def replay(modules: dict, args: dict) -> Any:
     scenario = importlib.import_module(module)
     for part in qualname.split("."):
         scenario = getattr(scenario, part)
-    install_replayers(modules, tuple(args["names"]), args["table"])
+    install_replayers(modules, tuple(args["names"]), args["shapes"])
     with fixed_entropy():
         return call_scenario(scenario, modules, copy.deepcopy(args["args"]))
 

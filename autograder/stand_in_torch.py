@@ -7,10 +7,11 @@ Where the output takes part in a backward pass, a hook records the gradient that
 vector-Jacobian product of that gradient with respect to every floating-point input and parameter,
 computed on a fresh graph of the same forward.
 
-Replaying, in the child: a module class of the same name builds the recorded parameters (so the
-student's model registers, moves, converts and loads them as it would its own) and draws nothing but
-leaves torch's generator as the reference left it; its forward is an autograd function that answers
-the recorded output and, in the backward pass, the recorded products. A call or a gradient the
+Replaying, in the child: a module class of the same name builds the parameters the reference's
+construction built (so the student's model registers, moves, converts and loads them as it would its
+own) and draws nothing but leaves torch's generator as the reference left it; its forward is an
+autograd function that answers the reference's output and, in the backward pass, its products. Each
+is asked of the run's supervisor as the call is made (`stand_in_answers`): a call or a gradient the
 reference never saw raises `NoRecordedCall`.
 """
 
@@ -20,16 +21,8 @@ import contextlib
 import sys
 from typing import Any
 
-from .recorded_calls import (
-    PARAMS,
-    NoRecordedCall,
-    keep_params,
-    matches,
-    materialize,
-    pick,
-    recorded_params,
-    snapshot,
-)
+from .recorded_calls import PARAMS, keep_params, materialize, params_digest, snapshot
+from .sandbox.stand_in_channel import ask
 
 _PLAIN = (int, float, str, bool)
 
@@ -135,30 +128,23 @@ def _register(module, dotted: str, value, kind: str) -> None:
         module.register_buffer(leaf, value)
 
 
-def _same_state(entry: dict, rng) -> bool:
-    return matches(entry["rng_before"], snapshot(rng))
-
-
-def _replay_function():
+def _replay_function(attr: str):
     torch = _torch()
 
     class Replay(torch.autograd.Function):
         @staticmethod
-        def forward(ctx, entry, *tensors):
-            ctx.entry = entry
+        def forward(ctx, answer, *tensors):
+            ctx.entry = answer["entry"]
             ctx.like = [t if isinstance(t, torch.Tensor) else None for t in tensors]
-            y = materialize(entry["result"])
+            y = materialize(answer["result"])
             first = next((t for t in tensors if isinstance(t, torch.Tensor)), None)
             return y.to(first.device) if first is not None else y
 
         @staticmethod
         def backward(ctx, g):
-            live = snapshot(g)
-            vjp = next((v for v in ctx.entry["vjps"] if matches(v["g"], live)), None)
-            if vjp is None:
-                raise NoRecordedCall("a gradient reached the grader's module that the reference's never received")
-            grads = iter(vjp["grads"])
-            out = [None]  # the entry
+            answer = ask({"op": "vjp", "name": f"{attr}.forward", "entry": ctx.entry, "g": snapshot(g)})
+            grads = iter(answer["grads"])
+            out = [None]  # the answer
             for t in ctx.like:
                 if t is not None and t.is_floating_point():
                     gr = next(grads)
@@ -171,29 +157,38 @@ def _replay_function():
 
 
 def stand_in_class(attr: str) -> type:
-    """A torch module class named `attr` whose constructions and forwards answer from the recorded calls."""
+    """A torch module class named `attr` whose constructions and forwards are answered by the supervisor."""
     torch = _torch()
-    replay = _replay_function()
+    replay = _replay_function(attr)
 
     def __init__(self, *args, **kwargs):
         torch.nn.Module.__init__(self)
-        # Matched on its arguments; torch's generator is left as the reference's construction left it
-        # only where it stood where the reference's did (a scenario that seeds it before building).
-        rng = torch.get_rng_state()
-        entry = pick(f"{attr}.__init__", snapshot((list(args), kwargs)), prefer=lambda c: _same_state(c, rng))
-        layout = entry["layout"]
+        # Matched on its arguments and torch's generator state (`stand_in_answers`).
+        answer = ask(
+            {
+                "op": "init",
+                "name": f"{attr}.__init__",
+                "live": snapshot((list(args), kwargs)),
+                "rng": snapshot(torch.get_rng_state()),
+            }
+        )
+        layout = answer["layout"]
         for name, snap in layout["params"]:
             _register(self, name, materialize(snap), "param")
         for name, snap in layout["buffers"]:
             _register(self, name, materialize(snap), "buffer")
         for key, value in layout["attrs"].items():
             setattr(self, key, value)
-        if _same_state(entry, rng):
-            torch.set_rng_state(materialize(entry["rng_after"]))
+        if answer.get("rng_after") is not None:
+            torch.set_rng_state(materialize(answer["rng_after"]))
 
     def forward(self, *inputs):
         params = [p for _, p in self.named_parameters()]
-        entry = pick(f"{attr}.forward", snapshot((list(inputs), {PARAMS: recorded_params(params)})))
-        return replay.apply(entry, *inputs, *params)
+        question = {"op": "forward", "name": f"{attr}.forward", "inputs": snapshot(list(inputs))}
+        question["digest"] = params_digest(params)
+        answer = ask(question)
+        if answer.get("params_please"):  # not the record's bit for bit: their values, to match to rounding
+            answer = ask({**question, "params": snapshot(params)})
+        return replay.apply(answer, *inputs, *params)
 
     return type(attr, (torch.nn.Module,), {"__init__": __init__, "forward": forward})

@@ -51,6 +51,7 @@ LAYERS = [
             "expected_parts",
             "explanations",
             "recorded_calls",
+            "stand_in_answers",
             "stand_in_torch",
             "stand_in",
         ],

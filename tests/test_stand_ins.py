@@ -8,9 +8,11 @@ import numpy as np
 import pytest
 
 from helpers import by_name
-from lmgrade import catalog, composition, recorded_calls, stand_in
+from lmgrade import catalog, composition, recorded_calls, stand_in, wire
 from lmgrade.checks import Check
 from lmgrade.flawed import write_flawed
+from lmgrade.sandbox import stand_in_channel
+from lmgrade.stand_in_answers import Answerer
 
 
 def _component_module():
@@ -56,6 +58,15 @@ def _student_module(**broken):
     return module
 
 
+def replayed(modules: dict, scenario: str, names: tuple, table: list, args):
+    """A stand-in run in this process: the record as the supervisor holds it (after the wire), every call
+    asked of it as a child asks."""
+    answerer = Answerer([wire.decode(wire.encode(table))])
+    with stand_in_channel.answered_here(answerer):
+        shapes = stand_in.shapes(table, tuple(names))
+        return stand_in.replay(modules, {"scenario": scenario, "names": list(names), "shapes": shapes, "args": args})
+
+
 def test_a_replayed_run_gives_the_references_answers_and_changes():
     args = {"x": [1.0, -2.0, 0.5], "seed": 3}
     expected = _scenario({"toy": _component_module()}, args)
@@ -70,9 +81,7 @@ def test_a_replayed_run_gives_the_references_answers_and_changes():
 
     broken_class = type("Counter", (), {"__init__": wrong, "forward": wrong})
     student = {"toy": _student_module(scale=wrong, normalise=also_wrong, Counter=broken_class)}
-    got = stand_in.replay(
-        student, {"scenario": f"{__name__}:_scenario", "names": list(NAMES), "table": table, "args": args}
-    )
+    got = replayed(student, f"{__name__}:_scenario", NAMES, table, args)
     np.testing.assert_array_equal(got["y"], expected["y"])
     np.testing.assert_array_equal(got["v"], expected["v"])  # the argument changed in place, as the reference did
     assert got["calls"] == 1 and got["next"] == expected["next"]  # the generator advanced as the reference's
@@ -83,14 +92,8 @@ def test_a_call_the_reference_never_made_is_not_answered():
     table = stand_in.record(_scenario, {"toy": _component_module()}, ("toy.scale",), args)
     student = _component_module()
     # The rest of the student's code hands the component other inputs: the stand-in cannot answer.
-    replay_args = {
-        "scenario": f"{__name__}:_scenario",
-        "names": ["toy.scale"],
-        "table": table,
-        "args": {**args, "x": [9.0, 9.0, 9.0]},
-    }
     with pytest.raises(stand_in.NoRecordedCall):
-        stand_in.replay({"toy": student}, replay_args)
+        replayed({"toy": student}, f"{__name__}:_scenario", ("toy.scale",), table, {**args, "x": [9.0, 9.0, 9.0]})
 
 
 def test_matching_follows_the_tolerance_and_types():
@@ -220,10 +223,7 @@ def test_a_record_keeps_the_arguments_after_a_call_only_where_the_call_changed_t
 
     student = types.ModuleType("toy")
     student.lookup, student.grow = broken_lookup, broken_grow
-    got = stand_in.replay(
-        {"toy": student},
-        {"scenario": f"{__name__}:_two_calls", "names": ["toy.lookup", "toy.grow"], "table": table, "args": None},
-    )
+    got = replayed({"toy": student}, f"{__name__}:_two_calls", ("toy.lookup", "toy.grow"), table, None)
     assert got == [3, 2, ["a", "b"]]
 
 

@@ -16,6 +16,7 @@ child's own IPC namespace goes with its last process.
 
 from __future__ import annotations
 
+import fcntl
 import os
 import signal
 import sys
@@ -30,7 +31,7 @@ from ..expected_parts import answer_as_a_submission
 from ..explanations import explain_answers
 from ..loader import load_files
 from ..scenario_call import call_scenario
-from . import devices, guards, landlock, privileges, stopwatch
+from . import devices, guards, landlock, privileges, stand_in_channel, stopwatch
 from .limits import Limits, apply_rlimits
 from .protocol import CASE_RESULT, CASE_START, DONE, HELLO, SAFE_ENV_KEYS, pack_frame, write_all
 
@@ -169,6 +170,7 @@ def run(
     tick_fds: tuple[int, int] | None = None,
     ipc_namespace: bool = False,
     explain: bool = False,
+    question_fds: tuple[int, int] | None = None,
 ) -> None:
     server_pid = os.getppid()
     try:
@@ -186,8 +188,21 @@ def run(
             os.dup2(tick_fds[0], stopwatch.TICK_FD)
             os.dup2(tick_fds[1], stopwatch.NONCE_FD)
             stopwatch.enabled = True
+        if question_fds is not None:  # a stand-in run: its calls are asked of the supervisor
+            # Out of the way first: either may already hold the other's number (closed below, with the rest).
+            asked, answered = (fcntl.fcntl(fd, fcntl.F_DUPFD, 64) for fd in question_fds)
+            os.dup2(asked, stand_in_channel.QUESTION_FD)
+            os.dup2(answered, stand_in_channel.ANSWER_FD)
+            stand_in_channel.enabled = True
         # Every descriptor but ours, and the reading ruleset (`landlock.reading_ruleset`) until it is applied.
-        first_free = (stopwatch.NONCE_FD if tick_fds else RESULT_FD) + 1
+        first_free = (
+            max(
+                RESULT_FD,
+                stopwatch.NONCE_FD if tick_fds else 0,
+                stand_in_channel.ANSWER_FD if question_fds else 0,
+            )
+            + 1
+        )
         if reading is None:
             os.closerange(first_free, 1 << 16)
         else:
@@ -231,7 +246,7 @@ def run(
     at_import = sorted(set(guards.calls))
 
     for index in range(start, len(cases)):
-        stopwatch.current_case = index
+        stopwatch.current_case = stand_in_channel.current_case = index
         send(CASE_START, index)
         if import_error is not None:
             outcome = {"import_error": import_error}

@@ -151,9 +151,13 @@ class _Server:
             raise HarnessError(f"sandbox server failed to start: {ready.get('error')}")
         return int(ready.get("processes", 0))
 
-    def request(self, header: dict, blob: bytes = b"") -> tuple[dict, bytes]:
+    def request(self, header: dict, blob: bytes = b"", sealed: tuple[dict, bytes] | None = None) -> tuple[dict, bytes]:
+        """One run: its request, then (where `sealed`) what its child must never hold, which the run's
+        supervisor reads only once the child is forked (a timed run's nonces, a stand-in's record)."""
         try:
             write_message(self.proc.stdin.fileno(), header, blob)
+            if sealed is not None:
+                write_message(self.proc.stdin.fileno(), *sealed)
         except OSError as exc:
             raise HarnessError(f"sandbox server is gone ({exc})") from None
         reply = read_message(self.proc.stdout)
@@ -345,14 +349,18 @@ class SandboxPool:
         laps: int = 0,
         explain: bool = False,
         nonces: list[list[int]] | None = None,
+        stand_in_record: wire.Encoded | None = None,
     ) -> RunReport:
         """Run `cases` in children; `laps` > 0 makes a timed run (`stopwatch`) of at most that many laps, with
         `nonces[case][k]` for a case's k-th lap where given; `explain` computes the answers' `explained` parts
-        (`explanations`)."""
+        (`explanations`); `stand_in_record`, each case's record of a stand-in run (`stand_in`), answers the
+        child's calls of the stand-in from its supervisor. Nonces and records never reach the child."""
         with self._free:
             server = self._acquire()
             try:
-                return self._run(server, scenario, submission, files, cases, limits, device, laps, explain, nonces)
+                return self._run(
+                    server, scenario, submission, files, cases, limits, device, laps, explain, nonces, stand_in_record
+                )
             except HarnessError:
                 server.close()
                 raise
@@ -360,7 +368,9 @@ class SandboxPool:
                 if server.proc.poll() is None:
                     self._idle.put(server)
 
-    def _run(self, server, scenario, submission, files, cases, limits, device, laps, explain, nonces) -> RunReport:
+    def _run(
+        self, server, scenario, submission, files, cases, limits, device, laps, explain, nonces, stand_in_record
+    ) -> RunReport:
         n = len(cases)
         report = RunReport(outcomes=[CaseOutcome("not_run", message="not run") for _ in range(n)])
         blob = cases.blob if isinstance(cases, wire.Encoded) else wire.encode(cases)
@@ -385,9 +395,14 @@ class SandboxPool:
                     "device": device,
                     "laps": max(0, laps - len(report.laps)),
                     "explain": explain,
-                    "nonces": nonces,
+                    "stand_in": stand_in_record is not None,
+                    "sealed": True,
                 },
                 blob,
+                (
+                    {"nonces": nonces, "stand_in": stand_in_record is not None},
+                    stand_in_record.blob if stand_in_record else b"",
+                ),
             )
             reply = RunReply(**header)
             with self._lock:

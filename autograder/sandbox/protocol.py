@@ -11,6 +11,11 @@
   supervisor reads and writes, a process the fork server forks for that run
   alone before the request's first byte is read, so that nothing of a run
   ever enters the fork server that every later child is forked from.
+- *Sealed*, right after each run request: a second message with what
+  the run's child must never hold (a timed run's nonces, a stand-in's
+  record of the reference's calls). The supervisor reads the request to
+  its last byte and no further, forks the child, and only then reads it.
+
 - *Frames*, from a child to its supervisor, over one pipe: kind, case index
   and payload. HELLO (the defences in force, sent before any student code
   runs), then CASE_START and CASE_RESULT for each case, then DONE. The
@@ -99,6 +104,30 @@ def read_message(f) -> tuple[dict, bytes] | None:
         return None
     n_json, n_blob = _LENGTHS.unpack(head)
     return json.loads(f.read(n_json)), f.read(n_blob)
+
+
+def _read_exactly(fd: int, n: int) -> bytes | None:
+    chunks, left = [], n
+    while left:
+        chunk = os.read(fd, min(left, 1 << 20))
+        if not chunk:
+            return None
+        chunks.append(chunk)
+        left -= len(chunk)
+    return b"".join(chunks)
+
+
+def read_message_exactly(fd: int) -> tuple[dict, bytes] | None:
+    """The next message from `fd`, not a byte more (or None at its end): what follows it in the pipe is
+    still unread, for a process forked after this read not to hold it."""
+    head = _read_exactly(fd, _LENGTHS.size)
+    if head is None:
+        return None
+    n_json, n_blob = _LENGTHS.unpack(head)
+    doc, blob = _read_exactly(fd, n_json), _read_exactly(fd, n_blob)
+    if doc is None or blob is None:
+        return None
+    return json.loads(doc), blob
 
 
 def write_all(fd: int, data: bytes) -> None:

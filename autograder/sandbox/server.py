@@ -41,9 +41,10 @@ import time
 from pathlib import Path
 
 from .. import submission, wire
-from . import child, devices, guards, ipc, landlock, privileges, reads, zygote
+from ..stand_in_answers import Answerer
+from . import child, devices, guards, ipc, landlock, privileges, reads, stand_in_channel, zygote
 from .limits import Limits
-from .protocol import CASE_RESULT, CASE_START, FRAME, RunReply, read_message, write_message
+from .protocol import CASE_RESULT, CASE_START, FRAME, RunReply, read_message, read_message_exactly, write_message
 from .stopwatch import Timekeeper
 
 MAX_RESULT_BYTES = 256 * 2**20
@@ -124,6 +125,26 @@ def _cap_threads() -> None:
 
 class GraderGone(Exception):
     """The grading process closed our input: it exited or was killed."""
+
+
+class Sealed:
+    """What a run's child must never hold, read from the grading process once, after the child is forked
+    (`protocol`): the nonces of a timed run's laps, a stand-in's record of the reference's calls."""
+
+    def __init__(self, grader_fd: int, expected: bool):
+        self.grader_fd, self.pending = grader_fd, expected
+        self.header: dict = {}
+        self.blob = b""
+
+    def take(self) -> Sealed:
+        """Read it, where it is still to come (every run reads it, or the next would take it for a request)."""
+        if self.pending:
+            self.pending = False
+            message = read_message_exactly(self.grader_fd)
+            if message is None:
+                raise GraderGone()
+            self.header, self.blob = message
+        return self
 
 
 class _Output:
@@ -219,7 +240,7 @@ class Server:
             obj = getattr(obj, part)
         return obj
 
-    def run(self, req: dict, blob: bytes) -> tuple[RunReply, bytes]:
+    def run(self, req: dict, blob: bytes, sealed: Sealed) -> tuple[RunReply, bytes]:
         lim = Limits(**req["limits"])
         cases = wire.decode(blob, max_document_bytes=wire.MAX_REQUEST_DOCUMENT_BYTES)
         scenario = self.scenario(req["scenario"])
@@ -235,11 +256,11 @@ class Server:
                 (workdir / sub).mkdir(parents=True)
             if self.user is not None:
                 _chown_tree(workdir, self.user, self.user)
-            return self._fork_and_collect(scenario, cases, req, lim, workdir)
+            return self._fork_and_collect(scenario, cases, req, lim, workdir, sealed)
         finally:
             shutil.rmtree(workdir, ignore_errors=True)
 
-    def _fork_and_collect(self, scenario, cases, req, lim, workdir) -> tuple[RunReply, bytes]:
+    def _fork_and_collect(self, scenario, cases, req, lim, workdir, sealed: Sealed) -> tuple[RunReply, bytes]:
         res_r, res_w = os.pipe()
         out_r, out_w = os.pipe()
         device = req.get("device", "cpu")
@@ -248,6 +269,11 @@ class Server:
         if laps:
             tick_r, tick_w = os.pipe()
             nonce_r, nonce_w = os.pipe()
+        # A stand-in run's child asks its calls of us (`stand_in_channel`); only a sealed run may be one.
+        question_r = question_w = answer_r = answer_w = None
+        if req.get("stand_in"):
+            question_r, question_w = os.pipe()
+            answer_r, answer_w = os.pipe()
         reading = self.reading
         if device == "cuda" and self.use_landlock:
             # The driver's files and devices besides: a ruleset of this run's own, made here.
@@ -259,7 +285,7 @@ class Server:
         pid = os.fork()
         self.forked += 1
         if pid == 0:
-            for fd in (res_r, out_r, tick_r, nonce_w):
+            for fd in (res_r, out_r, tick_r, nonce_w, question_r, answer_w):
                 if fd is not None:
                     os.close(fd)
             child.run(
@@ -280,19 +306,26 @@ class Server:
                 tick_fds=(tick_w, nonce_r) if laps else None,
                 ipc_namespace=self.ipc_namespaces,
                 explain=bool(req.get("explain")),
+                question_fds=(question_w, answer_r) if question_w is not None else None,
             )
             os._exit(70)  # not reached
-        for fd in (res_w, out_w, tick_w, nonce_r):
+        for fd in (res_w, out_w, tick_w, nonce_r, question_w, answer_r):
             if fd is not None:
                 os.close(fd)
-        timekeeper = Timekeeper(laps, nonce_w, req.get("nonces")) if laps else None
+        # Read now, in this process alone: the child, forked before, never held it.
+        sealed.take()
+        timekeeper = Timekeeper(laps, nonce_w, sealed.header.get("nonces")) if laps else None
+        questions = None
+        if question_r is not None:
+            record = wire.decode(sealed.blob, max_document_bytes=wire.MAX_REQUEST_DOCUMENT_BYTES) if sealed.blob else []
+            questions = stand_in_channel.Questions(answer_w, Answerer(record))
         # CUDA reserves far more address space than it uses: its runs are
         # bounded by resident memory and process count, watched from here.
         watchdog = devices.Watchdog(pid, lim) if device == "cuda" else None
         deadline = started + lim.wall_s
         result, output, killed, gone = bytearray(), _Output(), None, False
         frames = _FrameClock()
-        open_fds = {res_r, out_r} | ({tick_r} if laps else set())
+        open_fds = {res_r, out_r} | ({tick_r} if laps else set()) | ({question_r} if questions else set())
         status = rusage = None
         # A pidfd turns readable when the child exits, so select wakes at once.
         try:
@@ -321,7 +354,11 @@ class Server:
                 watched.append(exit_fd)
             slice_s = 0.05 if exit_fd is None else (devices.Watchdog.PERIOD_S if watchdog else 1.0)
             timeout = 0 if status is not None else min(slice_s, deadline - now)
-            ready, _, _ = select.select(watched, [], [], timeout)
+            # Answers the child has not read yet: written as its pipe takes them.
+            writing = [answer_w] if questions is not None and questions.outgoing else []
+            ready, writable, _ = select.select(watched, writing, [], timeout)
+            if writable:
+                questions.flush()
             if not ready and status is not None:
                 break
             if self.grader_fd in ready:
@@ -337,6 +374,10 @@ class Server:
                     open_fds.discard(fd)
                 elif fd == tick_r:
                     timekeeper.feed(chunk)
+                elif fd == question_r:
+                    questions.feed(chunk)
+                    if questions.too_large:
+                        killed = "result_size"
                 elif fd == out_r:
                     output.add(chunk)
                 else:
@@ -367,7 +408,8 @@ class Server:
             ipc.remove_left_by(self.user)
         elif not self.ipc_namespaces:
             ipc.remove_left_by(os.getuid(), before=ipc_before)
-        for fd in open_fds | {res_r, out_r} | ({tick_r, nonce_w} if laps else set()):
+        stand_in_fds = {question_r, answer_w} if question_r is not None else set()
+        for fd in open_fds | {res_r, out_r} | ({tick_r, nonce_w} if laps else set()) | stand_in_fds:
             try:
                 os.close(fd)
             except OSError:
@@ -421,16 +463,23 @@ def _supervise(server: Server, grader_fd: int, proto_out: int, fork_server: int,
     privileges.die_with_parent(fork_server)
     _set_subreaper()
     server.forked = 0
-    # A reader of our own: whatever it reads stays in this process, which ends with the run.
-    message = read_message(open(grader_fd, "rb", closefd=False))
+    # The request to its last byte and no further: what follows it (`Sealed`) is read after the fork.
+    message = read_message_exactly(grader_fd)
     if message is None:
         return INPUT_CLOSED
+    request, blob = message
+    sealed = Sealed(grader_fd, bool(request.get("sealed")))
     try:
-        reply, blob = server.run(*message)
+        reply, blob = server.run(request, blob, sealed)
+        sealed.take()  # a run refused before its fork still reads it
     except GraderGone:
         return GRADER_GONE
     except Exception as exc:
         reply, blob = RunReply("harness", detail=f"{type(exc).__name__}: {exc}"), b""
+        try:
+            sealed.take()
+        except GraderGone:
+            return GRADER_GONE
     # The child and the helpers this run started, and the next run's supervisor, forked once this one answers.
     reply.processes = server.forked + 1
     write_message(proto_out, reply.as_dict(), blob)
