@@ -1,6 +1,6 @@
 """How well the class report's near-duplicate search tells copies from independent work, and how long it takes.
 
-    python benchmarks/near_duplicates.py [--assignment ngram] [--all] [--grade 3]
+    python benchmarks/near_duplicates.py [--assignment ngram] [--all] [--grade 3] [--tokens-only]
 
 Builds a class of 30 submissions of one assignment, each labelled with the
 work it derives from:
@@ -11,6 +11,9 @@ work it derives from:
   changed; reformatted (`ast.unparse`, then ruff with two-space indents and
   48-column lines); renamed, reordered and reformatted; renamed and padded
   with lines of its own; half of its functions put into the untouched stub;
+  and three rewritten mechanically: an empty starred argument added to every
+  call (``f(a, b, *())``); ``; pass`` after every statement; renamed,
+  reordered, starred and padded with ``pass`` at once;
 - four copies of the reference each with one bug of the catalogue, renamed
   and reformatted;
 - two untouched stubs (nothing copied: they share only the starter code).
@@ -24,6 +27,9 @@ listed), and the lowest similarity of a copy beside the highest of two
 independent solutions. --all does the same for every assignment; --grade N
 grades N disguised copies and their originals, to show the disguises keep
 a submission's score (that they are copies a student could hand in).
+--tokens-only compares as the search did before it parsed the code
+(`near_duplicates._tokens` alone, no `syntax_tree` rewriting), for the
+figures beside it.
 """
 
 from __future__ import annotations
@@ -39,12 +45,13 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 
-from disguise import padded, part_of, reformatted, renamed, reordered  # noqa: E402
+from disguise import no_ops, padded, part_of, reformatted, renamed, reordered, starred  # noqa: E402
 
 from lmgrade import catalog, templates  # noqa: E402
 from lmgrade.flawed import write_flawed  # noqa: E402
 from lmgrade.regrade.graded import Graded  # noqa: E402
 from lmgrade.regrade.layout import SubmissionFolder  # noqa: E402
+from lmgrade.regrade import near_duplicates  # noqa: E402
 from lmgrade.regrade.near_duplicates import THRESHOLD, class_near_duplicates  # noqa: E402
 
 DISGUISES = {
@@ -53,6 +60,9 @@ DISGUISES = {
     "renamed-reordered-reformatted": lambda text, stub: reformatted(reordered(renamed(text, stub, prefix="z"))),
     "renamed-padded": lambda text, stub: padded(renamed(text, stub, prefix="w")),
     "half-in-stub": lambda text, stub: renamed(part_of(text, stub), stub, prefix="p"),
+    "starred": lambda text, stub: starred(text),
+    "no-ops": lambda text, stub: no_ops(text),
+    "renamed-reordered-starred-no-ops": lambda text, stub: no_ops(starred(reordered(renamed(text, stub, "s")))),
 }
 BUGGY_COPIES = 4
 STUBS = 2
@@ -145,7 +155,10 @@ def main() -> None:
     parser.add_argument("--assignment", default="ngram")
     parser.add_argument("--all", action="store_true", help="every assignment, one class each")
     parser.add_argument("--grade", type=int, default=0, metavar="N", help="grade N disguised copies of the reference")
+    parser.add_argument("--tokens-only", action="store_true", help="compare tokens alone, the code not parsed")
     args = parser.parse_args()
+    if args.tokens_only:
+        near_duplicates.normalised_tokens = near_duplicates._tokens
     names = sorted(catalog.sources()) if args.all else [args.assignment]
     print(f"threshold {THRESHOLD:.0%} of the smaller submission's fingerprints")
     for name in names:

@@ -124,3 +124,33 @@ def part_of(source: str, stub: str, keep: int = 2) -> str:
     helpers = [n for n in theirs if isinstance(n, ast.FunctionDef) and n.name.startswith("_")]
     tree.body = [*preamble, *helpers, *(n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef)))]
     return ast.unparse(ast.fix_missing_locations(tree)) + "\n"
+
+
+def starred(source: str) -> str:
+    """`source` with an empty starred argument, `*()`, added to every call: `f(a, b)` becomes `f(a, b, *())`."""
+    tree = ast.parse(source)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            node.args.append(ast.Starred(ast.Tuple([], ast.Load()), ast.Load()))
+    return ast.unparse(ast.fix_missing_locations(tree)) + "\n"
+
+
+def no_ops(source: str) -> str:
+    """`source` with `; pass` after every simple statement inside a block (a block's header left as it is; the
+    module's own statements too, where a `from __future__` import must come first)."""
+    out = []
+    previous = first = None  # the last token, and the first of the statement
+    depth = 0
+    for token in tokenize.generate_tokens(io.StringIO(source).readline):
+        depth += {tokenize.INDENT: 1, tokenize.DEDENT: -1}.get(token.type, 0)
+        simple = previous is not None and previous.string != ":" and first is not None and first.string != "@"
+        if token.type == tokenize.NEWLINE and depth and simple:
+            out += [(tokenize.OP, ";"), (tokenize.NAME, "pass")]
+        out.append((token.type, token.string))
+        if token.type == tokenize.NEWLINE:
+            first = None
+        elif token.type not in (tokenize.NL, tokenize.COMMENT, tokenize.INDENT, tokenize.DEDENT):
+            first = first or token
+        if token.type not in (tokenize.NL, tokenize.COMMENT, tokenize.NEWLINE):
+            previous = token
+    return tokenize.untokenize(out)

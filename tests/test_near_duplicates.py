@@ -3,13 +3,16 @@ stubs are not; no pair of byte-identical submissions is listed twice."""
 
 from __future__ import annotations
 
+import ast
 import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from disguise import padded, part_of, reformatted, renamed, reordered
+from disguise import no_ops, padded, part_of, reformatted, renamed, reordered, starred
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from helpers import ROOT, SUBMISSIONS
 from lmgrade import templates
@@ -130,3 +133,116 @@ def test_fingerprints_are_the_same_in_every_process():
         for env in ({**os.environ, "PYTHONHASHSEED": "1"}, {**os.environ, "PYTHONHASHSEED": "2"})
     }
     assert len(runs) == 1 and runs.pop().startswith("[")
+
+
+# --- rewrites that change nothing: empty starred arguments, no-op statements ---------------------------------
+
+
+def test_empty_starred_arguments_and_no_op_statements_are_set_aside():
+    assert normalised_tokens("f(a, b)\n") == normalised_tokens("f(a, b, *())\n") == normalised_tokens("f(*[], a, b)\n")
+    assert (
+        normalised_tokens("f(a, b)\n") == normalised_tokens("f(a, *(b,), **{})\n") == normalised_tokens("f(*(a, b))\n")
+    )
+    assert normalised_tokens("x = (a, b)\n") == normalised_tokens("x = (a, *(), b, *'')\n")
+    plain = "def f(x):\n    y = x + 1\n    return y\n"
+    assert normalised_tokens(plain) == normalised_tokens(
+        "def f(x):\n    pass; y = x + 1; pass\n    ...\n    0\n    'a note'\n    return y; pass\n"
+    )
+    # What does something stays: a starred name, a call's result, an empty body's own `pass`.
+    assert normalised_tokens("f(a, *b)\n") != normalised_tokens("f(a)\n")
+    assert normalised_tokens("f(a, *g())\n") != normalised_tokens("f(a)\n")
+    assert normalised_tokens("x = g()\n") != normalised_tokens("x = g()\ng()\n")
+    assert normalised_tokens("class A:\n    pass\n") == normalised_tokens("class A:\n    ...\n")
+
+
+def test_a_copy_rewritten_mechanically_is_still_found(tmp_path, stub):
+    """Copies that scored 100 but hid below the threshold as tokens: `*()` on every call, `; pass` everywhere."""
+    reference = REFERENCE.read_text()
+    sources = {
+        "reference": reference,
+        "starred": starred(reference),
+        "no_ops": no_ops(reference),
+        "all_of_it": no_ops(starred(reordered(renamed(reference, stub)))),
+        "trie": (SUBMISSIONS / "ngram" / "trie" / "ngram.py").read_text(),
+    }
+    for key in ("starred", "no_ops", "all_of_it"):
+        compile(sources[key], key, "exec")
+    assert "*()" in sources["starred"] and ";pass" in sources["no_ops"].replace(" ", "")
+    pairs = {
+        (p.first, p.second): p.similarity
+        for p in class_near_duplicates(_class(tmp_path, sources), ("ngram.py",), [stub])
+    }
+    copies = ("reference", "starred", "no_ops", "all_of_it")
+    assert set(pairs) == {(a, b) for i, a in enumerate(copies) for b in copies[i + 1 :]}
+    assert pairs[("reference", "starred")] == pairs[("reference", "no_ops")] == 1.0
+    assert pairs[("reference", "all_of_it")] > 0.8
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.randoms(use_true_random=False), st.sampled_from(sorted((ROOT / "reference").glob("*/*.py"))))
+def test_any_sprinkling_of_no_ops_and_empty_starred_arguments_leaves_the_same_fingerprints(rng, path):
+    source = path.read_text()
+    tree = ast.parse(source)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and rng.random() < 0.5:
+            empty = rng.choice([ast.Tuple([], ast.Load()), ast.List([], ast.Load()), ast.Constant("")])
+            node.args.insert(rng.randint(0, len(node.args)), ast.Starred(empty, ast.Load()))
+        if isinstance(node, ast.Call) and rng.random() < 0.2:
+            node.keywords.append(ast.keyword(None, ast.Dict([], [])))
+        for field in ("body", "orelse"):
+            body = getattr(node, field, None)
+            inside = not isinstance(node, ast.Module)  # where a `from __future__` import must come first
+            if inside and isinstance(body, list) and body and isinstance(body[0], ast.stmt) and rng.random() < 0.5:
+                where = rng.randint(0, len(body))
+                body.insert(where, rng.choice([ast.Pass(), ast.Expr(ast.Constant(...)), ast.Expr(ast.Constant(0))]))
+    disguised = ast.unparse(ast.fix_missing_locations(tree))
+    compile(disguised, path.name, "exec")
+    assert fingerprints([disguised]) == fingerprints([source])
+
+
+HOSTILE_SOURCES = [
+    "(" * 100_000,  # deeper than the parser goes
+    "x = " + "[" * 5000 + "]" * 5000 + "\n",
+    "f(" * 3000 + ")" * 3000 + "\n",
+    "\0import os\n",
+    "def f(:\n" * 1000,
+    "\udce9 = 1\n",
+    "'''" + "a" * 10_000,
+    "\r\r\r\t\t\f\x0b",
+]
+
+
+@pytest.mark.parametrize("source", HOSTILE_SOURCES, ids=range(len(HOSTILE_SOURCES)))
+def test_no_source_stops_the_comparison(source):
+    assert isinstance(fingerprints([source]), frozenset)
+
+
+def test_a_source_larger_than_is_parsed_is_compared_as_written(monkeypatch):
+    from lmgrade.regrade import syntax_tree
+
+    source = "def f(x):\n    pass; return g(x, *())\n"
+    parsed = normalised_tokens(source)
+    monkeypatch.setattr(syntax_tree, "MAX_PARSED_CHARS", len(source) - 1)
+    assert normalised_tokens(source) != parsed and "pass" in normalised_tokens(source)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(max_size=400))
+def test_any_text_gives_fingerprints(source):
+    assert isinstance(fingerprints([source]), frozenset)
+
+
+def test_a_folder_or_file_that_cannot_be_read_is_left_out_of_the_comparison(tmp_path, stub, monkeypatch):
+    reference = REFERENCE.read_text()
+    rows = _class(tmp_path, {"a": reference, "b": renamed(reference, stub), "c": reference})
+
+    def unreadable(folder, files):
+        if Path(folder).name == "c":
+            raise PermissionError(13, "Permission denied", str(folder))
+        return real(folder, files)
+
+    from lmgrade.regrade import near_duplicates as module
+
+    real = module.locate
+    monkeypatch.setattr(module, "locate", unreadable)
+    assert [(p.first, p.second) for p in class_near_duplicates(rows, ("ngram.py",), [stub])] == [("a", "b")]

@@ -3,7 +3,10 @@
 Winnowing (Schleimer, Wilkerson and Aiken, "Winnowing: local algorithms for
 document fingerprinting", 2003; the algorithm of MOSS) over Python tokens:
 
-- each graded file is read with the standard library's `tokenize`; comments,
+- each graded file is parsed and written out again with the rewrites that
+  change nothing undone (`syntax_tree`: empty starred arguments such as
+  ``f(a, *())`` and no-op statements such as ``pass`` removed), then read
+  with the standard library's `tokenize`; comments,
   docstrings, blank lines and line breaks inside brackets are dropped, every
   identifier becomes one token, every number another and every string a
   third; a trailing comma before a closing bracket and parentheses that only
@@ -28,8 +31,12 @@ docs/class-report.md): over a class of 30 per assignment, copies disguised
 by renaming, reformatting, reordering, padding or taking half of the
 functions share at least 72% with their original, independent correct
 solutions (and half of one against another) at most 46%; 60% is between.
+Copies rewritten mechanically (empty starred arguments on every call,
+``pass`` after every statement, both) are measured too
+(benchmarks/near_duplicates.py, docs/benchmarks.md).
 A listing is a hint for a person to look, never a verdict, and never
-changes a score.
+changes a score. A submission whose files cannot be read or compared is left
+out of the comparison, never stopping it.
 """
 
 from __future__ import annotations
@@ -45,6 +52,7 @@ from pathlib import Path
 from ..submission import locate
 from .graded import Graded
 from .layout import SubmissionFolder
+from .syntax_tree import simplified_source
 
 K = 12  # tokens per hashed run: shorter runs shared by chance (`for V in range(len(V)):`) are never seen
 WINDOW = 8  # a shared run of K + WINDOW - 1 = 19 tokens is always seen
@@ -79,7 +87,13 @@ def _raw_tokens(source: str) -> Iterator[tokenize.TokenInfo]:
 
 
 def normalised_tokens(source: str) -> list[str]:
-    """The tokens of Python `source` that winnowing hashes: names, literals and layout set aside."""
+    """The tokens of Python `source` that winnowing hashes: no-op rewrites undone (`syntax_tree`), names,
+    literals and layout set aside."""
+    simplified = simplified_source(source)
+    return _tokens(source if simplified is None else simplified)
+
+
+def _tokens(source: str) -> list[str]:
     out: list[str] = []
     brackets: list[bool] = []  # for each open bracket, whether it is left out
     in_fstring = 0
@@ -182,16 +196,31 @@ def near_duplicates(
     return sorted(pairs, key=lambda p: (-p.similarity, order[p.first], order[p.second]))
 
 
+MAX_COMPARED_BYTES = 1 << 20  # of each file: a source file is far smaller; a larger one is compared in part
+
+
 def submission_sources(folder: Path, files: tuple[str, ...]) -> list[str]:
     """The texts of the assignment's `files` in a submission, found where grading finds them (none: [])."""
-    where, _ = locate(folder, files)
+    try:
+        where, _ = locate(folder, files)
+    except OSError:  # a folder that cannot be read: nothing of it to compare
+        return []
     texts = []
     for name in files:
         try:
-            texts.append((where / name).read_text(encoding="utf-8", errors="replace"))
+            with open(where / name, "rb") as f:
+                texts.append(f.read(MAX_COMPARED_BYTES).decode("utf-8", errors="replace"))
         except OSError:  # missing or unreadable: nothing of it to compare
             continue
     return texts
+
+
+def _submission_prints(folder: Path, files: tuple[str, ...], discounted: frozenset[int]) -> frozenset[int]:
+    """A submission's fingerprints; none where anything about it fails (its row says so where it matters)."""
+    try:
+        return fingerprints(submission_sources(folder, files), discounted)
+    except Exception:
+        return frozenset()
 
 
 def class_near_duplicates(
@@ -205,7 +234,7 @@ def class_near_duplicates(
     `insights.identical_groups`, which lists them already."""
     rows = list(rows)
     discounted = stub_runs(stub)
-    prints = {s.key: fingerprints(submission_sources(s.folder, files), discounted) for s, _ in rows}
+    prints = {s.key: _submission_prints(s.folder, files, discounted) for s, _ in rows}
     hashes = {s.key: g.files_hash for s, g in rows}
     return [
         pair
