@@ -49,9 +49,9 @@ from disguise import no_ops, padded, part_of, reformatted, renamed, reordered, s
 
 from lmgrade import catalog, templates  # noqa: E402
 from lmgrade.flawed import write_flawed  # noqa: E402
+from lmgrade.regrade import near_duplicates  # noqa: E402
 from lmgrade.regrade.graded import Graded  # noqa: E402
 from lmgrade.regrade.layout import SubmissionFolder  # noqa: E402
-from lmgrade.regrade import near_duplicates  # noqa: E402
 from lmgrade.regrade.near_duplicates import THRESHOLD, class_near_duplicates  # noqa: E402
 
 DISGUISES = {
