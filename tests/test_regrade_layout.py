@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -60,6 +61,19 @@ def test_an_export_gives_students_in_natural_order(tmp_path):
     assert [s.name for s in by_key["submission_7"]] == ["Pair One", "Pair Two"]
     assert by_key["submission_9"] == ()  # a folder the metadata does not list is still graded
     assert any("submission_9" in note for note in layout.notes)
+    # Gradescope's own score, where the export gives it (a Ruby BigDecimal here).
+    assert [s.original_score for s in layout.submissions] == [None, None, 95.0]
+
+
+@pytest.mark.parametrize(
+    "written, score",
+    [("12.5", 12.5), ("'7'", 7.0), ("!ruby/object:BigDecimal 27:0.1e3", 100.0), ("~", None), (".nan", None)]
+    + [("'=1+1'", None), ("[1, 2]", None), ("{a: 1}", None), ("true", None), (".inf", None)],
+)
+def test_gradescope_s_score_is_read_as_a_number_or_not_at_all(tmp_path, written, score):
+    (tmp_path / "s1").mkdir()
+    (tmp_path / METADATA).write_text(f"s1:\n  :submitters: []\n  :score: {written}\n")
+    assert discover(tmp_path).submissions[0].original_score == score
 
 
 def test_an_export_wrapped_in_one_more_folder_is_looked_into(tmp_path):
@@ -160,9 +174,55 @@ def test_the_table_has_a_row_per_submission_and_a_column_per_check():
             (SubmissionFolder("s2", Path("s2")), Graded(error="HarnessFault: boom")),
         ],
     )
-    assert table[0] == ["submission", "student", "email", "score", "max", "pad", "count_ngrams"]
-    assert table[1] == ["s1", "A; B", "a@x; b@x", "7.5", "15", "5", "2.5"]
-    assert table[2] == ["s2", "", "", "", "15", "", ""]  # not graded: its cells stay empty
+    assert table[0] == ["submission", "student", "email", "score", "max", "pad", "count_ngrams", "not graded"]
+    assert table[1] == ["s1", "A; B", "a@x; b@x", "7.5", "15", "5", "2.5", ""]
+    # Not graded: 0, never empty (an import would keep an earlier grade), its checks empty and its cause said.
+    assert table[2] == ["s2", "", "", "0", "15", "", "", "HarnessFault: boom"]
+
+
+def test_gradescope_s_own_score_is_beside_the_regrade_s_with_the_change():
+    assignment, _ = catalog.load("ngram")
+    checks = assignment.checks[:2]
+    table = scores_table(
+        checks,
+        [
+            (SubmissionFolder("s1", Path("s1"), (), 10.0), graded(("pad", 5, 5, ""), ("count_ngrams", 2.5, 10, ""))),
+            (SubmissionFolder("s2", Path("s2"), (), 7.5), graded(("pad", 5, 5, ""), ("count_ngrams", 2.5, 10, ""))),
+            (SubmissionFolder("s3", Path("s3")), graded(("pad", 5, 5, ""))),
+            (SubmissionFolder("s4", Path("s4"), (), 15.0), Graded(error="OSError: [Errno 28] No space left on device")),
+        ],
+    )
+    assert table[0][3:7] == ["score", "max", "gradescope score", "change"]
+    assert [row[3:7] for row in table[1:]] == [
+        ["7.5", "15", "10", "-2.5"],  # the grader's own number: a number, never neutralised
+        ["7.5", "15", "7.5", "0"],
+        ["5", "5", "", ""],
+        ["0", "15", "15", ""],
+    ]
+    assert table[4][-1] == "OSError: [Errno 28] No space left on device"
+
+
+@pytest.mark.parametrize("text", ['=HYPERLINK("http://x/?"&C2,"Ada")', "=1+1", "+1", "-1", "@x", "\tx", "\rx"])
+def test_a_cell_a_student_wrote_is_never_a_formula(text):
+    assignment, _ = catalog.load("ngram")
+    rows = [(SubmissionFolder(text, Path("s"), (Student(text, text, text),)), graded(("pad", 5, 5, "")))]
+    table = scores_table(assignment.checks[:1], rows, {text: text})
+    assert table[1][:4] == ["'" + text] * 4 and table[1][4] == "5"
+
+
+def test_a_name_the_file_system_holds_in_latin_1_is_written_as_its_bytes(tmp_path):
+    """A folder named in Latin-1 (not UTF-8): keyed by a spelling every output can write; its files are read."""
+    root = tmp_path / "class"
+    (root / "caf\udce9").mkdir(parents=True)  # b"caf\xe9" on disk
+    (root / "plain").mkdir()
+    assert os.path.isdir(os.fsencode(root) + b"/caf\xe9")
+    layout = discover(root)
+    assert [s.key for s in layout.submissions] == ["caf\\xe9", "plain"]
+    assert layout.submissions[0].folder.is_dir()
+    table = scores_table(
+        catalog.load("ngram")[0].checks[:1], [(s, graded(("pad", 5, 5, ""))) for s in layout.submissions]
+    )
+    assert table[1][0] == "caf\\xe9"
 
 
 def test_histogram_puts_full_marks_in_the_last_bin():

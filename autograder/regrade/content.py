@@ -12,17 +12,34 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from functools import cache
 from pathlib import Path
 
 from .. import __version__
 from ..assignment import Assignment
-from ..submission import hash_files, submission_files
+from ..submission import SKIPPED_FOLDERS, content_hash, hash_files, submission_files
 
 HARNESS = Path(__file__).resolve().parents[1]
 # Of the harness's, the assignment's and the plugins' files, those that can
 # change a score; the same on every installation (an editable one has more).
 _SOURCE_SUFFIXES = (".py", ".toml")
+
+
+def _refuse(error: OSError) -> None:
+    raise error
+
+
+def submission_hash(folder: Path) -> str:
+    """`submission.content_hash` of a submission folder, raising OSError where a folder of it cannot be read.
+
+    `content_hash` walks as the sandbox copies, and a walk passes over a folder
+    it cannot list as if it were empty: the submission would be graded without
+    its files, and its row would say 0 instead of why.
+    """
+    for root, dirs, _ in os.walk(folder, onerror=_refuse):
+        dirs[:] = [d for d in dirs if d not in SKIPPED_FOLDERS and not os.path.islink(os.path.join(root, d))]
+    return content_hash(folder)
 
 
 def read_files(folder: Path) -> dict[str, bytes]:

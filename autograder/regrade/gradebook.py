@@ -22,9 +22,15 @@ Students come from the export's ``submission_metadata.yml``. A submission
 with no student (a plain folder of submissions, or a folder the metadata
 does not list) gets one row named by its folder, with no SID or email: no
 LMS can match it by itself, and `gradebook_note` says so. A submission the
-harness failed to grade keeps its rows with the score empty: an import
-leaves such a student's grade as it was, instead of recording a 0 that
-is not theirs.
+harness failed to grade keeps its rows, scored 0: an empty cell would leave
+the student's earlier grade in place on import, so a submission that made
+the grader fail on purpose would keep a grade it never earned. Its cause is
+in scores.csv's "not graded" column and the report's review queue, and
+`failed_note` tells the instructor, in one line, to fix it and regrade
+before importing.
+
+Every text cell (names, SIDs, emails, folder names, the assignment's
+heading) is `cells.neutralised`: a name such as ``=1+1`` is never a formula.
 """
 
 from __future__ import annotations
@@ -35,6 +41,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from .cells import neutralised
+from .failures import AGAIN
 from .graded import Graded
 from .layout import SubmissionFolder
 from .scores_csv import points
@@ -50,7 +58,7 @@ class GradebookRow:
     name: str  # the student's name, or the submission's folder name where no student is known
     sid: str
     email: str
-    score: str  # as scores.csv writes it; "" where the submission could not be graded
+    score: str  # as scores.csv writes it; "0" where the submission could not be graded
     submission: str  # the folder it comes from
     known: bool  # whether the student came from the export's metadata
 
@@ -65,7 +73,7 @@ def gradebook_rows(rows: list[tuple[SubmissionFolder, Graded]]) -> list[Gradeboo
     """One row per student of every submission, in the submissions' order (a group's members in theirs)."""
     out = []
     for submission, graded in rows:
-        score = "" if graded.error else points(graded.score)
+        score = "0" if graded.error else points(graded.score)
         if not submission.students:
             out.append(GradebookRow(submission.key, "", "", score, submission.key, known=False))
         for student in submission.students:
@@ -85,18 +93,37 @@ def gradebook_note(rows: list[GradebookRow]) -> str:
     )
 
 
+def failed_note(rows: list[tuple[SubmissionFolder, Graded]]) -> str:
+    """One line for the instructor where some submission could not be graded ("" where none)."""
+    failed = [s.key for s, g in rows if g.error]
+    if not failed:
+        return ""
+    which = ", ".join(failed[:5]) + (" ..." if len(failed) > 5 else "")
+    return (
+        f"gradebooks: {len(failed)} submission(s) could not be graded and are 0 there ({which}): fix each cause "
+        f"(scores.csv's \"not graded\" column, the report's review queue), {AGAIN}, before importing"
+    )
+
+
 def assignment_column(name: str, variant: dict) -> str:
     """The Canvas column heading: the assignment's name, with its variant where it has one."""
     chosen = " ".join(f"{key}={value}" for key, value in sorted(variant.items()))
     return f"{name} {chosen}" if chosen else name
 
 
+def _text(*cells: str) -> list[str]:
+    return [neutralised(cell) for cell in cells]
+
+
 def gradescope_table(rows: list[GradebookRow]) -> list[list[str]]:
-    return [list(GRADESCOPE_COLUMNS), *([row.name, row.sid, row.email, row.score] for row in rows)]
+    return [list(GRADESCOPE_COLUMNS), *([*_text(row.name, row.sid, row.email), row.score] for row in rows)]
 
 
 def canvas_table(rows: list[GradebookRow], column: str) -> list[list[str]]:
-    return [[*CANVAS_COLUMNS, column], *([row.name, "", row.sid, row.email, "", row.score] for row in rows)]
+    return [
+        [*CANVAS_COLUMNS, neutralised(column)],
+        *([*_text(row.name, "", row.sid, row.email, ""), row.score] for row in rows),
+    ]
 
 
 def _write_csv(path: Path, table: list[list[str]]) -> None:
@@ -111,9 +138,10 @@ def _write_csv(path: Path, table: list[list[str]]) -> None:
 def write_gradebooks(
     csv_path: Path, assignment: str, variant: dict, rows: list[tuple[SubmissionFolder, Graded]]
 ) -> tuple[tuple[Path, Path], str]:
-    """Write both gradebooks beside `csv_path`; their paths, and `gradebook_note`."""
+    """Write both gradebooks beside `csv_path`; their paths, and what the user should know of them
+    (`gradebook_note`, `failed_note`; "" where nothing)."""
     students = gradebook_rows(rows)
     gradescope, canvas = gradebook_paths(csv_path)
     _write_csv(gradescope, gradescope_table(students))
     _write_csv(canvas, canvas_table(students, assignment_column(assignment, variant)))
-    return (gradescope, canvas), gradebook_note(students)
+    return (gradescope, canvas), "\n".join(note for note in (gradebook_note(students), failed_note(rows)) if note)

@@ -11,17 +11,27 @@ failure of the harness on one submission comes back as that submission's
 
 from __future__ import annotations
 
+import re
 import time
+from fnmatch import fnmatchcase
 from pathlib import Path
 
 from ..assignment import Assignment
-from ..feedback import NOT_IMPLEMENTED
+from ..feedback import FORBIDDEN_HIDDEN, NOT_IMPLEMENTED
 from ..grade import grade_submission
 from ..grading import Grader
 from ..hidden_inputs import HiddenInputs
 from ..results import CheckScore, Graded, GradingRun, describe_failure
 
-__all__ = ["CheckScore", "Graded", "ZERO_CAUSES", "describe_failure", "grade_folder", "zero_cause"]
+__all__ = [
+    "CheckScore",
+    "Graded",
+    "ZERO_CAUSES",
+    "describe_failure",
+    "grade_folder",
+    "observed_facts",
+    "zero_cause",
+]
 
 
 # Why a submission scored 0, most basic first: the first that applies is its cause.
@@ -53,6 +63,77 @@ def zero_cause(run: GradingRun) -> str:
     return "wrong"
 
 
+# What a person should look at, as `Graded.observed` records it: (kind, check, detail).
+TIMEOUT, FORBIDDEN, MUCH_FASTER = "timeout", "forbidden", "much faster"
+# How the sandbox begins the message of a case stopped by a limit (`sandbox.pool.describe_death`), and of one
+# left unrun when its check's time ran out.
+TIMEOUT_OPENINGS = ("time limit exceeded", "CPU time limit exceeded", "not run: the check's time limit was used up")
+IMPORT_OPENING = "could not import the submission: "  # `feedback.outcome_verdict`, before an import's failure
+# How the grader begins the message of a forbidden use (`feedback.forbidden_message`), and how a timing check
+# says a time much below the reference's (`timing_grading.judge_case`).
+FORBIDDEN_OPENING = "used "
+FASTER_WORDS = "flagged for review by the course staff"
+_API = re.compile(r"[A-Za-z0-9_.:*]{1,120}")
+_TIMES = re.compile(r"(\d[\d.]* ?[µm]?s) per call against the reference's (\d[\d.]* ?[µm]?s) \((\d[\d.]*)x")
+
+
+def _forbidden_names(assignment: Assignment) -> tuple[str, ...]:
+    """The names and patterns of everything the assignment forbids: the only API a review reason may name."""
+    spec = assignment.spec
+    names = [*spec.forbidden]
+    for also in (spec.forbidden_also, spec.forbidden_operators):
+        for api, others in also.items():
+            names += [api, *others]
+    return tuple(names)
+
+
+def _forbidden_apis(message: str, forbidden: tuple[str, ...]) -> list[str]:
+    """The forbidden APIs a case's message names, where the grader wrote its opening words: each must be one
+    the assignment forbids, so that no text of the submission's (its code, its output) can become one."""
+    if message == FORBIDDEN_HIDDEN:
+        return ["an API this assignment forbids"]
+    if not message.startswith(FORBIDDEN_OPENING):
+        return []
+    found = []
+    for line in message.splitlines():
+        if not line.startswith(FORBIDDEN_OPENING):
+            break
+        named = line[len(FORBIDDEN_OPENING) :].split(" in ")[0].split(", which")[0]
+        for api in named.split(", "):
+            if _API.fullmatch(api) and any(fnmatchcase(api, name) for name in forbidden) and api not in found:
+                found.append(api)
+    return found
+
+
+def observed_facts(assignment: Assignment, run: GradingRun) -> tuple[tuple[str, str, str], ...]:
+    """What the grading observed that a person should look at, check by check, from the opening words of each
+    case's message, which the grader always writes itself (a submission's text, where a message holds some,
+    comes after them): a case stopped by a time limit, a forbidden API the assignment lists, a time much
+    below the reference's (with the grader's own figures). Never a line the submission printed."""
+    forbidden = _forbidden_names(assignment)
+    timed = {c.name for c in assignment.checks if c.timing is not None}
+    facts: list[tuple[str, str, str]] = []
+
+    def add(fact: tuple[str, str, str]) -> None:
+        if fact not in facts:
+            facts.append(fact)
+
+    for verdict in run.verdicts:
+        name = verdict.check.name
+        for _, case in verdict.cases:
+            if case.passed and name not in timed:
+                continue
+            message = case.message
+            if message.removeprefix(IMPORT_OPENING).startswith(TIMEOUT_OPENINGS):
+                add((TIMEOUT, name, ""))
+            for api in _forbidden_apis(message, forbidden):
+                add((FORBIDDEN, name, api))
+            if name in timed and FASTER_WORDS in message.split("\n")[0]:
+                times = _TIMES.match(message)
+                add((MUCH_FASTER, name, f"{times[1]} against {times[2]}, {times[3]}x" if times else ""))
+    return tuple(facts)
+
+
 def grade_folder(
     grader: Grader, assignment: Assignment, variant: dict, folder: Path, hidden: HiddenInputs | None = None
 ) -> dict:
@@ -63,4 +144,9 @@ def grade_folder(
         run = grade_submission(assignment, variant, folder, grader=grader, hidden=hidden)
     except Exception as exc:  # a HarnessFault or a bug of the harness: this submission's row only
         return Graded.failed(exc).as_dict()
-    return Graded.of(run, wall_s=round(time.perf_counter() - started, 3), zero_cause=zero_cause(run)).as_dict()
+    wall_s = round(time.perf_counter() - started, 3)
+    try:
+        observed = observed_facts(assignment, run)
+    except Exception as exc:  # a fault of reading the verdicts: the grade stands, the review queue says why
+        observed = (("harness", "", describe_failure(exc)),)
+    return Graded.of(run, wall_s=wall_s, zero_cause=zero_cause(run), observed=observed).as_dict()

@@ -4,10 +4,13 @@ The score distribution as a histogram, each check's pass rate, the known
 mistakes the feedback named most often, with how many submissions made each,
 and what comparing the submissions finds (`insights`): zeros by cause,
 groups of identical submissions, and the checks whose failures mostly come
-with a failure of a check they build on; then the pairs of near-duplicate
-submissions (`near_duplicates`) and the review queue (`review_queue`):
-every submission that needs a person, with why and a link to its feedback.
-With per-student hidden inputs, each submission's seed (a short hash of it).
+with a failure of a check they build on; then the groups of submissions
+that share their code (`copy_groups`: near-duplicate pairs and identical
+files, joined) and the review queue (`review_queue`): what needs a person,
+with why and a link to its feedback. Where the export gave Gradescope's
+scores, what the regrade changed (`changes`: every submission whose score
+moved, by how much, and in which checks). With per-student hidden inputs,
+each submission's seed (a short hash of it).
 The charts are SVG written by the template itself: no plotting library to
 install, no image files beside the page, text that stays sharp when zoomed,
 and the same bytes for the same grades. Nothing in the page changes between
@@ -25,11 +28,14 @@ import jinja2
 from .. import templates
 from ..assignment import Assignment
 from . import insights
+from .cells import printable
+from .copy_groups import copy_groups
+from .failures import remedy
 from .graded import Graded
 from .layout import SubmissionFolder
 from .near_duplicates import THRESHOLD, class_near_duplicates
 from .review_queue import review_queue
-from .scores_csv import points
+from .scores_csv import change, has_original_scores, points
 
 BINS = 10
 TEMPLATE = "report.html.j2"
@@ -67,6 +73,34 @@ class MistakeCount:
     explanation: str
     checks: tuple[str, ...]  # where the feedback named it
     submissions: int
+
+
+@dataclass(frozen=True)
+class Change:
+    submission: str
+    students: str
+    was: float  # Gradescope's score
+    now: float | None  # this regrade's (None: not graded)
+
+    @property
+    def by(self) -> float | None:
+        return None if self.now is None else self.now - self.was
+
+
+def changes(rows: list[tuple[SubmissionFolder, Graded]]) -> list[Change]:
+    """Every submission whose regrade score differs from Gradescope's (or could not be graded), the largest
+    change first; those without a Gradescope score are left out."""
+    found = []
+    for submission, graded in rows:
+        if submission.original_score is None:
+            continue
+        difference = change(submission, graded)
+        if difference is not None and abs(difference) < 5e-7:  # the same to the CSV's six decimals
+            continue
+        names = "; ".join(s.name for s in submission.students if s.name)
+        found.append(Change(submission.key, names, submission.original_score, None if graded.error else graded.score))
+    order = {s.key: i for i, (s, _) in enumerate(rows)}
+    return sorted(found, key=lambda c: (c.by is not None, -abs(c.by or 0.0), order[c.submission]))
 
 
 def histogram(scores: list[float], maximum: float, bins: int = BINS) -> list[Bin]:
@@ -143,6 +177,7 @@ def render_report(
     files = assignment.spec.files
     near = class_near_duplicates(rows, files, [stub[name] for name in files if name in stub])
     students = {s.key: "; ".join(student.name for student in s.students if student.name) for s, _ in rows}
+    originals = has_original_scores(rows)
     return env.get_template(TEMPLATE).render(
         assignment=assignment.spec,
         variant=variant,
@@ -157,12 +192,18 @@ def render_report(
         mistakes=mistake_counts(assignment, graded),
         zeros=insights.zero_causes(rows),
         identical=identical,
-        near=near,
+        groups=copy_groups([s.key for s, _ in rows], identical, near),
+        near_pairs=len(near),
         near_threshold=THRESHOLD,
+        originals=originals,
+        changes=changes(rows) if originals else [],
+        original_mean=statistics.fmean(s.original_score for s, _ in rows if s.original_score is not None)
+        if originals
+        else 0.0,
         students=students,
         review=review_queue(assignment, rows, identical, near),
         stood_in=insights.paid_by_stand_ins(assignment, rows),
-        failures=[(s.key, g.error) for s, g in rows if g.error],
+        failures=[(s.key, g.error, remedy(g.error)) for s, g in rows if g.error],
         seeds=None if seeds is None else [(s.key, seeds.get(s.key, "")) for s, _ in rows],
     )
 
@@ -174,4 +215,5 @@ def write_report(
     rows: list[tuple[SubmissionFolder, Graded]],
     seeds: dict[str, str] | None = None,
 ) -> None:
-    Path(path).write_text(render_report(assignment, variant, rows, seeds), encoding="utf-8")
+    # Text of the file system's (a Latin-1 name in an error) is spelt as escapes rather than stop the page.
+    Path(path).write_bytes(printable(render_report(assignment, variant, rows, seeds)).encode("utf-8"))

@@ -1,47 +1,70 @@
-"""The class report's review queue: every submission that needs a person, each with one line saying why.
+"""The class report's review queue: what needs a person, each entry once, each reason one line.
 
-A submission is listed when:
+An entry is one submission, or one group of submissions that share their
+code. A submission is listed when:
 
-- the harness failed on it (it has no grade: regrade it);
+- the harness failed on it: it has no grade (its cause, and what to do:
+  `failures.remedy`);
 - a check found a forbidden API in it (the check paid nothing; a person
   decides whether the use was the point of the exercise);
 - a timing check found it much faster than the reference (flagged, not
   paid: a person decides whether it is a real speed-up or a shortcut);
-- its graded files are byte for byte another submission's
-  (`insights.identical_groups`; untouched stubs left out);
-- its code is a near-duplicate of another's (`near_duplicates`).
+- a check's case was stopped by its time limit (a loop, or code far slower
+  than it should be).
 
-Nothing here changes a score: the queue only says where to look. The
-reasons are read from each check's feedback (the same words the student
-reads), so the queue lists exactly what the feedback says.
+A group is listed once, with its members: submissions joined by identical
+graded files (`insights.identical_groups`) or near-duplicate code
+(`near_duplicates`), however many pairs they make (`copy_groups`). A class
+of 1000 made of ten sources is ten entries, not 50,000 pairs.
+
+Entries are ranked: not graded first (nothing else can be said of them),
+then what decides points (forbidden APIs, flagged times), then the groups
+(largest and most similar first), then time limits. Every reason comes from
+what the grading observed (`Graded.observed`, the grader's own verdicts;
+`Graded.error`, the harness's own failure), never from a line of the
+feedback, which can hold text the submission printed. Each reason is one
+line, shortened at a word (`cells.one_line`). Nothing here changes a score:
+the queue only says where to look.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass
 from urllib.parse import quote
 
 from ..assignment import Assignment
-from ..feedback import FORBIDDEN_HIDDEN
-from .graded import Graded
+from .cells import one_line, printable
+from .copy_groups import CopyGroup, copy_groups
+from .failures import remedy
+from .graded import FORBIDDEN, MUCH_FASTER, TIMEOUT, Graded
 from .insights import IdenticalGroup
 from .layout import SubmissionFolder
 from .near_duplicates import NearDuplicate
 from .records import RESULTS, RESULTS_FOLDER
 
-# The words of the feedback that mark each case (`timing_grading.judge_case`, `feedback.forbidden_message`).
-FASTER_THAN_REFERENCE = "flagged for review by the course staff"
-FORBIDS = ", which this assignment forbids"
 MAX_REASON_CHARS = 240
+MEMBERS_IN_A_REASON = 8  # a group's identical members named in its reason; the entry lists every member
+
+# Ranks: the lower, the earlier in the queue.
+NOT_GRADED, POINTS, COPIES, TIME_LIMITS = range(4)
 
 
 @dataclass(frozen=True)
 class ReviewEntry:
-    submission: str  # its key
+    submissions: tuple[str, ...]  # one key, or a group's members in the layout's order
     students: tuple[str, ...]  # their names, where known
-    reasons: tuple[str, ...]  # each a short clause; shown together on one line
-    link: str  # its feedback (results.json), relative to the report
+    reasons: tuple[str, ...]  # each one line
+    links: tuple[str, ...]  # each submission's feedback (results.json), relative to the report
+    rank: int = POINTS
+
+    @property
+    def submission(self) -> str:
+        """The first (or only) submission."""
+        return self.submissions[0]
+
+    @property
+    def link(self) -> str:
+        return self.links[0]
 
     @property
     def why(self) -> str:
@@ -50,51 +73,89 @@ class ReviewEntry:
 
 def feedback_link(key: str) -> str:
     """Where a submission's feedback is, relative to report.html (the results folder is beside it)."""
-    return f"{RESULTS_FOLDER}/{quote(key)}/{RESULTS}"
+    return f"{RESULTS_FOLDER}/{quote(printable(key))}/{RESULTS}"
 
 
-def _shortened(text: str) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= MAX_REASON_CHARS else text[: MAX_REASON_CHARS - 1] + "…"
+def _checks(names: list[str]) -> str:
+    return f"check{'s' if len(names) > 1 else ''} {', '.join(names)}"
 
 
-def _first_line_with(output: str, marker: str) -> str | None:
-    return next((line.strip() for line in output.splitlines() if marker in line), None)
+def _by_detail(graded: Graded, kind: str) -> dict[str, list[str]]:
+    """{detail: the checks that observed it}, for the observations of `kind`, in the order seen."""
+    found: dict[str, list[str]] = {}
+    for observed, check, detail in graded.observed:
+        if observed == kind and check not in found.setdefault(detail, []):
+            found[detail].append(check)
+    return found
 
 
 def forbidden_uses(graded: Graded) -> list[str]:
-    """Each forbidden use the feedback names, once, with the checks that named it."""
-    found: dict[str, list[str]] = {}
-    for score in graded.checks:
-        for line in score.output.splitlines():
-            line = line.strip()
-            if FORBIDS in line:
-                use = line.split(FORBIDS)[0]
-            elif line == FORBIDDEN_HIDDEN:
-                use = "used an API this assignment forbids"
-            else:
-                continue
-            if score.name not in found.setdefault(use, []):
-                found[use].append(score.name)
-    return [f"forbidden API: {use} (checks {', '.join(checks)})" for use, checks in found.items()]
+    """Each forbidden API the checks found (one the assignment lists), once, with the checks that found it."""
+    return [f"forbidden API: {api} ({_checks(checks)})" for api, checks in _by_detail(graded, FORBIDDEN).items()]
 
 
-def much_faster(assignment: Assignment, graded: Graded) -> list[str]:
-    """Each timing check that found the submission much faster than the reference, with its times."""
-    timed = {c.name for c in assignment.checks if c.timing is not None}
+def much_faster(graded: Graded) -> list[str]:
+    """Each timing check that found the submission much faster than the reference, with the grader's times."""
     out = []
-    for score in graded.checks:
-        line = _first_line_with(score.output, FASTER_THAN_REFERENCE) if score.name in timed else None
-        if line is not None:
-            times = line.split(":")[0]
-            out.append(f"{score.name} much faster than the reference ({times}), not paid until reviewed")
+    for times, checks in _by_detail(graded, MUCH_FASTER).items():
+        figures = f" ({times})" if times else ""
+        for check in checks:
+            out.append(f"{check} much faster than the reference{figures}, not paid until reviewed")
     return out
 
 
-def _partners(pairs: Iterable[tuple[str, str, str]], key: str) -> list[str]:
-    return [f"{b} ({about})" if about else b for a, b, about in pairs if a == key] + [
-        f"{a} ({about})" if about else a for a, b, about in pairs if b == key
-    ]
+def time_limits(graded: Graded) -> list[str]:
+    """The checks a case of which was stopped by its time limit, in one reason."""
+    checks = [check for kind, check, _ in graded.observed if kind == TIMEOUT]
+    if not checks:
+        return []
+    return [f"stopped by a time limit in {_checks(checks)}: a loop, or code far slower than it should be"]
+
+
+def own_entry(submission: SubmissionFolder, graded: Graded) -> ReviewEntry | None:
+    """The submission's entry for what concerns it alone, or None."""
+    students = tuple(s.name for s in submission.students if s.name)
+    link = (feedback_link(submission.key),)
+    if graded.error:
+        reasons = [f"not graded: {graded.error}", f"to do: {remedy(graded.error)}"]
+        return ReviewEntry((submission.key,), students, _lines(reasons), link, NOT_GRADED)
+    harness = [f"the harness failed reading its verdicts: {d}" for k, _, d in graded.observed if k == "harness"]
+    deciding = [*harness, *forbidden_uses(graded), *much_faster(graded)]
+    timed_out = time_limits(graded)
+    if not deciding and not timed_out:
+        return None
+    rank = POINTS if deciding else TIME_LIMITS
+    return ReviewEntry((submission.key,), students, _lines([*deciding, *timed_out]), link, rank)
+
+
+def group_entry(group: CopyGroup, students: dict[str, tuple[str, ...]]) -> ReviewEntry:
+    """A group's one entry: its members, how alike they are, which of them are identical."""
+    reasons = []
+    if group.pairs:
+        alike = (
+            f"{100 * group.lowest:.0f}%"
+            if round(100 * group.lowest) == round(100 * group.highest)
+            else f"{100 * group.lowest:.0f}% to {100 * group.highest:.0f}%"
+        )
+        reasons.append(
+            f"{group.size} submissions share most of their code: {group.pairs} near-duplicate "
+            f"pair{'s' if group.pairs > 1 else ''}, {alike} of fingerprints shared"
+        )
+    for same in group.identical:
+        named = ", ".join(same[:MEMBERS_IN_A_REASON])
+        more = f" and {len(same) - MEMBERS_IN_A_REASON} more" if len(same) > MEMBERS_IN_A_REASON else ""
+        reasons.append(f"identical graded files: {named}{more}")
+    return ReviewEntry(
+        group.submissions,
+        tuple(name for key in group.submissions for name in students[key]),
+        _lines(reasons),
+        tuple(feedback_link(key) for key in group.submissions),
+        COPIES,
+    )
+
+
+def _lines(reasons: list[str]) -> tuple[str, ...]:
+    return tuple(one_line(reason, MAX_REASON_CHARS) for reason in reasons)
 
 
 def review_queue(
@@ -103,31 +164,15 @@ def review_queue(
     identical: list[IdenticalGroup],
     near: list[NearDuplicate],
 ) -> list[ReviewEntry]:
-    """Every submission that needs a person, in the layout's order, with why."""
-    same: dict[str, tuple[str, ...]] = {}
-    for group in identical:
-        for key in group.submissions:
-            same[key] = tuple(k for k in group.submissions if k != key)
-    similar = [(p.first, p.second, f"{100 * p.similarity:.0f}% of fingerprints shared") for p in near]
-    entries = []
-    for submission, graded in rows:
-        reasons = []
-        if graded.error:
-            reasons.append(f"not graded: the harness failed ({graded.error})")
-        reasons += forbidden_uses(graded)
-        reasons += much_faster(assignment, graded)
-        if submission.key in same:
-            reasons.append(f"identical to {', '.join(same[submission.key])} (the same graded files)")
-        partners = _partners(similar, submission.key)
-        if partners:
-            reasons.append(f"near-duplicate of {', '.join(partners)}")
-        if reasons:
-            entries.append(
-                ReviewEntry(
-                    submission.key,
-                    tuple(s.name for s in submission.students if s.name),
-                    tuple(_shortened(r) for r in reasons),
-                    feedback_link(submission.key),
-                )
-            )
-    return entries
+    """Everything that needs a person, ranked; each submission's own reasons in one entry, each group in one."""
+    order = {s.key: i for i, (s, _) in enumerate(rows)}
+    entries = [entry for submission, graded in rows if (entry := own_entry(submission, graded)) is not None]
+    students = {s.key: tuple(student.name for student in s.students if student.name) for s, _ in rows}
+    groups = copy_groups([s.key for s, _ in rows], identical, near)
+    ranked = sorted(entries, key=lambda e: (e.rank, order[e.submission]))
+    copies = [group_entry(group, students) for group in groups]  # already ranked
+    return [
+        *(e for e in ranked if e.rank < COPIES),
+        *copies,
+        *(e for e in ranked if e.rank > COPIES),
+    ]

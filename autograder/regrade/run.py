@@ -7,6 +7,12 @@ finished regrade starts no sandbox). Each grade is saved as it arrives; the
 CSV, the gradebooks and the report are written at the end, from every
 submission's grade, in the layout's order, so the same grades always give
 the same files.
+
+No one submission stops a regrade: a folder or file that cannot be read, a
+grade that cannot be saved (a full disk), a fault of the harness or of the
+executor become the rows' `Graded.error`, and every other row is graded and
+written. An output that cannot be written is tried beside the others and
+named at the end (`OutputError`), with what to do.
 """
 
 from __future__ import annotations
@@ -20,17 +26,22 @@ from typing import Protocol
 from ..assignment import Assignment
 from ..hidden_inputs import COURSE, hidden_inputs, student_identity
 from ..plural import counted
-from ..submission import content_hash
-from .content import grading_fingerprint
-from .executor import Executor
+from .cells import printable
+from .content import grading_fingerprint, submission_hash
+from .executor import Executor, ExecutorError
+from .failures import DISK_FULL, disk_full
 from .gradebook import write_gradebooks
-from .graded import Graded
+from .graded import Graded, describe_failure
 from .layout import Layout, SubmissionFolder
 from .records import RESULTS_FOLDER, ResultsFolder
 from .report import write_report
 from .scores_csv import write_scores_csv
 
 REPORT = "report.html"
+
+
+class OutputError(OSError):
+    """Some of the regrade's files could not be written; every grade was saved where it could be."""
 
 
 class Listener(Protocol):
@@ -107,9 +118,9 @@ def regrade(
     pending: list[SubmissionFolder] = []
     for submission in layout.submissions:
         try:
-            hashes[submission.key] = content_hash(submission.folder)
-        except OSError as exc:  # unreadable: its row says so
-            grades[submission.key] = Graded.failed(exc)
+            hashes[submission.key] = submission_hash(submission.folder)
+        except Exception as exc:  # unreadable (or a name no call can take): its row and its results.json say so
+            grades[submission.key] = _saved(store, submission, "", "", Graded.failed(exc))
             continue
         earlier = None if force else store.finished(submission.key, hashes[submission.key], fingerprint_of(submission))
         if earlier is None:
@@ -120,21 +131,40 @@ def regrade(
     if listener:
         listener.started(len(layout.submissions), summary.resumed, len(grades) - summary.resumed)
     if pending:
-        with make_executor() as executor:
-            if listener:
-                listener.grading(executor.capacity)
-            for submission, graded in executor.grade(pending):
-                store.save(submission.key, hashes[submission.key], fingerprint_of(submission), graded)
-                grades[submission.key] = graded
-                if not graded.error:
-                    summary.graded += 1
+        try:
+            with make_executor() as executor:
                 if listener:
-                    listener.finished(submission, graded)
+                    listener.grading(executor.capacity)
+                for submission, graded in executor.grade(pending):
+                    graded = _saved(store, submission, hashes[submission.key], fingerprint_of(submission), graded)
+                    grades[submission.key] = graded
+                    if not graded.error:
+                        summary.graded += 1
+                    if listener:
+                        listener.finished(submission, graded)
+        except ExecutorError:
+            if not grades.keys() & {s.key for s in pending}:
+                raise  # nothing was graded: the executor named is the user's to fix
+            _fail_the_rest(pending, grades, store, "the executor stopped")
+        except Exception as exc:  # the executor itself failed: what it graded stays, the rest fail
+            _fail_the_rest(pending, grades, store, describe_failure(exc))
     summary.rows = [(s, grades[s.key]) for s in layout.submissions]
-    write_scores_csv(csv_path, assignment.checks, summary.rows, seeds)
-    summary.gradebooks, note = write_gradebooks(csv_path, assignment.spec.name, variant, summary.rows)
-    summary.notes += [note] if note else []
-    write_report(report_path, assignment, variant, summary.rows, seeds)
+    unwritten: list[str] = []
+
+    def write(path: Path, make: Callable[[], object]) -> object:
+        try:
+            return make()
+        except OSError as exc:  # a full disk or a read-only folder: the other files are still written
+            remedy = f": {DISK_FULL}" if disk_full(exc) else ""
+            unwritten.append(f"{printable(path)} ({describe_failure(exc)}){remedy}")
+            return None
+
+    write(csv_path, lambda: write_scores_csv(csv_path, assignment.checks, summary.rows, seeds))
+    written = write(csv_path.parent, lambda: write_gradebooks(csv_path, assignment.spec.name, variant, summary.rows))
+    if written is not None:
+        summary.gradebooks, note = written
+        summary.notes += note.splitlines()
+    write(report_path, lambda: write_report(report_path, assignment, variant, summary.rows, seeds))
     unknown = [key for key, seed in (seeds or {}).items() if seed == COURSE]
     if unknown:
         has = "has" if len(unknown) == 1 else "have"
@@ -142,4 +172,32 @@ def regrade(
             f"hidden inputs: {counted(len(unknown), 'submission')} {has} no student in a submission_metadata.yml, "
             f"so the course's hidden inputs were used: {', '.join(unknown[:5])}{' ...' if len(unknown) > 5 else ''}"
         )
+    if unwritten:
+        raise OutputError(
+            f"could not write {'; '.join(unwritten)}. Every grade saved under {printable(results_dir)} is kept: "
+            "run the same command again once it can be written"
+        )
     return summary
+
+
+def _saved(
+    store: ResultsFolder, submission: SubmissionFolder, content: str, fingerprint: str, graded: Graded
+) -> Graded:
+    """`graded`, saved; where it cannot be saved (a full disk), a failure of its row that says why."""
+    try:
+        store.save(submission.key, content, fingerprint, graded)
+        return graded
+    except OSError as exc:
+        failed = Graded.failed(exc)
+        try:  # its results.json, if there is room for the smaller document
+            store.save(submission.key, content, fingerprint, failed)
+        except OSError:
+            pass
+        return failed
+
+
+def _fail_the_rest(pending: list[SubmissionFolder], grades: dict[str, Graded], store: ResultsFolder, why: str) -> None:
+    """Every submission of `pending` without a grade: failed, for `why`, and saved where it can be."""
+    for submission in pending:
+        if submission.key not in grades:
+            grades[submission.key] = _saved(store, submission, "", "", Graded(error=f"not graded: {why}"))
