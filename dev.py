@@ -26,6 +26,7 @@ import os
 import shlex
 import subprocess
 import sys
+import time
 import venv
 from pathlib import Path
 
@@ -45,12 +46,20 @@ def setup() -> None:
     wanted = hashlib.sha256((ROOT / "pyproject.toml").read_bytes() + TORCH.encode()).hexdigest()
     if stamp.exists() and stamp.read_text() == wanted:
         return
-    print(f"setting up {VENV} ...", flush=True)
+    started = time.monotonic()
+    steps = 4
+
+    def step(number: int, what: str) -> None:  # one line per step: set-up takes minutes, and says where it is
+        print(f"set-up {number}/{steps} ({time.monotonic() - started:.0f} s): {what} ...", flush=True)
+
+    step(1, f"creating the environment {VENV}")
     venv.EnvBuilder(with_pip=True).create(VENV)
     # pip byte-compiles what it installs on one core (torch alone: thousands of modules); compileall
     # does it on every core once both are in.
     pip = [str(BIN / "python"), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--no-compile"]
+    step(2, f"installing {TORCH} (the longest step)")
     run(*pip, *shlex.split(TORCH))  # a requirement, optionally with pip options (--index-url ...)
+    step(3, "installing lmgrade with its test and docs extras")
     run(*pip, "-e", f"{ROOT}[test,docs]")
     site = subprocess.run(
         [str(BIN / "python"), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
@@ -58,8 +67,10 @@ def setup() -> None:
         capture_output=True,
         text=True,
     ).stdout.strip()
+    step(4, "byte-compiling the environment on every core")
     compile_all(site)
     stamp.write_text(wanted)
+    print(f"set-up done in {time.monotonic() - started:.0f} s", flush=True)
 
 
 def compile_all(*folders: str) -> None:
