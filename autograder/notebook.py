@@ -1,7 +1,7 @@
 """A submitted Jupyter notebook: the files its cells write (the starter notebook is starter_notebook.py).
 
 A notebook is graded as the files its code cells write, and no cell of it is
-ever run: it is read as data (with nbformat) and the text of some cells
+ever run: it is read as data (`notebook_reader`) and the text of some cells
 becomes files, in the notebook's order, as IPython would have written them:
 
 - a cell that begins with ``%%writefile FILE`` (or its alias ``%%file``)
@@ -12,7 +12,8 @@ becomes files, in the notebook's order, as IPython would have written them:
 - a cell tagged ``file:NAME`` is written whole, as ``# FILE: NAME`` would.
 
 Any other cell (``!pip install``, a cell that raises, one that shells out)
-is text the grader never looks at. A FILE is taken as written (no variable
+is text the grader never looks at. The notebook is read within fixed memory
+and time (`notebook_reader`): a notebook past its bounds is refused in one line. A FILE is taken as written (no variable
 expansion): one of the assignment's files or a helper module ``NAME.py`` at
 the top of the submission, nothing else (no folder, no absolute path, no
 ``..``); a cell that names anything else is left out and the student told why.
@@ -23,10 +24,11 @@ from __future__ import annotations
 import re
 import shlex
 import shutil
-import warnings
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from . import notebook_reader
 from .submission_limits import MAX_SUBMISSION_BYTES, MAX_UNPACKED_FILES, UnreadableSubmission
 
 MAGICS = ("%%writefile", "%%file")
@@ -34,6 +36,8 @@ MARKER = "# FILE:"
 TAG = "file:"
 APPEND_OPTIONS = ("-a", "--append")
 HELPER_MODULE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\.py")
+# The cells left out that are said one by one; more are counted in one line.
+MAX_REFUSED_SAID = 20
 
 
 @dataclass
@@ -54,51 +58,56 @@ class _FileCell:
     text: str
 
 
-def read(path: Path):
-    """The notebook at `path` as nbformat's version 4 node; `UnreadableSubmission` when it cannot be one.
+def read(path: Path) -> Iterator[dict]:
+    """The code cells of the notebook at `path`, one at a time; `UnreadableSubmission` when it cannot be one.
 
-    Read without validation against the schema: a notebook an editor saved with
-    a stray field still has its cells, and only the cells' type, source and
-    tags are used.
+    Read by `notebook_reader` within fixed memory and time (never as a whole
+    JSON tree), and without validation against the schema: a notebook an
+    editor saved with a stray field still has its cells, and only the cells'
+    type, source and tags are used. The file's size and encoding are checked
+    here; its structure as the cells are read.
     """
-    import nbformat  # only where a notebook is graded: the harness's other imports stay light
-
     try:
         size = path.stat().st_size
         if size > MAX_SUBMISSION_BYTES:
             raise UnreadableSubmission(f"{path.name} is larger than {MAX_SUBMISSION_BYTES // 2**20} MiB")
-        text = path.read_bytes().decode("utf-8")
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # nbformat warns of what it upgrades (cell ids, old versions)
-            node = nbformat.convert(nbformat.reader.reads(text), 4)
-        cells = node.get("cells")
-        if not isinstance(cells, list):
-            raise ValueError("it has no list of cells")
-    except UnreadableSubmission:
-        raise
-    except UnicodeDecodeError:
-        raise UnreadableSubmission(f"{path.name} is not a Jupyter notebook: it is not UTF-8 text") from None
-    except Exception as exc:  # nbformat's NotJSONError, NBFormatError, a KeyError of a dict that is no notebook
-        reason = " ".join(str(exc).split())[:200] or type(exc).__name__
-        raise UnreadableSubmission(f"{path.name} is not a Jupyter notebook nbformat can read ({reason})") from None
-    return node
+        data = path.read_bytes()
+        notebook_reader.check_utf8(data)
+    except notebook_reader.NotebookRefused as exc:
+        raise UnreadableSubmission(f"{path.name} is not a Jupyter notebook: {exc}") from None
+    except OSError as exc:
+        raise UnreadableSubmission(f"{path.name} could not be read ({exc.strerror or type(exc).__name__})") from None
+    return _told(path.name, notebook_reader.cells(data))
+
+
+def _told(name: str, cells: Iterator[dict]) -> Iterator[dict]:
+    try:
+        yield from cells
+    except notebook_reader.NotebookRefused as exc:
+        raise UnreadableSubmission(f"{name} is not a Jupyter notebook the grader can read ({exc})") from None
 
 
 def written_files(node, expected: tuple[str, ...]) -> WrittenFiles:
-    """What the code cells of notebook `node` write, in order; `expected` are the assignment's file names."""
+    """What the code cells of notebook `node` write, in order; `expected` are the assignment's file names.
+
+    `node` is a notebook as nbformat gives it, or its cells as `read` gives them (one at a time)."""
     out = WrittenFiles()
     total = 0
-    for number, cell in enumerate(node.get("cells", []), start=1):
+    refused = 0
+    cells = node.get("cells", []) if isinstance(node, dict) else node
+    for number, cell in enumerate(cells, start=1):
         try:
             found = _file_cell(cell)
         except ValueError as exc:
-            out.refused.append(f"cell {number} was not graded: {exc}")
+            refused += 1
+            _refuse(out, refused, f"cell {number} was not graded: {exc}")
             continue
         if found is None:
             continue
         name, why = valid_name(found.name, expected)
         if why:
-            out.refused.append(f"cell {number} ({found.how}) was not graded: {why}")
+            refused += 1
+            _refuse(out, refused, f"cell {number} ({found.how}) was not graded: {why}")
             continue
         if name not in out.files and len(out.files) >= MAX_UNPACKED_FILES:
             raise UnreadableSubmission(f"the notebook's cells write more than {MAX_UNPACKED_FILES} files")
@@ -108,7 +117,15 @@ def written_files(node, expected: tuple[str, ...]) -> WrittenFiles:
         if total > MAX_SUBMISSION_BYTES:
             raise UnreadableSubmission(f"the notebook's cells write more than {MAX_SUBMISSION_BYTES // 2**20} MiB")
         out.files[name] = text
+    if refused > MAX_REFUSED_SAID:
+        out.refused.append(f"{refused - MAX_REFUSED_SAID} more cells that name a file were not graded")
     return out
+
+
+def _refuse(out: WrittenFiles, count: int, line: str) -> None:
+    """Say why a cell was left out, for the first `MAX_REFUSED_SAID` of them (the rest are counted)."""
+    if count <= MAX_REFUSED_SAID:
+        out.refused.append(line)
 
 
 def _file_cell(cell) -> _FileCell | None:

@@ -4,18 +4,22 @@ from __future__ import annotations
 
 import json
 import shlex
+import tracemalloc
 from pathlib import Path
 
 import click
 import nbformat
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from helpers import ROOT, lmgrade, variant_params
-from lmgrade import catalog, notebook, starter_notebook, templates
+from lmgrade import catalog, notebook, notebook_reader, starter_notebook, templates
 from lmgrade.cli import main
 from lmgrade.grade import grade_submission
 from lmgrade.selection import Selection
 from lmgrade.submission import prepare
+from lmgrade.submission_limits import UnreadableSubmission
 
 REFERENCE_NGRAM = (ROOT / "reference" / "ngram" / "ngram.py").read_text()
 
@@ -262,10 +266,13 @@ def test_refused_cells_write_nothing_anywhere_and_the_rest_is_graded(ngram, tmp_
 @pytest.mark.parametrize(
     "content, why",
     [
-        (b"not json at all", "not a Jupyter notebook nbformat can read"),
-        (b"[1, 2, 3]", "not a Jupyter notebook nbformat can read"),
-        (b'{"nbformat": 99, "nbformat_minor": 0, "cells": []}', "not a Jupyter notebook nbformat can read"),
-        (b'{"nbformat": 4, "nbformat_minor": 5, "metadata": {}}', "not a Jupyter notebook nbformat can read"),
+        (b"not json at all", "not a Jupyter notebook the grader can read (it is not JSON)"),
+        (b"[1, 2, 3]", "not a Jupyter notebook the grader can read (it is not a JSON object)"),
+        (b'{"nbformat": 99, "nbformat_minor": 0, "cells": []}', "its nbformat version is 99"),
+        (b'{"nbformat": 4, "nbformat_minor": 5, "metadata": {}}', "it has no list of cells"),
+        (b'{"nbformat": 4, "cells": [{"cell_type": "code"', "it ends before its JSON does"),
+        (b'{"nbformat": 4, "cells": [[[' + b"[" * 100 + b"]" * 103 + b"]}", "nested deeper than 64 levels"),
+        (b'{"nbformat": 4, "cells": [{"outputs": [1}]}', "a bracket closed by the other kind"),
         (b"\xff\xfe\x00garbage", "not UTF-8 text"),
     ],
 )
@@ -300,3 +307,133 @@ def test_a_folder_with_the_files_is_graded_as_files_and_two_notebooks_are_not_gu
     assert said == [
         "The submission holds 2 notebooks (`a.ipynb`, `b.ipynb`) and not ngram.py: submit one notebook, or the files."
     ]
+
+
+# --- read within fixed memory and time, whatever the notebook holds
+
+
+def _padded(path: Path, objects: int) -> Path:
+    """The reference pasted into a notebook whose one output holds `objects` empty JSON objects."""
+    cell = {
+        "cell_type": "code",
+        "execution_count": 1,
+        "id": "a",
+        "metadata": {},
+        "outputs": [{"output_type": "display_data", "data": {}, "metadata": {"padding": "@"}}],
+        "source": f"%%writefile ngram.py\n{REFERENCE_NGRAM}",
+    }
+    text = json.dumps({"cells": [cell], "metadata": {}, "nbformat": 4, "nbformat_minor": 5})
+    path.write_text(text.replace('"@"', "[" + ",".join(["{}"] * objects) + "]"))
+    return path
+
+
+def _peak_bytes(action) -> int:
+    tracemalloc.start()
+    try:
+        action()
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+def test_a_notebook_padded_past_the_bounds_is_refused_in_one_line_within_four_times_its_size(
+    ngram, tmp_path, monkeypatch
+):
+    """Empty objects padding an output (1.4 million in 4 MiB took nbformat 743 MiB and 25 s): refused by its
+    count of tokens, having held no more than about its own bytes. Here at a tenth of the bound, to be quick
+    (benchmarks/notebook_bounds.py reads the 4 MiB one)."""
+    monkeypatch.setattr(notebook_reader, "MAX_TOKENS", 200_000)
+    path = _padded(tmp_path / "hw.ipynb", 140_000)
+    (tmp_path / "scratch").mkdir()
+    size = path.stat().st_size
+    said = []
+    peak = _peak_bytes(lambda: said.extend(prepare(path, ngram[0].spec.files, tmp_path / "scratch")[1]))
+    assert len(said) == 1 and "more than 200,000 JSON values" in said[0] and "\n" not in said[0], said
+    assert peak < 4 * size, (peak, size)
+
+
+def test_a_notebook_padded_within_the_bounds_is_read_within_four_times_its_size(ngram, tmp_path):
+    path = _padded(tmp_path / "hw.ipynb", 60_000)
+    size = path.stat().st_size
+    written = []
+    peak = _peak_bytes(lambda: written.append(notebook.written_files(notebook.read(path), ngram[0].spec.files)))
+    assert written[0].files == {"ngram.py": REFERENCE_NGRAM + ("" if REFERENCE_NGRAM.endswith("\n") else "\n")}
+    assert peak < 4 * size, (peak, size)
+
+
+def test_a_long_list_of_refused_cells_is_said_in_twenty_lines_and_a_count(ngram):
+    cells = [{"cell_type": "code", "source": f"%%writefile /abs/x{i}.py\n"} for i in range(500)]
+    written = notebook.written_files({"cells": cells}, ngram[0].spec.files)
+    assert len(written.refused) == 21 and written.refused[-1].startswith("480 more cells")
+
+
+# Notebooks as a hostile or careless editor may save them: any cells, sources, tags and extra values.
+_texts = st.text(max_size=30) | st.sampled_from(
+    ["%%writefile ngram.py\nx = 1\n", "# FILE: h.py\ny = 2", "%%file -a ngram.py\n"]
+)
+_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | _texts,
+    lambda c: st.lists(c, max_size=3) | st.dictionaries(st.text(max_size=5), c, max_size=3),
+    max_leaves=8,
+)
+_cells = st.fixed_dictionaries(
+    {},
+    optional={
+        "cell_type": st.sampled_from(["code", "markdown", "raw"]) | _values,
+        "source": _texts | st.lists(_texts | _values, max_size=4) | _values,
+        "metadata": st.fixed_dictionaries(
+            {}, optional={"tags": st.lists(st.sampled_from(["file:ngram.py", "file:h.py", "x"]) | _values, max_size=3)}
+        )
+        | _values,
+        "outputs": _values,
+    },
+)
+_notebooks = st.fixed_dictionaries(
+    {"nbformat": st.just(4), "cells": st.lists(_cells | _values, max_size=6)}, optional={"metadata": _values}
+)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_notebooks, st.booleans())
+def test_the_bounded_reader_writes_the_files_a_whole_parse_writes(ngram, node, indented):
+    """Differential: the cells the token reader gives write exactly what json.loads's whole tree writes."""
+    data = json.dumps(node, indent=1 if indented else None).encode()
+    files = ngram[0].spec.files
+    whole = notebook.written_files(json.loads(data), files)
+    streamed = notebook.written_files(notebook_reader.cells(data), files)
+    assert streamed.files == whole.files and len(streamed.refused) == len(whole.refused)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_notebooks, st.data())
+def test_bytes_of_any_kind_are_cells_or_one_refusal(ngram, node, data):
+    """Whatever the bytes (a notebook cut, spliced or garbled), the reader gives cells or refuses; nothing else."""
+    text = json.dumps(node).encode()
+    cut = data.draw(st.integers(0, len(text)))
+    noise = data.draw(st.binary(max_size=8))
+    garbled = data.draw(st.sampled_from([text[:cut], text[:cut] + noise + text[cut:], noise + text, text[::-1]]))
+    try:
+        notebook_reader.check_utf8(garbled)
+        notebook.written_files(notebook_reader.cells(garbled), ngram[0].spec.files)
+    except (notebook_reader.NotebookRefused, UnreadableSubmission):
+        pass
+
+
+def test_a_version_3_notebook_writes_its_code_cells_input_as_nbformat_would_convert_it(ngram):
+    v3 = {
+        "nbformat": 3,
+        "nbformat_minor": 0,
+        "metadata": {},
+        "worksheets": [
+            {
+                "cells": [
+                    {"cell_type": "heading", "source": "%%writefile heading.py", "level": 1},
+                    {"cell_type": "code", "input": ["%%writefile ngram.py\n", "x = 1"], "outputs": [], "metadata": {}},
+                ]
+            }
+        ],
+    }
+    data = json.dumps(v3).encode()
+    converted = nbformat.convert(nbformat.reader.reads(data.decode()), 4)
+    streamed = notebook.written_files(notebook_reader.cells(data), ngram[0].spec.files)
+    assert streamed.files == notebook.written_files(converted, ngram[0].spec.files).files == {"ngram.py": "x = 1\n"}
