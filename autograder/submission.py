@@ -52,6 +52,10 @@ def unpack_zip(archive: Path, into: Path) -> Path:
                 target.parent.mkdir(parents=True, exist_ok=True)
                 with zf.open(member) as src, open(target, "wb") as dst:
                     dst.write(src.read(MAX_SUBMISSION_BYTES + 1))
+    except UnicodeDecodeError:  # a name the zip says is UTF-8 and is not: no member of it can be read
+        raise UnreadableSubmission(
+            f"{archive.name} could not be unpacked: a file name in it is marked UTF-8 and is not; zip the files again"
+        ) from None
     except (zipfile.BadZipFile, OSError, EOFError) as exc:
         raise UnreadableSubmission(f"{archive.name} could not be unpacked ({exc})") from None
     return into
