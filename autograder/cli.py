@@ -282,8 +282,9 @@ def run_grading(
     grader: Grader | None = None,
     prestarted=None,
     hidden: HiddenInputs | None = None,
+    report: bool = True,
 ) -> GradingRun:
-    """Grade one submission with a progress bar; print the report."""
+    """Grade one submission with a progress bar; print the report (`report`: else its note alone)."""
     running: list[str] = []  # the checks under way, named beside the bar (some take a while)
     lock = threading.Lock()  # checks start and finish in the grader's threads
 
@@ -315,6 +316,8 @@ def run_grading(
         )
     if run.note:
         console.print(Text(run.note))
+    if not report:
+        return run
     # The folder graded, or what was given where that was a .zip (unpacked into a folder that is gone now).
     shown = run.submission if run.submission.resolve().is_relative_to(Path(submission).resolve()) else submission
     print_report(console, title or f"{assignment.name}: {shown}", run.verdicts)
@@ -647,7 +650,12 @@ def student_bundle(assignment: str, output: Path, settings: tuple[str, ...]) -> 
     metavar="NAME",
     help="Demonstrate only this assignment (repeatable; default: every one).",
 )
-def demo(out_dir: Path, only: tuple[str, ...]) -> None:
+@click.option(
+    "--verbose",
+    is_flag=True,
+    help="Print every file written and each grading's whole report (by default, a few lines per grading).",
+)
+def demo(out_dir: Path, only: tuple[str, ...], verbose: bool) -> None:
     """The whole pipeline on built-in data: generate, grade three submissions per assignment, report."""
     names = list(only) or list(catalog.assignment_folders())
     if not only:  # every assignment this environment grades: those that need torch where it is installed
@@ -661,10 +669,16 @@ def demo(out_dir: Path, only: tuple[str, ...]) -> None:
     for name in names:
         bound, variant = _load(Selection(name), "auto")
         spec = bound.spec
-        console.rule(f"{name}: generate the starter files")
+        console.rule(f"{name}: generate the starter files" if verbose else name)
         starter = out_dir / name / "starter"
-        for path in templates.generate(bound, variant, starter):
+        try:
+            written = templates.generate(bound, variant, starter)
+        except templates.WouldOverwrite:
+            raise UserError(f"{out_dir} holds an earlier demo: remove it, or give another folder with -o") from None
+        for path in written if verbose else ():
             console.print(f"wrote {path}")
+        if not verbose:
+            console.print(Text(f"starter files: {counted(len(written), 'file')} in {starter}"), soft_wrap=True)
         reference = out_dir / name / "submissions" / "reference"
         reference.mkdir(parents=True, exist_ok=True)
         for filename in spec.files:
@@ -682,7 +696,8 @@ def demo(out_dir: Path, only: tuple[str, ...]) -> None:
             store=default_store(),
         ) as grader:
             for label, folder in (("starter", starter), ("reference", reference), ("flawed", flawed)):
-                console.rule(f"{name}: grade the {label} submission")
+                if verbose:
+                    console.rule(f"{name}: grade the {label} submission")
                 results = out_dir / name / "results" / f"{label}.json"
                 run = run_grading(
                     bound,
@@ -692,11 +707,29 @@ def demo(out_dir: Path, only: tuple[str, ...]) -> None:
                     jobs=default_jobs(),
                     title=f"{name}: {label} submission",
                     grader=grader,
+                    report=verbose,
                 )
+                if not verbose:
+                    _print_brief(label, run, shown if label == "flawed" else [])
                 totals[(name, label)] = (run.score, run.max_score, results)
+    if not verbose:
+        console.print(f"each grading's whole report: lmgrade demo --verbose, or the results.json files in {out_dir}")
     console.rule("summary")
     for (name, label), (score, maximum, results) in totals.items():
         console.print(f"{name:>12} {label:>10}: {score:.4g} / {maximum:g}   ({results})")
+
+
+def _print_brief(label: str, run: GradingRun, bugs: list) -> None:
+    """A grading of the demo in a few lines: its score, and for the flawed submission its bugs and the checks
+    they cost, with the known mistake each check's feedback named."""
+    console.print(Text(f"{label}: {run.score:.4g} / {run.max_score:g}"), soft_wrap=True)
+    for bug in bugs:
+        console.print(Text(f"  bug made: {bug.what}"), overflow="ellipsis", no_wrap=True)  # one line each
+    for v in run.verdicts if bugs else ():
+        if not v.passed:
+            named = f": known mistake, {v.mistake.explanation}" if v.mistake else ""
+            line = f"  {v.check.name} {v.score:.4g}/{v.max_score:g}{named}"
+            console.print(Text(line), overflow="ellipsis", no_wrap=True)
 
 
 @main.command("regrade")
