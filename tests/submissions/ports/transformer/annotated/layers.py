@@ -19,14 +19,14 @@ def _check_size(value, name: str) -> int:
 
 
 def subsequent_mask(size, device=None):
-    "Mask out subsequent positions: True where position t may look at s."
+    "True where position t may look at position s (s <= t)."
     attn_shape = (1, size, size)
     subsequent = torch.triu(torch.ones(attn_shape, device=device), diagonal=1).type(torch.uint8)
     return subsequent == 0
 
 
 def attention(query, key, value, mask=None):
-    "Compute 'Scaled Dot Product Attention'"
+    "Scaled dot-product attention over the last two axes."
     d_k = query.size(-1)
     scores = torch.matmul(query, key.transpose(-2, -1)) / math.sqrt(d_k)
     if mask is not None:
@@ -81,14 +81,14 @@ class CausalSelfAttention(nn.Module):
             raise ValueError("x must be (B, T, d_model)")
         mask = subsequent_mask(x.size(1), device=x.device).unsqueeze(1)  # same mask for all heads
         nbatches = x.size(0)
-        # 1) Do all the linear projections in batch from d_model => h x d_k
+        # project, then view as h heads of d_k features
         query, key, value = [
             lin(x).view(nbatches, -1, self.n_heads, self.d_head).transpose(1, 2)
             for lin in (self.q_proj, self.k_proj, self.v_proj)
         ]
-        # 2) Apply attention on all the projected vectors in batch.
+        # attend within every head at once
         x, self.attn = attention(query, key, value, mask=mask)
-        # 3) "Concat" using a view and apply a final linear.
+        # heads side by side again, then the output projection
         x = x.transpose(1, 2).contiguous().view(nbatches, -1, self.n_heads * self.d_head)
         del query, key, value
         return self.out_proj(x)

@@ -18,7 +18,7 @@ def _int_at_least(value, low, name):
 
 
 class Batch:
-    "Object for holding a batch of data: src = windows, tgt = the same windows one token on."
+    "One batch: src holds the windows, tgt_y the same windows shifted by one token."
 
     def __init__(self, data, starts, context_length, device):
         self.src = torch.stack([data[s:s + context_length] for s in starts]).long().to(device)
@@ -38,7 +38,7 @@ def get_batch(data, batch_size, context_length, generator, device):
 
 
 def run_epoch(model, data, steps, batch_size, optimizer, device, generator):
-    "Standard Training and Logging Function"
+    "Run `steps` optimisation steps and keep each loss."
     losses = []
     for i in range(steps):
         src, tgt_y = get_batch(data, batch_size, model.context_length, generator, device)

@@ -62,33 +62,33 @@ class CausalSelfAttention(nn.Module):
         b, num_tokens, d_in = x.shape
         d_out = self.n_heads * self.d_head
 
-        keys = self.k_proj(x)  # Shape: (b, num_tokens, d_out)
+        keys = self.k_proj(x)  # (b, num_tokens, d_out)
         queries = self.q_proj(x)
         values = self.v_proj(x)
 
-        # Unroll the last dim: (b, num_tokens, d_out) -> (b, num_tokens, num_heads, head_dim)
+        # split d_out into heads: (b, num_tokens, num_heads, head_dim)
         keys = keys.view(b, num_tokens, self.n_heads, self.d_head)
         values = values.view(b, num_tokens, self.n_heads, self.d_head)
         queries = queries.view(b, num_tokens, self.n_heads, self.d_head)
 
-        # Transpose: (b, num_tokens, num_heads, head_dim) -> (b, num_heads, num_tokens, head_dim)
+        # heads before tokens: (b, num_heads, num_tokens, head_dim)
         keys = keys.transpose(1, 2)
         queries = queries.transpose(1, 2)
         values = values.transpose(1, 2)
 
-        attn_scores = queries @ keys.transpose(2, 3)  # dot product for each head
+        attn_scores = queries @ keys.transpose(2, 3)  # one score matrix per head
         # the mask above the diagonal, made for this call's length on x's device
         mask_bool = torch.triu(torch.ones(num_tokens, num_tokens, device=x.device, dtype=torch.bool), diagonal=1)
         attn_scores.masked_fill_(mask_bool, -torch.inf)
 
         attn_weights = torch.softmax(attn_scores / keys.shape[-1] ** 0.5, dim=-1)
 
-        # Shape: (b, num_tokens, num_heads, head_dim)
+        # (b, num_tokens, num_heads, head_dim)
         context_vec = (attn_weights @ values).transpose(1, 2)
 
-        # Combine heads, where self.d_out = self.num_heads * self.head_dim
+        # merge the heads back into d_out channels
         context_vec = context_vec.contiguous().view(b, num_tokens, d_out)
-        context_vec = self.out_proj(context_vec)  # optional projection
+        context_vec = self.out_proj(context_vec)  # output projection
         return context_vec
 
 
@@ -129,15 +129,15 @@ class TransformerBlock(nn.Module):
             # post-LN: normalise after adding the shortcut
             x = self.ln1(x + self.attn(x))
             return self.ln2(x + self.ffn(x))
-        # Shortcut connection for attention block
+        # attention sublayer and its residual
         shortcut = x
         x = self.ln1(x)
-        x = self.attn(x)  # Shape [batch_size, num_tokens, emb_size]
-        x = x + shortcut  # Add the original input back
+        x = self.attn(x)  # (batch, tokens, emb)
+        x = x + shortcut  # residual
 
-        # Shortcut connection for feed forward block
+        # feed-forward sublayer and its residual
         shortcut = x
         x = self.ln2(x)
         x = self.ffn(x)
-        x = x + shortcut  # Add the original input back
+        x = x + shortcut  # residual
         return x

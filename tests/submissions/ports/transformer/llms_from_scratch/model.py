@@ -42,7 +42,7 @@ class TransformerLM(nn.Module):
             raise ValueError("in_idx holds a token id outside the vocabulary")
         tok_embeds = self.tok_emb(in_idx)
         pos_embeds = self.pos_emb(torch.arange(seq_len, device=in_idx.device))
-        x = tok_embeds + pos_embeds  # Shape [batch_size, num_tokens, emb_size]
+        x = tok_embeds + pos_embeds  # (batch, tokens, emb)
         for block in self.blocks:
             x = block(x)
         x = self.ln_f(x)

@@ -39,15 +39,15 @@ def train(model, data, *, steps, batch_size, lr, device, generator):
     if isinstance(lr, bool) or not isinstance(lr, numbers.Real) or not math.isfinite(lr) or lr < 0:
         raise ValueError("lr must be a finite number >= 0")
     model.to(device)
-    model.train()  # Set model to training mode
+    model.train()
     optimizer = torch.optim.AdamW(model.parameters(), lr=lr)
     train_losses = []
     for global_step in range(steps):
         input_batch, target_batch = get_batch(data, batch_size, model.context_length, generator, device)
         loss = calc_loss_batch(input_batch, target_batch, model, device)
-        optimizer.zero_grad()  # Reset loss gradients from previous batch iteration
-        loss.backward()  # Calculate loss gradients
-        optimizer.step()  # Update model weights using loss gradients
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
         train_losses.append(loss.item())
     return train_losses
 

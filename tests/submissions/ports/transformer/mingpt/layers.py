@@ -43,7 +43,7 @@ class LayerNorm(nn.Module):
 
 
 class CausalSelfAttention(nn.Module):
-    """A vanilla multi-head masked self-attention layer with a projection at the end."""
+    """Masked multi-head self-attention followed by an output projection."""
 
     def __init__(self, d_model: int, n_heads: int):
         super().__init__()

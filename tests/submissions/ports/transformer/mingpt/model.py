@@ -40,7 +40,7 @@ class TransformerLM(nn.Module):
         device = idx.device
         b, t = idx.size()
         if t > self.get_block_size():
-            raise ValueError(f"Cannot forward sequence of length {t}, block size is only {self.get_block_size()}")
+            raise ValueError(f"sequence length {t} is longer than the block size {self.get_block_size()}")
         if t and (idx.min().item() < 0 or idx.max().item() >= self.tok_emb.num_embeddings):
             raise ValueError("idx has an id outside [0, vocab_size)")
         pos = torch.arange(0, t, dtype=torch.long, device=device).unsqueeze(0)  # shape (1, t)

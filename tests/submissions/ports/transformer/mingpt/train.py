@@ -101,7 +101,7 @@ def generate(model, idx, max_new_tokens, temperature=1.0, generator=None, do_sam
     idx = idx.to(dev)
     block_size = model.get_block_size()
     for _ in range(max_new_tokens):
-        # if the sequence context is growing too long we must crop it at block_size
+        # keep at most block_size tokens of context
         idx_cond = idx if idx.size(1) <= block_size else idx[:, -block_size:]
         logits = model(idx_cond)
         logits = logits[:, -1, :] / temperature

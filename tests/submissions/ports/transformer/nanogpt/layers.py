@@ -53,21 +53,21 @@ class CausalSelfAttention(nn.Module):
     def forward(self, x):
         if x.dim() != 3 or x.size(-1) != self.n_heads * self.d_head:
             raise ValueError(f"x must be (B, T, {self.n_heads * self.d_head}), got {tuple(x.shape)}")
-        B, T, C = x.size()  # batch size, sequence length, embedding dimensionality (n_embd)
+        B, T, C = x.size()  # batch, time, channels
 
-        # query, key, values for all heads in batch and move head forward to be the batch dim
+        # project, then split the channels into heads and put the head axis second
         q, k, v = self.q_proj(x), self.k_proj(x), self.v_proj(x)
         k = k.view(B, T, self.n_heads, C // self.n_heads).transpose(1, 2)  # (B, nh, T, hs)
         q = q.view(B, T, self.n_heads, C // self.n_heads).transpose(1, 2)  # (B, nh, T, hs)
         v = v.view(B, T, self.n_heads, C // self.n_heads).transpose(1, 2)  # (B, nh, T, hs)
 
-        # causal self-attention; Self-attend: (B, nh, T, hs) x (B, nh, hs, T) -> (B, nh, T, T)
+        # scores per head: (B, nh, T, hs) @ (B, nh, hs, T) gives (B, nh, T, T)
         att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(k.size(-1)))
         bias = torch.tril(torch.ones(T, T, device=x.device, dtype=torch.bool)).view(1, 1, T, T)
         att = att.masked_fill(~bias, float("-inf"))
         att = F.softmax(att, dim=-1)
         y = att @ v  # (B, nh, T, T) x (B, nh, T, hs) -> (B, nh, T, hs)
-        y = y.transpose(1, 2).contiguous().view(B, T, C)  # re-assemble all head outputs side by side
+        y = y.transpose(1, 2).contiguous().view(B, T, C)  # heads back side by side in the channels
 
         # output projection
         return self.out_proj(y)

@@ -37,14 +37,14 @@ class TransformerLM(nn.Module):
         device = idx.device
         b, t = idx.size()
         if t > self.context_length:
-            raise ValueError(f"Cannot forward sequence of length {t}, block size is only {self.context_length}")
+            raise ValueError(f"sequence length {t} is longer than the block size {self.context_length}")
         if idx.numel() and (int(idx.min()) < 0 or int(idx.max()) >= self.tok_emb.num_embeddings):
             raise ValueError("idx holds an id outside [0, vocab_size)")
         pos = torch.arange(0, t, dtype=torch.long, device=device)  # shape (t)
 
-        # forward the GPT model itself
-        tok_emb = self.tok_emb(idx)  # token embeddings of shape (b, t, n_embd)
-        pos_emb = self.pos_emb(pos)  # position embeddings of shape (t, n_embd)
+        # embeddings, blocks, final norm, head
+        tok_emb = self.tok_emb(idx)  # (b, t, n_embd)
+        pos_emb = self.pos_emb(pos)  # (t, n_embd)
         x = tok_emb + pos_emb
         for block in self.blocks:
             x = block(x)

@@ -85,7 +85,7 @@ def generate(model, idx, max_new_tokens, temperature=1.0, generator=None):
     out_device = idx.device
     idx = idx.to(param_device)
     for _ in range(max_new_tokens):
-        # if the sequence context is growing too long we must crop it at block_size
+        # keep at most block_size tokens of context
         idx_cond = idx if idx.size(1) <= model.context_length else idx[:, -model.context_length:]
         logits = model(idx_cond)
         logits = logits[:, -1, :] / temperature
