@@ -241,3 +241,19 @@ def test_gradescope_s_score_is_beside_the_regrade_s_and_the_report_lists_what_ch
     changed = changed[: changed.index("</table>")]
     assert changed.count("<tr>") == 2 and "<td>b</td><td>Bo</td>" in changed and "+2" in changed
     assert 'id="changed">1<' in html
+
+
+def test_the_command_names_an_output_it_could_not_write_in_one_line(tmp_path, monkeypatch):
+    from helpers import invoke
+    from lmgrade.regrade import run
+
+    def no_room(path, *args):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(run, "write_report", no_room)
+    monkeypatch.setenv("LMGRADE_SECRET", TEST_SECRET)
+    root = _class(tmp_path / "class", ("a",))
+    result = invoke("regrade", "ngram", root, "-o", tmp_path / "out" / "scores.csv", "--jobs", "1")
+    assert result.exit_code == 1 and "Traceback" not in result.output
+    assert "could not write" in result.output and "free space on the disk" in result.output
+    assert _rows(tmp_path / "out" / "scores.csv")["a"]["score"] == "100"
