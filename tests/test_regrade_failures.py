@@ -81,8 +81,15 @@ def _drop_privileges() -> None:
 def test_an_unreadable_file_or_folder_costs_its_own_row_as_a_user_without_root():
     """As root every file is readable: the command runs as an unprivileged user, as on an instructor's laptop."""
     root_user = os.geteuid() == 0
-    if root_user and subprocess.run(["true"], preexec_fn=_drop_privileges).returncode != 0:
-        pytest.skip("cannot drop to an unprivileged user here (setuid refused)")
+    if root_user:
+        try:
+            probe = subprocess.run(
+                [sys.executable, "-c", "import lmgrade.cli"], preexec_fn=_drop_privileges, capture_output=True
+            )
+        except subprocess.SubprocessError:
+            pytest.skip("cannot drop to an unprivileged user here (setuid refused)")
+        if probe.returncode != 0:
+            pytest.skip("an unprivileged user cannot run this Python and lmgrade (their folders are root's alone)")
     with tempfile.TemporaryDirectory(prefix="lmgrade-unreadable-") as tmp:  # pytest's own is root's alone
         _unreadable_class(Path(tmp), _drop_privileges if root_user else None)
 
