@@ -9,6 +9,8 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from sandbox_fixtures import sandbox_pool, submission_of
 
 from lmgrade import Case, CaseContext, Check, Tolerance
@@ -439,3 +441,49 @@ def test_a_verdict_after_one_round_counts_the_laps_of_one_round():
     assert verdict.passed, verdict.message
     short = judge_case(check, Case("x", {}), _laps(0.01), one_round, lambda nonce: [float(nonce)], "cpu")
     assert not short.passed and "finished 5 of 10 timed calls" in short.message
+
+
+# --- the laps a child reports, fuzzed: a verdict always, paid only where every lap is right
+
+_fingerprints = st.lists(st.floats(allow_nan=True, allow_infinity=True), min_size=1, max_size=3)
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    st.lists(st.tuples(st.integers(0, 20), _fingerprints), min_size=0, max_size=12),
+    st.lists(st.floats(1e-5, 1.0), min_size=1, max_size=10),
+)
+def test_a_verdict_on_any_laps_is_paid_only_where_every_lap_is_the_references(laps, seconds):
+    """The reference's fingerprint of nonce n is [n]; the child's laps may claim any fingerprints and times."""
+    student = Laps(seconds, laps)
+    verdict = judge_case(_check(), Case("x", {}), _laps(0.01), student, lambda nonce: [float(nonce)], "cpu")
+    every_lap_right = all(fp == [float(nonce)] for nonce, fp in laps)
+    assert isinstance(verdict.message, str)
+    assert not verdict.passed or (every_lap_right and len(laps) >= 10), (laps, verdict.message)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.binary(max_size=40) | st.builds(pack_tick, st.integers(0, 3), st.integers(-2, 2)), max_size=12))
+def test_the_timekeeper_takes_any_bytes_without_raising(chunks):
+    r, w = os.pipe()
+    try:
+        keeper = Timekeeper(4, w, [[5, 6], [7]])
+        for chunk in chunks:
+            keeper.feed(chunk)
+        assert len(keeper.laps) <= 4 and all(len(lap) == 4 for lap in keeper.laps)
+    finally:
+        os.close(r)
+        if not keeper.broken:
+            os.close(w)
+
+
+def test_a_hidden_timing_check_says_its_kind_of_failure_and_no_time():
+    from lmgrade.feedback import WRONG_HIDDEN
+    from lmgrade.timing_grading import TIME_HIDDEN, hidden
+
+    slow = _judge(_laps(0.035))
+    wrong = _judge(_laps(0.02, wrong=True))
+    passed = _judge(_laps(0.02))
+    assert hidden(slow).message == TIME_HIDDEN and "ms" not in TIME_HIDDEN
+    assert hidden(wrong).message == WRONG_HIDDEN
+    assert hidden(passed).passed and hidden(passed).message == ""
