@@ -57,3 +57,29 @@ def test_the_defences_line_says_what_was_in_force():
         "limits on cpu, no landlock (Landlock is not available), no network (own namespace), own user namespace"
     )
     assert describe_defences({}) == "no student code ran"
+
+
+def test_every_outcome_of_a_hidden_case_is_one_of_four_sentences_and_a_visible_one_says_more():
+    from lmgrade import Check, Tolerance
+    from lmgrade.feedback import HIDDEN_FAILURES, NOT_IMPLEMENTED, UNANSWERED_HIDDEN, WRONG_HIDDEN, outcome_verdict
+    from lmgrade.sandbox.pool import CaseOutcome
+
+    check = Check("c", "c", scenario=lambda m, a: a, make_cases=lambda ctx: [], tolerance=Tolerance(rtol=0, atol=0))
+    raised = {"type": "ZeroDivisionError", "message": "LEAK", "traceback": "", "file": "", "where": ""}
+    told = [
+        (CaseOutcome("ok", value=2.0), WRONG_HIDDEN),
+        (CaseOutcome("error", message="unreadable result: LEAK"), WRONG_HIDDEN),
+        (CaseOutcome("error", error={**raised, "type": "WireError"}), WRONG_HIDDEN),
+        (CaseOutcome("error", error={**raised, "type": "NotImplementedError"}), NOT_IMPLEMENTED),
+        (CaseOutcome("error", error=raised), UNANSWERED_HIDDEN),
+        (CaseOutcome("import_error", error=raised), UNANSWERED_HIDDEN),
+        (CaseOutcome("timeout", message="CPU time limit exceeded (7 s)\nlast output:\nLEAK"), UNANSWERED_HIDDEN),
+        (CaseOutcome("crashed", message="the process ended with exit status 42"), UNANSWERED_HIDDEN),
+        (CaseOutcome("not_run", message="not run: the check's time limit was used up"), UNANSWERED_HIDDEN),
+        (CaseOutcome("forbidden", value=["numpy.linalg.inv"]), HIDDEN_FAILURES[3]),
+    ]
+    for outcome, sentence in told:
+        assert outcome_verdict(check, Case("x", {}), 1.0, outcome, reveal=False).message == sentence, outcome
+    assert outcome_verdict(check, Case("x", {}), 1.0, CaseOutcome("ok", value=1.0), reveal=False).message == ""
+    visible = outcome_verdict(check, Case("x", {}), 1.0, CaseOutcome("error", error=raised), reveal=True)
+    assert "ZeroDivisionError: LEAK" in visible.message
