@@ -1028,7 +1028,14 @@ def selftest_command(assignment: str, settings: tuple[str, ...], jobs: int, subm
     type=click.Path(file_okay=False, path_type=Path),
     help="The folder to write the package into (new, or empty).",
 )
-def new_command(name: str, out_dir: Path) -> None:
+@click.option(
+    "--torch",
+    "with_torch",
+    is_flag=True,
+    help="A PyTorch assignment (modules with weights from the cases, a composed check, a timing check) "
+    "instead of the numpy one.",
+)
+def new_command(name: str, out_dir: Path, with_torch: bool) -> None:
     """Write a working external assignment package to start from (docs/authoring-kit.md)."""
     from .scaffold import ScaffoldError, check_name, words, write_package
 
@@ -1040,7 +1047,7 @@ def new_command(name: str, out_dir: Path) -> None:
     if taken:
         raise UserError(f"an assignment named {name!r} is installed already: choose another name")
     try:
-        written = write_package(name, out_dir)
+        written = write_package(name, out_dir, torch=with_torch)
     except ScaffoldError as exc:
         raise UserError(str(exc)) from None
     except OSError as exc:

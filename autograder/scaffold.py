@@ -16,6 +16,12 @@ the reviewed equivalent mutants, a correct submission in another style, and
 tests that call `lmgrade.selftest.run_selftest`): installed, it is listed and
 passes its own tests and ``lmgrade selftest NAME`` as it is.
 docs/authoring-kit.md walks through it.
+
+``lmgrade new NAME --torch`` writes from ``package_template_torch`` instead: RMSNorm and a residual MLP
+block in PyTorch, with modules built by the stub and loaded with the case's weights, float64 and float32
+cases, a composed check with the grader's stand-in, a timing check sized so that a loop over rows fails it
+clearly, a known mistake, its bug and the reviewed equivalent mutants; torch preloaded and its own RMSNorm
+forbidden.
 """
 
 from __future__ import annotations
@@ -25,6 +31,7 @@ import re
 from pathlib import Path
 
 TEMPLATE = Path(__file__).with_name("package_template")
+TORCH_TEMPLATE = Path(__file__).with_name("package_template_torch")
 SUFFIX = ".tmpl"
 NAME = re.compile(r"^[a-z][a-z0-9_]{0,39}$")
 
@@ -59,21 +66,23 @@ def _filled(text: str, replacements: dict[str, str]) -> str:
 DOTTED = {"gitignore": ".gitignore"}
 
 
-def template_files() -> list[Path]:
+def template_files(template: Path = TEMPLATE) -> list[Path]:
     """The template's files, in a stable order."""
-    return sorted(p for p in TEMPLATE.rglob(f"*{SUFFIX}") if "__pycache__" not in p.parts)
+    return sorted(p for p in template.rglob(f"*{SUFFIX}") if "__pycache__" not in p.parts)
 
 
-def write_package(name: str, out_dir: Path) -> list[Path]:
-    """Write the package of assignment `name` into `out_dir` (new, or empty); return the files written."""
+def write_package(name: str, out_dir: Path, *, torch: bool = False) -> list[Path]:
+    """Write the package of assignment `name` into `out_dir` (new, or empty); return the files written.
+    `torch`: the PyTorch template."""
     check_name(name)
+    template = TORCH_TEMPLATE if torch else TEMPLATE
     out_dir = Path(out_dir)
     if out_dir.exists() and (not out_dir.is_dir() or any(out_dir.iterdir())):
         raise ScaffoldError(f"{out_dir} already exists and is not an empty folder: nothing was written")
     replacements = words(name)
     planned = []
-    for source in template_files():
-        relative = source.relative_to(TEMPLATE).as_posix()[: -len(SUFFIX)]
+    for source in template_files(template):
+        relative = source.relative_to(template).as_posix()[: -len(SUFFIX)]
         relative = DOTTED.get(relative, relative)
         text = _filled(source.read_text(encoding="utf-8"), replacements)
         planned.append((out_dir / _filled(relative, replacements), text))
