@@ -39,6 +39,16 @@ RESULT_FD = 3
 PRIVATE_FOLDERS = ("tmp", "home/.cache", "home/.config")
 
 
+def _close_all_but(kept: set[int]) -> None:
+    """Close every descriptor of this process but `kept`."""
+    low = 0
+    for fd in sorted(kept):
+        if fd > low:  # never an empty range: os.closerange(n, n) may close everything from n up
+            os.closerange(low, fd)
+        low = fd + 1
+    os.closerange(low, 1 << 16)
+
+
 def send(kind: int, index: int, payload: bytes = b"") -> None:
     write_all(RESULT_FD, pack_frame(kind, index, payload))
 
@@ -179,35 +189,27 @@ def run(
             signal.signal(sig, signal.SIG_DFL)
         # A write past the file-size limit should raise, not kill silently.
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
-        devnull = os.open(os.devnull, os.O_RDONLY)
-        os.dup2(devnull, 0)
-        os.dup2(output_fd, 1)
-        os.dup2(output_fd, 2)
-        os.dup2(result_fd, RESULT_FD)
+        # Each descriptor the child keeps goes to its fixed number. Out of the way first (above every fixed
+        # number): a source may already hold another's target, and the ruleset's number must stay its own.
+        def aside(fd: int) -> int:
+            return fcntl.fcntl(fd, fcntl.F_DUPFD, 64)
+
+        devnull = aside(os.open(os.devnull, os.O_RDONLY))
+        output_fd, result_fd = aside(output_fd), aside(result_fd)
+        reading = aside(reading) if reading is not None else None
+        wanted = {0: devnull, 1: output_fd, 2: output_fd, RESULT_FD: result_fd}
         if tick_fds is not None:
-            os.dup2(tick_fds[0], stopwatch.TICK_FD)
-            os.dup2(tick_fds[1], stopwatch.NONCE_FD)
+            wanted.update({stopwatch.TICK_FD: aside(tick_fds[0]), stopwatch.NONCE_FD: aside(tick_fds[1])})
             stopwatch.enabled = True
         if question_fds is not None:  # a stand-in run: its calls are asked of the supervisor
-            # Out of the way first: either may already hold the other's number (closed below, with the rest).
-            asked, answered = (fcntl.fcntl(fd, fcntl.F_DUPFD, 64) for fd in question_fds)
-            os.dup2(asked, stand_in_channel.QUESTION_FD)
-            os.dup2(answered, stand_in_channel.ANSWER_FD)
+            asked, answered = aside(question_fds[0]), aside(question_fds[1])
+            wanted.update({stand_in_channel.QUESTION_FD: asked, stand_in_channel.ANSWER_FD: answered})
             stand_in_channel.enabled = True
-        # Every descriptor but ours, and the reading ruleset (`landlock.reading_ruleset`) until it is applied.
-        first_free = (
-            max(
-                RESULT_FD,
-                stopwatch.NONCE_FD if tick_fds else 0,
-                stand_in_channel.ANSWER_FD if question_fds else 0,
-            )
-            + 1
-        )
-        if reading is None:
-            os.closerange(first_free, 1 << 16)
-        else:
-            os.closerange(first_free, reading)
-            os.closerange(reading + 1, 1 << 16)
+        for target, source in wanted.items():
+            os.dup2(source, target)
+        # Every descriptor but these, and the reading ruleset (`landlock.reading_ruleset`) until it is applied:
+        # none of the supervisor's (its pipe to the grading process among them) stays open in the child.
+        _close_all_but({*wanted, *([reading] if reading is not None else [])})
         submission = workdir / "submission"
         os.chdir(submission)
         kept = {k: os.environ[k] for k in SAFE_ENV_KEYS if k in os.environ}
