@@ -152,6 +152,10 @@ class CaseVerdict:
     """Whether the case earns its share of the check's points."""
     message: str = ""
     """What the student is told about the case: where and by how much it is off (nothing for a pass)."""
+    property_held: bool = False
+    """A property check's case that failed on its answer alone: the property was seen to hold beside a
+    wrong answer. Where a failed component explains that answer, the grader's stand-in may pay the case
+    (`lmgrade.composition`)."""
 
 
 @dataclass(frozen=True)
@@ -395,6 +399,7 @@ class Check:
         return CaseVerdict(
             False,
             f"the property holds, but the call's own answer is wrong, so the property earns nothing here: {answer}",
+            property_held=True,
         )
 
 

@@ -73,7 +73,9 @@ def stand_in_names(check: Check, failed: list[Check]) -> tuple[str, ...] | None:
     the code whose property it asks, so a stand-in answers only for what that code calls (the
     cells' sigmoid, for a property of the stacked RNN), never for the code itself.
     """
-    if not failed or check.timing is not None or not check.grades:
+    # A property check grades no name of its own: each case asks the property of whatever it calls, and
+    # a case whose own call the stand-in would answer is never paid by it (`stand_in.called_directly`).
+    if not failed or check.timing is not None or not (check.grades or check.property_check):
         return None
     if any(not c.grades or not c.stands_in for c in failed):
         return None
@@ -94,6 +96,20 @@ def _overlap(a: str, b: str) -> bool:
     return a == b or a.startswith(b + ".") or b.startswith(a + ".")
 
 
+def property_note(failed: list[Check], rescued: list[int]) -> str:
+    """The first line of a property check whose stand-in run paid some of its cases (numbered from 1)."""
+    named = _and([subject(c) for c in failed])
+    seen = _and([c.name for c in failed])
+    cases = _and([str(i) for i in rescued])
+    plural = "s" if len(rescued) > 1 else ""
+    return (
+        f"Case{plural} {cases} pass{'' if plural else 'es'} once {named} is fixed: {named} differs (see {seen}). "
+        f"There your code's property held but its answer was wrong, and with the grader's {named} in place of "
+        f"yours the answer is right and the property holds, so {'they earn their' if plural else 'it earns its'} "
+        f"points here. With your own {named}, this check saw:"
+    )
+
+
 def note(check: Check, failed: list[Check]) -> str:
     """The first line of a composed check that its stand-in run paid."""
     named = _and([subject(c) for c in failed])
@@ -102,6 +118,17 @@ def note(check: Check, failed: list[Check]) -> str:
         f"Passes once {named} is fixed: {named} differs (see {seen}), and with the grader's {named} in "
         f"place of yours every case of this check passes, so it earns its points here. With your own "
         f"{named}, this check saw:"
+    )
+
+
+def local_note(failed: list[Check]) -> str:
+    """What a local run says of a composed check that the course's autograder may pay with its stand-ins."""
+    named = _and([subject(c) for c in failed])
+    seen = _and([c.name for c in failed])
+    return (
+        f"This check runs your {named}, which fails its own check ({seen}). The course's autograder also runs "
+        f"this check with its own {named} in place of yours and pays it where every case then passes; this "
+        f"copy of the checks cannot, so the course's verdict on this check may be higher than this one."
     )
 
 

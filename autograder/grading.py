@@ -322,6 +322,7 @@ class Grader:
             mistake=mistake,
             expected=list(expected),
             answers=[o.value if o.kind == "ok" else None for o in run.outcomes],
+            printed=printed,
             not_implemented_in=composition.not_implemented_in(
                 [o.error for o in run.outcomes], read_sources(submission, self.assignment.spec.files), frames
             )
@@ -370,6 +371,11 @@ class Grader:
         if names and raised is not None and not any(stand_in.replaces(names, f) for f in raised):
             return verdict
         tables = self.stand_in_tables(check, names) if names else None
+        if names and tables is None and self.oracle.reference_folder is None:
+            # A student's bundle holds no record of these components on these cases (too many calls to ship):
+            # the course's autograder has one, and may pay this check where this run cannot.
+            verdict.output += "\n" + composition.local_note(failed)
+            return verdict
         # Named and replaced: the failed components the reference itself calls on these cases (its record
         # holds their calls); a component the check never runs is not blamed, and none called, no run.
         called = [c for c in failed if tables and stand_in.made(tables, c.grades)]
@@ -381,10 +387,49 @@ class Grader:
         except HarnessError:  # a record too large to send: no stand-in, the check keeps its own verdict
             return verdict
         reveal = check.visibility == "visible"
+        if check.property_check:
+            return self._property_rescued(verdict, called, names, tables, expected, run)
         if all(outcome_verdict(check, c, e, o, reveal).passed for c, e, o in zip(cases, expected, run.outcomes)):
-            verdict.score = check.points
-            verdict.output = composition.note(check, called) + "\n" + verdict.output
+            # Its own answers were the failed components' doing: a known mistake they match is the
+            # components' to name (on their own checks), never this check's.
+            own = summarize(verdict.cases, reveal, None) + ("\n" + verdict.printed if verdict.printed else "")
+            verdict.score, verdict.mistake = check.points, None
+            verdict.output = composition.note(check, called) + "\n" + own
             verdict.stood_in = tuple(c.name for c in called)
+        return verdict
+
+    @staticmethod
+    def _property_rescued(verdict: Verdict, called: list[Check], names: tuple, tables: list, expected: list, run):
+        """A property check's cases paid by its stand-in run, case by case: where the submission's own run
+        showed the property holding beside a wrong answer, and the stand-in run, which answered only calls
+        the submission's own code made (never the case's own call), gives the right answer with the
+        property holding. A case that raised, broke the property or that the stand-in answered whole earns
+        nothing more."""
+        check = verdict.check
+        reveal = check.visibility == "visible"
+        rescued = []
+        for i, ((case, mine), exp, answer, table, outcome) in enumerate(
+            zip(verdict.cases, expected, verdict.answers, tables, run.outcomes)
+        ):
+            if mine.passed or answer is None or stand_in.called_directly(table, names):
+                continue
+            # The submission's own run saw the property hold beside a wrong answer (its judge says so; judged
+            # here whole, as a hidden check's feedback does not say).
+            if not outcome_verdict(check, case, exp, CaseOutcome("ok", value=answer), True).property_held:
+                continue
+            if outcome_verdict(check, case, exp, outcome, reveal).passed:
+                rescued.append(i)
+        if not rescued:
+            return verdict
+        passed = sum(v.passed for _, v in verdict.cases) + len(rescued)
+        verdict.score = check.points * passed / len(verdict.cases)
+        if passed == len(verdict.cases):  # every failure was the components' doing
+            verdict.mistake = None
+            own = summarize(verdict.cases, reveal, None) + ("\n" + verdict.printed if verdict.printed else "")
+        else:
+            own = verdict.output
+        verdict.output = composition.property_note(called, [i + 1 for i in rescued]) + "\n" + own
+        verdict.stood_in = tuple(c.name for c in called)
         return verdict
 
     def _stand_in_run(self, check: Check, submission: Path, cases: list[Case], names: tuple, tables: list):

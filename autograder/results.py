@@ -42,6 +42,7 @@ class Verdict:
     stood_in: tuple[str, ...] = ()
     # Where every case raised NotImplementedError, the functions that raised it (None: not so).
     not_implemented_in: tuple[str, ...] | None = None
+    printed: str = ""  # what the feedback says of the submission's own prints, after its cases
 
     @property
     def max_score(self) -> float:

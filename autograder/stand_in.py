@@ -30,6 +30,8 @@ from __future__ import annotations
 import contextlib
 import copy
 import importlib
+import os
+import sys
 import threading
 from typing import Any
 
@@ -42,7 +44,18 @@ from .recorded_calls import PARAMS, Inexact, NoRecordedCall, exact_key, material
 from .sandbox.stand_in_channel import ask
 from .scenario_call import call_scenario
 
-__all__ = ["NoRecordedCall", "TooManyCalls", "made", "only", "record", "replaces", "replay", "shapes", "REPLAY"]
+__all__ = [
+    "NoRecordedCall",
+    "TooManyCalls",
+    "called_directly",
+    "made",
+    "only",
+    "record",
+    "replaces",
+    "replay",
+    "shapes",
+    "REPLAY",
+]
 
 # A run records at most this many calls of its stand-ins; more, and the check has no stand-in run.
 MAX_RECORDED_CALLS = 20000
@@ -75,8 +88,17 @@ class _Bounded(list):
 class Recorder:
     """The calls of the stand-in names in one scenario run of the reference."""
 
-    def __init__(self, most: int = MAX_RECORDED_CALLS):
+    def __init__(self, most: int = MAX_RECORDED_CALLS, reference_files: frozenset[str] = frozenset()):
         self.calls: list[dict] = _Bounded(most)
+        self.reference_files = reference_files
+
+    def direct(self, frame) -> bool:
+        """Whether the call whose recorder runs in `frame` was made by the scenario itself, not by the
+        reference's own code: the first caller outside the recorders and torch's module machinery is not
+        a reference file. A stand-in answering such a call answers for the whole case's call."""
+        while frame is not None and _machinery(frame.f_code.co_filename):
+            frame = frame.f_back
+        return frame is not None and frame.f_code.co_filename not in self.reference_files
 
     def wrap(self, name: str, function, *, skip_self: bool = False):
         """`function` recording its calls as `name`; with `skip_self`, a method whose object's state is
@@ -97,6 +119,8 @@ class Recorder:
         """One call of `function` (a method of `owner`, or a function where it is None), recorded."""
         called = args if owner is None else (owner, *args)
         entry = {"name": name, "before": snapshot((list(args), kwargs))}
+        if self.direct(sys._getframe(1)):
+            entry["direct"] = True
         self.calls.append(entry)
         try:
             result = function(*called, **kwargs)
@@ -119,6 +143,14 @@ def _class_methods(cls: type) -> dict[str, Any]:
     return out
 
 
+_RECORDERS = (__file__, stand_in_torch.__file__)
+
+
+def _machinery(filename: str) -> bool:
+    """A frame of the recorders or of torch's module calls, between a call and its caller."""
+    return filename in _RECORDERS or f"{os.sep}torch{os.sep}nn{os.sep}modules{os.sep}" in filename
+
+
 def install_recorders(modules: dict, names: tuple[str, ...], recorder: Recorder) -> None:
     """Wrap `names` ("file stem.Name") in fresh copies of the reference modules to record their calls."""
     for name in names:
@@ -130,7 +162,7 @@ def install_recorders(modules: dict, names: tuple[str, ...], recorder: Recorder)
             continue
         original = getattr(modules[stem], attr)
         if stand_in_torch.is_module_class(original):
-            stand_in_torch.install_recorders(original, attr, recorder.calls)
+            stand_in_torch.install_recorders(original, attr, recorder.calls, recorder.direct)
             continue
         if isinstance(original, type):
             for method, function in _class_methods(original).items():
@@ -157,7 +189,8 @@ def _after(entry: dict, after: Any) -> None:
 def record(scenario, fresh_modules: dict, names: tuple[str, ...], args: Any, most: int = MAX_RECORDED_CALLS) -> list:
     """The calls of `names` when `scenario` runs on `fresh_modules` (a copy of the reference) with `args`
     (TooManyCalls past `most` of them)."""
-    recorder = Recorder(most)
+    files = frozenset(getattr(m, "__file__", None) for m in fresh_modules.values()) - {None}
+    recorder = Recorder(most, files)
     install_recorders(fresh_modules, names, recorder)
     # The calls a submission's first run makes, which leaves out the expected value's own part and the
     # explanation of a wrong answer (a stand-in's run is never explained: only its verdict is kept).
@@ -221,6 +254,12 @@ def replaces(names: tuple[str, ...], function: str) -> bool:
     ("Name", "Class.method", "Class.method.inner"): a recorded call's name, or where a stub raised."""
     attrs = [name.partition(".")[2] for name in names]
     return bool(function) and any(function == a or function.startswith(a + ".") for a in attrs)
+
+
+def called_directly(table: list[dict], names: tuple[str, ...]) -> bool:
+    """Whether the scenario itself called any of `names` in this record (not the reference's code): a
+    stand-in of them answers the case's own call, and the case shows nothing of the submission's."""
+    return any(call.get("direct") for call in only(table, names) if call["name"] != PARAMS)
 
 
 def made(tables: list[list[dict]], names: tuple[str, ...]) -> bool:

@@ -78,13 +78,16 @@ def _vjp(module, forward, inputs: list, params: dict, g) -> list:
     return [None if gr is None else snapshot(gr) for gr in grads]
 
 
-def install_recorders(cls: type, attr: str, calls: list) -> None:
-    """Record `cls`'s constructions and forwards into `calls` (a fresh copy of the reference's class)."""
+def install_recorders(cls: type, attr: str, calls: list, direct=lambda frame: False) -> None:
+    """Record `cls`'s constructions and forwards into `calls` (a fresh copy of the reference's class);
+    `direct(frame)` tells a call the scenario made itself (`stand_in.Recorder.direct`)."""
     torch = _torch()
     init, forward = cls.__init__, cls.forward
 
     def recording_init(self, *args, **kwargs):
         entry = {"name": f"{attr}.__init__", "before": snapshot((list(args), kwargs))}
+        if direct(sys._getframe(1)):
+            entry["direct"] = True
         rng_before = snapshot(torch.get_rng_state())
         init(self, *args, **kwargs)
         if type(self) is cls:  # a subclass's construction is its own
@@ -97,6 +100,8 @@ def install_recorders(cls: type, attr: str, calls: list) -> None:
         params = dict(self.named_parameters())
         kept = keep_params(calls, list(params.values()))
         entry = {"name": f"{attr}.forward", "before": snapshot((list(inputs), {PARAMS: kept})), "vjps": []}
+        if direct(sys._getframe(1)):
+            entry["direct"] = True
         y = forward(self, *inputs)
         entry["result"] = snapshot(y)
         calls.append(entry)

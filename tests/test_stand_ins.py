@@ -115,7 +115,9 @@ def test_a_stand_in_never_answers_for_what_the_composed_check_grades():
     # A property of the code it grades: a stand-in may answer for what it calls, never for that code.
     assert composition.stand_in_names(check("p", ("x.y",), property_check=True), [pad]) == ("ngram.pad",)
     assert composition.stand_in_names(check("p", ("ngram.pad",), property_check=True), [pad]) is None
-    assert composition.stand_in_names(check("p", property_check=True), [pad]) is None
+    # One that names no code of its own: each of its cases is paid by a stand-in run only where the stand-in
+    # answered none of the case's own calls (`test_a_property_is_paid_where_a_stand_in_answered_only_inner_calls`).
+    assert composition.stand_in_names(check("p", property_check=True), [pad]) == ("ngram.pad",)
     assert composition.stand_in_names(check("c", ("ngram.count_ngrams",)), [pad, check("free")]) is None
 
 
@@ -272,3 +274,40 @@ def test_fixed_entropy_is_the_recording_threads_own_and_numpy_is_restored_after_
             made(np.random.SeedSequence(stand_in.FIXED_ENTROPY).spawn(2)[1]).random(3),
         )
     assert np.random.default_rng is made
+
+
+ADD_K_OFF_BY_ONE = ("(c_ctx + self.k * len(self.vocab))", "(c_ctx + self.k * (len(self.vocab) - 1))")
+
+
+def test_a_property_is_paid_where_a_stand_in_answered_only_inner_calls(ngram, ngram_grader, tmp_path):
+    """prob's add-k denominator is one too small. no_mutation's cases that call logprob and perplexity (which
+    call prob) saw the property hold beside a wrong answer, and with the grader's prob their answers are
+    right: paid. Its case that calls prob itself is not: a stand-in answering the call the case is about
+    shows nothing of the submission's."""
+    folder = _bug(ngram, tmp_path, extra=[ADD_K_OFF_BY_ONE])
+    checks = {"pad", "count_ngrams", "fit", "prob_mle", "prob_add_k", "logprob", "perplexity", "sample"}
+    verdicts = by_name(ngram_grader.grade(folder, only=checks | {"no_mutation"}))
+    assert verdicts["prob_add_k"].score == 0
+    no_mutation = verdicts["no_mutation"]
+    labels = [case.label for case, _ in no_mutation.cases]
+    own = [v.passed for _, v in no_mutation.cases]
+    paid = round(no_mutation.score / no_mutation.max_score * len(labels))
+    direct = [i for i, label in enumerate(labels) if label.startswith("prob ")]
+    inner = [i for i, label in enumerate(labels) if label.startswith(("logprob ", "perplexity "))]
+    assert direct and inner and not any(own[i] for i in direct + inner)
+    assert paid == sum(own) + len(inner)
+    assert no_mutation.stood_in == ("prob_add_k",)
+    numbers = [str(i + 1) for i in inner]
+    assert no_mutation.output.startswith(f"Cases {' and '.join(numbers)} pass once prob is fixed")
+
+
+def test_a_rescued_composed_check_names_no_mistake_of_its_own_answers(ngram, ngram_grader, tmp_path):
+    """The same bug makes logprob's own answers look like "UNK is not added to the vocabulary" (the vocabulary
+    one short): logprob is paid by its stand-in run, and that mistake is its component's, not logprob's."""
+    folder = _bug(ngram, tmp_path, extra=[ADD_K_OFF_BY_ONE])
+    verdicts = by_name(
+        ngram_grader.grade(folder, only={"pad", "count_ngrams", "fit", "prob_mle", "prob_add_k", "logprob"})
+    )
+    logprob = verdicts["logprob"]
+    assert logprob.passed and logprob.stood_in == ("prob_add_k",)
+    assert logprob.mistake is None and "known mistake" not in logprob.output

@@ -103,6 +103,8 @@ def judge_causality(check, case, expected, got, *, reveal: bool) -> CaseVerdict:
     answer = compare(expected["answer"], base, check.tolerance_of(case), reveal=reveal)
     if answer is not None:
         return CaseVerdict(
-            False, f"{said}, but the logits themselves are wrong, so the property earns nothing here: {answer}"
+            False,
+            f"{said}, but the logits themselves are wrong, so the property earns nothing here: {answer}",
+            property_held=True,
         )
     return CaseVerdict(True, said)
