@@ -45,8 +45,9 @@ def outcome_verdict(
     Hidden (`reveal` False): a passed case says nothing, a failed one its kind of failure alone (`hidden_failure`).
     """
     if not reveal:
-        if outcome.kind == "ok" and _judged(check, case, expected, outcome.value, False, dead).passed:
-            return CaseVerdict(True)
+        if outcome.kind == "ok":  # the judge's own facts kept (passed, ...), its words replaced
+            judged = _judged(check, case, expected, outcome.value, False, dead)
+            return replace(judged, message="" if judged.passed else hidden_failure(outcome))
         return CaseVerdict(False, hidden_failure(outcome))
     if outcome.kind == "ok":
         return _judged(check, case, expected, outcome.value, reveal, dead)
