@@ -23,7 +23,7 @@ from .oracle import Oracle, RecordedMistakeRaised
 from .sandbox.limits import Limits
 from .sandbox.pool import CaseOutcome
 from .scenario_call import binding_error
-from .seeds import check_rng
+from .seeds import case_secret, check_rng
 
 # The store's entry of the reference's time on a check's cases, apart from its (larger) values.
 SECONDS = "reference seconds"
@@ -37,8 +37,9 @@ class Raised:
 
 
 def draw_cases(check: Check, assignment: str, variant: dict, secret: str) -> list[Case]:
-    """The check's cases, drawn from its seed: the same secret always gives the same cases."""
-    rng = check_rng(secret, assignment, check.name)
+    """The check's cases, drawn from its seed: the same secret always gives the same cases, and a visible
+    check's are the public ones whatever the secret (`seeds.case_secret`)."""
+    rng = check_rng(case_secret(check.visibility, secret), assignment, check.name)
     cases = check.make_cases(CaseContext(rng=rng, variant=variant, device=check.device))
     for number, case in enumerate(cases, 1):
         why = binding_error(check.scenario, case.args)

@@ -1,10 +1,16 @@
 """Deterministic, unpredictable seeds for the inputs of every check.
 
 A check's inputs come from a seed derived from the assignment, the check and
-a course secret. The same submission therefore gets the same score every
-time, and without the secret the hidden inputs cannot be precomputed.
+a secret. The same submission therefore gets the same score every time, and
+without the course secret the hidden inputs cannot be precomputed.
 Students' local runs use the public default; instructors set
 ``LMGRADE_SECRET`` (the Gradescope bundle bakes it in).
+
+A visible check's cases are drawn from the public default whatever the
+course secret (`case_secret`): Gradescope shows their inputs and expected
+values, and a student's `check --case CHECK:N` must show the very case
+Gradescope numbered N, which no student could draw from a secret they lack.
+Every other check follows the course secret (or a student's own seed).
 """
 
 from __future__ import annotations
@@ -43,6 +49,12 @@ def derive_seed(secret: str, *parts: str) -> int:
     for part in parts:
         h.update(b"\0" + part.encode())
     return int.from_bytes(h.digest()[:16], "big")
+
+
+def case_secret(visibility: str, secret: str) -> str:
+    """The secret a check of `visibility` draws its cases from in a grading with `secret`: the public default
+    for a visible check (students draw the same public cases), `secret` for every other."""
+    return PUBLIC_SECRET if visibility == "visible" else secret
 
 
 def check_rng(secret: str, assignment: str, check: str) -> np.random.Generator:

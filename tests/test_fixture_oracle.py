@@ -61,8 +61,10 @@ def test_cases_drawn_otherwise_are_refused(recorded):
     fixtures, assignment, variant, _ = recorded
     oracle = RecordedReference(fixtures, variant)
     check = next(c for c in visible_checks(assignment) if c.name == "perplexity")
+    # A visible check draws the public cases under any secret: drawn as a hidden check's, from another secret.
+    hidden_alike = dataclasses.replace(check, visibility="hidden")
     with pytest.raises(FixtureError, match="not the case recorded"):
-        oracle.expected(check, draw_cases(check, assignment.name, variant, TEST_SECRET))
+        oracle.expected(check, draw_cases(hidden_alike, assignment.name, variant, TEST_SECRET))
     with pytest.raises(FixtureError, match="cases, but"):
         oracle.expected(check, draw_cases(check, assignment.name, variant, PUBLIC_SECRET)[:-1])
 
