@@ -121,6 +121,29 @@ def note(check: Check, failed: list[Check]) -> str:
     )
 
 
+def mistake_reason(component: Check, mistake) -> str:
+    """Why a case is explained by a component's known mistake: its explanation and where it was named."""
+    return f"{subject(component)}: {mistake.explanation} (see {component.name})"
+
+
+def mistake_note(component: Check, mistake) -> str:
+    """The first line of a composed check whose answers are exactly what a component's known mistake gives."""
+    named = subject(component)
+    return (
+        f"Passes once {named} is fixed: {mistake.explanation} (see {component.name}), and every answer of this "
+        f"check is exactly what that mistake gives on its cases, so the rest of your code does its part right "
+        f"and this check earns its points here. With your own {named}, this check saw:"
+    )
+
+
+def case_mistake_note(number: int, reason: str) -> str:
+    """A property check's case paid where its answer is exactly what a component's known mistake gives."""
+    return (
+        f"Case {number} passes once this is fixed: {reason}. The property held, and the answer is exactly what "
+        f"that mistake gives, so it earns its points here."
+    )
+
+
 def local_note(failed: list[Check]) -> str:
     """What a local run says of a composed check that the course's autograder may pay with its stand-ins."""
     named = _and([subject(c) for c in failed])

@@ -9,6 +9,7 @@ mistakes' answers name the known mistake a failed check matches.
 
 from __future__ import annotations
 
+import re
 import sys
 import threading
 import time
@@ -31,9 +32,20 @@ SECONDS = "reference seconds"
 
 @dataclass(frozen=True)
 class Raised:
-    """What a mistake "returns" on a case where making it raises: the exception's type ("" where unknown)."""
+    """What a mistake "returns" on a case where making it raises: the exception's type ("" where unknown) and
+    its message: one type (torch's RuntimeError) covers many causes, and only the message tells them apart."""
 
     kind: str = ""
+    message: str = ""
+
+
+def same_message(a: str, b: str) -> bool:
+    """Whether two exceptions' messages say the same thing: equal but for white space and object addresses."""
+
+    def plain(text: str) -> str:
+        return " ".join(re.sub(r"0x[0-9a-fA-F]+", "0x", text).split())
+
+    return bool(a) and plain(a) == plain(b)
 
 
 def draw_cases(check: Check, assignment: str, variant: dict, secret: str) -> list[Case]:
@@ -173,11 +185,15 @@ class ExpectedValues:
         key = (check.name, mistake)
         with self._lock:
             if key not in self._mistaken:
-                stored_key = self._stored_key(check, cases, f"mistake {mistake.name} {mistake.edits!r}")
+                # (what a mistake raised is kept with its message)
+                stored_key = self._stored_key(check, cases, f"mistake {mistake.name} {mistake.edits!r} messages")
                 stored = self.store.get(stored_key) if stored_key is not None else None
                 if isinstance(stored, list) and len(stored) == len(cases):
                     answers = [
-                        Raised(str(a.get("raised", ""))) if a.get("crashed") else a.get("answer") for a in stored
+                        Raised(str(a.get("raised", "")), str(a.get("message", "")))
+                        if a.get("crashed")
+                        else a.get("answer")
+                        for a in stored
                     ]
                 else:
                     answers = [self._mistaken_answer(check, case, mistake) for case in cases]
@@ -185,7 +201,9 @@ class ExpectedValues:
                         self.store.put(
                             stored_key,
                             [
-                                {"crashed": True, "raised": a.kind} if isinstance(a, Raised) else {"answer": a}
+                                {"crashed": True, "raised": a.kind, "message": a.message}
+                                if isinstance(a, Raised)
+                                else {"answer": a}
                                 for a in answers
                             ],
                         )
@@ -196,9 +214,10 @@ class ExpectedValues:
         try:
             return self.oracle.mistaken(check, case, mistake)
         except RecordedMistakeRaised as exc:  # the fixtures keep "Type: message"
-            return Raised(str(exc).partition(":")[0].strip())
+            kind, _, message = str(exc).partition(":")
+            return Raised(kind.strip(), message.strip())
         except Exception as exc:
-            return Raised(type(exc).__name__)
+            return Raised(type(exc).__name__, str(exc)[:2000])
 
     def diagnose(self, check: Check, cases: list[Case], outcomes: list[CaseOutcome]) -> Mistake | None:
         """The first known mistake that explains every answer the submission gave.
@@ -210,11 +229,17 @@ class ExpectedValues:
         unless it raises, on every case where the submission raised, the very
         exception the submission raised (a division by zero for an unseen context),
         where the reference answers, and the submission answered some case too.
+        The very exception: its type and its message, for one type covers many causes
+        (every shape error of torch is a RuntimeError).
         """
         answered = [i for i, o in enumerate(outcomes) if o.kind == "ok"]
         if not answered:  # nothing to explain (an untouched stub): no mistake's answers are computed for it
             return None
-        raised = {i: str((o.error or {}).get("type", "")) for i, o in enumerate(outcomes) if o.kind == "error"}
+        raised = {
+            i: (str((o.error or {}).get("type", "")), str((o.error or {}).get("message", "")))
+            for i, o in enumerate(outcomes)
+            if o.kind == "error"
+        }
         right = self._expected[check.name][1] if check.name in self._expected else None
         tolerances = [check.tolerance_of(cases[i]) for i in answered]
         # One mistake first; only where none explains the answers, every two together (`pairs`).
@@ -230,8 +255,11 @@ class ExpectedValues:
                 mistaken, [check.summarized(cases[i], right[i]) for i in answered], tolerances
             )
             raises_alike = bool(raised) and all(
-                isinstance(answers[i], Raised) and answers[i].kind and answers[i].kind == kind
-                for i, kind in raised.items()
+                isinstance(answers[i], Raised)
+                and answers[i].kind
+                and answers[i].kind == kind
+                and same_message(answers[i].message, message)
+                for i, (kind, message) in raised.items()
             )
             if shows or raises_alike:
                 return mistake

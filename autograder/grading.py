@@ -25,7 +25,7 @@ from . import atomic, composition, forbidden, stand_in, timing_grading, wire
 from .assignment import Assignment
 from .assignment_plugin import package_folder
 from .checks import Case, Check, Mistake
-from .expected import ExpectedValues
+from .expected import ExpectedValues, Raised
 from .expected_store import ExpectedStore
 from .explanations import needs_explaining
 from .feedback import describe_output, forbidden_message, frames, outcome_verdict, summarize
@@ -53,6 +53,15 @@ class CaseRun:
     expected: Any
     outcome: CaseOutcome
     mistake: Mistake | None  # the known mistake the answer matches
+
+
+def _answers_alike(check: Check, case: Case, mistaken: Any, own: Any) -> bool:
+    """Whether the submission's answer on `case` is what a known mistake answers there, as the check judges
+    answers. A judge that cannot read the mistake's answer as an expected value (a sampler's table) says no."""
+    try:
+        return outcome_verdict(check, case, mistaken, CaseOutcome("ok", value=own), True).passed
+    except Exception:
+        return False
 
 
 class Grader:
@@ -351,76 +360,117 @@ class Grader:
         """Whether `check` cannot run at all: a file of its is missing from the submission or fails to import."""
         return imports.broken in check.files or not all((submission / f).is_file() for f in check.files)
 
-    def with_stand_ins(self, verdict: Verdict, failed: list[Check], submission: Path) -> Verdict:
-        """A failed check whose components `failed` too, paid where its stand-in run passes (`stand_in`).
+    def with_stand_ins(
+        self, verdict: Verdict, failed: list[Check], submission: Path, named: dict[str, Mistake] | None = None
+    ) -> Verdict:
+        """A failed check whose components `failed` too, paid where what it was seen to do shows its own code
+        right: its stand-in run passes (`stand_in`), or else its answers are exactly those that the known
+        mistake named on a failed component (`named`: check name -> mistake) gives on the same cases.
 
-        Its cases run again with the failed components replaced by replayers of what the reference's
-        components did on the same cases. Where every case passes, the check earns its points and says
-        which component to fix; otherwise it keeps the verdict of its own answers, and nothing of the
-        stand-in run (values, prints, exceptions) reaches the student.
+        The stand-in run: its cases run again with the failed components replaced by the grader's, which
+        answers each call the child makes from what the reference's components did on the same cases. A
+        property check is paid case by case. Otherwise the check keeps the verdict of its own answers, and
+        nothing of the stand-in run (values, prints, exceptions) reaches the student.
         """
+        check = verdict.check
+        rescued: dict[int, str] = {}  # a property check's cases paid, and by what ("": the stand-in run)
+        called = self._stand_in_rescue(verdict, failed, submission, rescued)
+        if verdict.passed or called is None:
+            return verdict
+        cases = self.cases(check)
+        # The known mistakes named on the failed components, each tried on this check's own cases.
+        for component in failed:
+            mistake = (named or {}).get(component.name)
+            if mistake is None:
+                continue
+            answers = self.expected.mistake_answers(check, cases, mistake)
+            matched = [
+                i
+                for i, (case, answer, own) in enumerate(zip(cases, answers, verdict.answers))
+                if own is not None and not isinstance(answer, Raised) and _answers_alike(check, case, answer, own)
+            ]
+            if check.property_check:
+                for i in matched:
+                    if not verdict.cases[i][1].passed and i not in rescued and self._property_held(verdict, i):
+                        rescued[i] = composition.mistake_reason(component, mistake)
+            elif len(matched) == len(cases):
+                self._paid(verdict, composition.mistake_note(component, mistake), (component.name,))
+                return verdict
+        if rescued:
+            self._pay_cases(verdict, rescued, called)
+        return verdict
+
+    def _paid(self, verdict: Verdict, note: str, stood_in: tuple[str, ...]) -> None:
+        """A composed check paid in full: its own answers were its failed components' doing, so a known mistake
+        they match is the components' to name (on their own checks), never this check's."""
+        reveal = verdict.check.visibility == "visible"
+        own = summarize(verdict.cases, reveal, None) + ("\n" + verdict.printed if verdict.printed else "")
+        verdict.score, verdict.mistake = verdict.check.points, None
+        verdict.output = note + "\n" + own
+        verdict.stood_in = stood_in
+
+    def _stand_in_rescue(
+        self, verdict: Verdict, failed: list[Check], submission: Path, rescued: dict[int, str]
+    ) -> list[Check] | None:
+        """The stand-in run: pays `verdict` where it passes (a property check's cases go into `rescued`).
+        Returns the failed components it replaced (none where no run could be made), or None where nothing
+        more is to be tried (every case stopped at a stub's own NotImplementedError; a local run without the
+        record)."""
         check = verdict.check
         # A failed component inside another failed one (a LayerNorm in a failed TransformerLM) is never
         # reached once the outer one stands in: only the outermost are replaced and recorded.
         by_name = {c.name: c for c in self.assignment.checks}
-        failed = composition.outermost(failed, by_name)
-        names = composition.stand_in_names(check, failed)
+        outer = composition.outermost(failed, by_name)
+        names = composition.stand_in_names(check, outer)
         # Every case stopped at a NotImplementedError that no stand-in replaces (a stub's own body, its
         # class's __init__): no run could pass, and none is made (nor the reference imported for it).
         raised = verdict.not_implemented_in
-        if names and raised is not None and not any(stand_in.replaces(names, f) for f in raised):
-            return verdict
+        if raised is not None and not (names and any(stand_in.replaces(names, f) for f in raised)):
+            return None
         tables = self.stand_in_tables(check, names) if names else None
         if names and tables is None and self.oracle.reference_folder is None:
             # A student's bundle holds no record of these components on these cases (too many calls to ship):
             # the course's autograder has one, and may pay this check where this run cannot.
-            verdict.output += "\n" + composition.local_note(failed)
-            return verdict
+            verdict.output += "\n" + composition.local_note(outer)
+            return None
         # Named and replaced: the failed components the reference itself calls on these cases (its record
         # holds their calls); a component the check never runs is not blamed, and none called, no run.
-        called = [c for c in failed if tables and stand_in.made(tables, c.grades)]
+        called = [c for c in outer if tables and stand_in.made(tables, c.grades)]
         if not called:
-            return verdict
+            return []
         cases, expected = self.cases_and_expected(check)
         try:
             run = self._stand_in_run(check, submission, cases, names, tables)
         except HarnessError:  # a record too large to send: no stand-in, the check keeps its own verdict
-            return verdict
+            return []
         reveal = check.visibility == "visible"
         if check.property_check:
-            return self._property_rescued(verdict, called, names, tables, expected, run)
-        if all(outcome_verdict(check, c, e, o, reveal).passed for c, e, o in zip(cases, expected, run.outcomes)):
-            # Its own answers were the failed components' doing: a known mistake they match is the
-            # components' to name (on their own checks), never this check's.
-            own = summarize(verdict.cases, reveal, None) + ("\n" + verdict.printed if verdict.printed else "")
-            verdict.score, verdict.mistake = check.points, None
-            verdict.output = composition.note(check, called) + "\n" + own
-            verdict.stood_in = tuple(c.name for c in called)
-        return verdict
+            for i, ((case, mine), exp, table, outcome) in enumerate(zip(verdict.cases, expected, tables, run.outcomes)):
+                # Not where the stand-in answered a call the scenario made itself: that shows nothing of the
+                # submission's. Elsewhere, where its own run saw the property hold beside a wrong answer.
+                if mine.passed or stand_in.called_directly(table, names) or not self._property_held(verdict, i):
+                    continue
+                if outcome_verdict(check, case, exp, outcome, reveal).passed:
+                    rescued[i] = ""
+        elif all(outcome_verdict(check, c, e, o, reveal).passed for c, e, o in zip(cases, expected, run.outcomes)):
+            self._paid(verdict, composition.note(check, called), tuple(c.name for c in called))
+        return called
+
+    def _property_held(self, verdict: Verdict, i: int) -> bool:
+        """Whether the submission's own run of a property check's case `i` saw the property hold beside a wrong
+        answer (its judge says so: judged here whole, as a hidden check's feedback does not say)."""
+        case, answer = verdict.cases[i][0], verdict.answers[i]
+        if answer is None:
+            return False
+        expected = self.cases_and_expected(verdict.check)[1][i]
+        return outcome_verdict(verdict.check, case, expected, CaseOutcome("ok", value=answer), True).property_held
 
     @staticmethod
-    def _property_rescued(verdict: Verdict, called: list[Check], names: tuple, tables: list, expected: list, run):
-        """A property check's cases paid by its stand-in run, case by case: where the submission's own run
-        showed the property holding beside a wrong answer, and the stand-in run, which answered only calls
-        the submission's own code made (never the case's own call), gives the right answer with the
-        property holding. A case that raised, broke the property or that the stand-in answered whole earns
-        nothing more."""
+    def _pay_cases(verdict: Verdict, rescued: dict[int, str], called: list[Check]) -> None:
+        """A property check's cases `rescued` paid: by the stand-in run of `called` (reason "") or by the known
+        mistake a reason names."""
         check = verdict.check
         reveal = check.visibility == "visible"
-        rescued = []
-        for i, ((case, mine), exp, answer, table, outcome) in enumerate(
-            zip(verdict.cases, expected, verdict.answers, tables, run.outcomes)
-        ):
-            if mine.passed or answer is None or stand_in.called_directly(table, names):
-                continue
-            # The submission's own run saw the property hold beside a wrong answer (its judge says so; judged
-            # here whole, as a hidden check's feedback does not say).
-            if not outcome_verdict(check, case, exp, CaseOutcome("ok", value=answer), True).property_held:
-                continue
-            if outcome_verdict(check, case, exp, outcome, reveal).passed:
-                rescued.append(i)
-        if not rescued:
-            return verdict
         passed = sum(v.passed for _, v in verdict.cases) + len(rescued)
         verdict.score = check.points * passed / len(verdict.cases)
         if passed == len(verdict.cases):  # every failure was the components' doing
@@ -428,9 +478,11 @@ class Grader:
             own = summarize(verdict.cases, reveal, None) + ("\n" + verdict.printed if verdict.printed else "")
         else:
             own = verdict.output
-        verdict.output = composition.property_note(called, [i + 1 for i in rescued]) + "\n" + own
-        verdict.stood_in = tuple(c.name for c in called)
-        return verdict
+        by_stand_in = sorted(i + 1 for i, why in rescued.items() if not why)
+        lines = [composition.property_note(called, by_stand_in)] if by_stand_in else []
+        lines += [composition.case_mistake_note(i + 1, why) for i, why in sorted(rescued.items()) if why]
+        verdict.output = "\n".join([*lines, own])
+        verdict.stood_in = tuple(c.name for c in called) if by_stand_in else ()
 
     def _stand_in_run(self, check: Check, submission: Path, cases: list[Case], names: tuple, tables: list):
         # Encoded once per grader and set of names: a sampler's record holds thousands of calls (megabytes),
@@ -556,11 +608,14 @@ class Grader:
 
         by_name = {c.name: c for c in self.assignment.checks}
         failed: set[str] = set()
+        named: dict[str, Mistake] = {}  # failed check -> the known mistake its feedback named
 
         def record(verdict: Verdict) -> None:
             with report_lock:
                 if not verdict.passed:
                     failed.add(verdict.check.name)
+                    if verdict.mistake is not None:
+                        named[verdict.check.name] = verdict.mistake
                 verdicts[verdict.number] = verdict
                 if on_verdict:
                     on_verdict(verdict)
@@ -588,7 +643,8 @@ class Grader:
             stand-ins for those that failed, if any did."""
             with report_lock:
                 components = composition.failed_components(verdict.check, by_name, failed)
-            record(self.with_stand_ins(verdict, components, submission) if components else verdict)
+                mistakes = dict(named)
+            record(self.with_stand_ins(verdict, components, submission, mistakes) if components else verdict)
 
         number_of = {c.name: n for n, c in numbered}
         # A check's own run needs nothing of the others: all start at once, the longest (by their limits)
