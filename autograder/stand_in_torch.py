@@ -66,13 +66,16 @@ class _Paused:
             cls.depth -= 1
 
 
-def _vjp(module, forward, inputs: list, params: dict, g) -> list:
-    """d(forward . g) with respect to every floating-point input and every parameter, on a fresh graph."""
+def _vjp(module, forward, inputs: list, params: dict, g, output: int | None = None) -> list:
+    """d(forward . g) with respect to every floating-point input and every parameter, on a fresh graph; of the
+    forward's `output`-th tensor where it returns a tuple (a backward pass sums the outputs' products)."""
     torch = _torch()
     xs = [x.detach().clone().requires_grad_(True) if _floating(x) else x for x in inputs]
     ps = {n: p.detach().clone().requires_grad_(True) for n, p in params.items()}
     with _Paused.now(), torch.enable_grad():
         y = torch.func.functional_call(module, ps, tuple(xs))
+        if output is not None:
+            y = y[output]
         wrt = [x for x in xs if _floating(x)] + list(ps.values())
         grads = torch.autograd.grad(y, wrt, g, allow_unused=True)
     return [None if gr is None else snapshot(gr) for gr in grads]
@@ -105,15 +108,25 @@ def install_recorders(cls: type, attr: str, calls: list, direct=lambda frame: Fa
         y = forward(self, *inputs)
         entry["result"] = snapshot(y)
         calls.append(entry)
-        if isinstance(y, torch.Tensor) and y.requires_grad:
+        # A forward may return one tensor or a tuple of them (an output and a state): each output that takes
+        # part in a backward pass records the product of the gradient it received from outside, by its place.
+        # A tuple's tensors go out as views of their own, so that each hears only its own gradient: one
+        # output made from another (2 * h beside h) would hear both, where the replay's outputs are apart.
+        if isinstance(y, tuple):
+            y = tuple(out.view_as(out) if isinstance(out, torch.Tensor) and out.requires_grad else out for out in y)
+        outputs = list(enumerate(y)) if isinstance(y, tuple) else [(None, y)]
+        if any(isinstance(out, torch.Tensor) and out.requires_grad for _, out in outputs):
             kept_inputs = [x.detach().clone() if isinstance(x, torch.Tensor) else x for x in inputs]
             kept_params = {n: p.detach().clone() for n, p in params.items()}
+            for k, out in outputs:
+                if not (isinstance(out, torch.Tensor) and out.requires_grad):
+                    continue
 
-            def hook(g):
-                grads = _vjp(self, forward, kept_inputs, kept_params, g)
-                entry["vjps"].append({"g": snapshot(g), "grads": grads})
+                def hook(g, k=k):
+                    grads = _vjp(self, forward, kept_inputs, kept_params, g, k)
+                    entry["vjps"].append({"output": k or 0, "g": snapshot(g), "grads": grads})
 
-            y.register_hook(hook)
+                out.register_hook(hook)
         return y
 
     cls.__init__, cls.forward = recording_init, recording_forward
@@ -139,23 +152,34 @@ def _replay_function(attr: str):
     class Replay(torch.autograd.Function):
         @staticmethod
         def forward(ctx, answer, *tensors):
+            ctx.set_materialize_grads(False)  # an output no gradient reached asks nothing
             ctx.entry = answer["entry"]
             ctx.like = [t if isinstance(t, torch.Tensor) else None for t in tensors]
             y = materialize(answer["result"])
             first = next((t for t in tensors if isinstance(t, torch.Tensor)), None)
-            return y.to(first.device) if first is not None else y
+
+            def moved(out):
+                return out.to(first.device) if first is not None and isinstance(out, torch.Tensor) else out
+
+            return tuple(moved(out) for out in y) if isinstance(y, tuple) else moved(y)
 
         @staticmethod
-        def backward(ctx, g):
-            answer = ask({"op": "vjp", "name": f"{attr}.forward", "entry": ctx.entry, "g": snapshot(g)})
-            grads = iter(answer["grads"])
+        def backward(ctx, *gs):
+            floating = [t is not None and t.is_floating_point() for t in ctx.like]
+            total: list = [None] * sum(floating)
+            for k, g in enumerate(gs):
+                if g is None:
+                    continue
+                question = {"op": "vjp", "name": f"{attr}.forward", "entry": ctx.entry, "output": k, "g": snapshot(g)}
+                for j, gr in enumerate(ask(question)["grads"]):
+                    if gr is not None:
+                        gr = materialize(gr)
+                        total[j] = gr if total[j] is None else total[j] + gr
+            grads = iter(total)
             out = [None]  # the answer
-            for t in ctx.like:
-                if t is not None and t.is_floating_point():
-                    gr = next(grads)
-                    out.append(None if gr is None else materialize(gr).to(t.device))
-                else:
-                    out.append(None)
+            for t, is_floating in zip(ctx.like, floating):
+                gr = next(grads) if is_floating else None
+                out.append(None if gr is None else gr.to(t.device))
             return tuple(out)
 
     return Replay

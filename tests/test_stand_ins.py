@@ -311,3 +311,54 @@ def test_a_rescued_composed_check_names_no_mistake_of_its_own_answers(ngram, ngr
     logprob = verdicts["logprob"]
     assert logprob.passed and logprob.stood_in == ("prob_add_k",)
     assert logprob.mistake is None and "known mistake" not in logprob.output
+
+
+def _recurrent_module():
+    """A torch module whose forward returns a tuple (an output and a state), as an RNN's does."""
+    import torch
+
+    module = types.ModuleType("toy_rnn")
+
+    class Cell(torch.nn.Module):
+        def __init__(self, d: int):
+            super().__init__()
+            self.w = torch.nn.Linear(d, d, bias=False, dtype=torch.float64)
+
+        def forward(self, x, h):
+            h = torch.tanh(self.w(x) + h)
+            return 2 * h, h
+
+    module.Cell = Cell
+    return module
+
+
+def _cell_scenario(modules, args):
+    import torch
+
+    torch.manual_seed(0)
+    cell = modules["toy_rnn"].Cell(3)
+    x = torch.tensor(args["x"], dtype=torch.float64, requires_grad=True)
+    y, h = cell(x, torch.zeros(3, dtype=torch.float64))
+    y2, h2 = cell(x, h)
+    loss = (y2 * torch.arange(3.0, dtype=torch.float64)).sum() + h2.sum() + y.sum()
+    loss.backward()
+    return {"loss": loss.item(), "dx": x.grad.numpy().copy(), "dw": cell.w.weight.grad.numpy().copy()}
+
+
+def test_a_torch_stand_in_whose_forward_returns_a_tuple_gives_the_references_gradients():
+    pytest.importorskip("torch")
+    args = {"x": [0.5, -1.0, 2.0]}
+    expected = _cell_scenario({"toy_rnn": _recurrent_module()}, args)
+    table = stand_in.record(_cell_scenario, {"toy_rnn": _recurrent_module()}, ("toy_rnn.Cell",), args)
+    assert {v["output"] for c in table for v in c.get("vjps", ())} == {0, 1}  # both outputs took gradients
+
+    class Broken(_recurrent_module().Cell):
+        def forward(self, x, h):
+            raise AssertionError("the student's broken code ran")
+
+    student = types.ModuleType("toy_rnn")
+    student.Cell = Broken
+    got = replayed({"toy_rnn": student}, f"{__name__}:_cell_scenario", ("toy_rnn.Cell",), table, args)
+    assert got["loss"] == pytest.approx(expected["loss"])
+    np.testing.assert_allclose(got["dx"], expected["dx"])
+    np.testing.assert_allclose(got["dw"], expected["dw"])
