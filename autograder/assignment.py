@@ -25,6 +25,9 @@ from .hidden_inputs import COURSE
 from .sandbox.limits import Limits
 
 _LIMIT_KEYS = {f.name: f.type for f in fields(Limits)}
+# A submission's whole grading, unless [assignment] grading_budget_s says: far above what the checks' own limits
+# cost a submission that hangs once (the import, or one function), so that only a runaway grading meets it.
+DEFAULT_GRADING_BUDGET_S = 600.0
 
 
 class AssignmentError(ValueError):
@@ -96,6 +99,8 @@ class AssignmentSpec:
     hidden: tuple[Path, ...] = ()
     # Where the hidden checks draw their cases from: the course secret, or each student's own seed (`hidden_inputs`).
     hidden_inputs: str = COURSE
+    # Wall-clock seconds one submission's whole grading may take; the checks not graded by then say so.
+    grading_budget_s: float = DEFAULT_GRADING_BUDGET_S
 
     @property
     def root(self) -> Path:
@@ -205,7 +210,10 @@ def load_assignment(path: Path) -> AssignmentSpec:
     top.only({"assignment", "variants", "templates", "limits", "checks", "forbidden", "gpu"})
 
     meta = top.sub("assignment")
-    meta.only({"name", "title", "files", "reference", "preload", "hidden_inputs"})
+    meta.only({"name", "title", "files", "reference", "preload", "hidden_inputs", "grading_budget_s"})
+    budget = meta.get("grading_budget_s", (int, float), DEFAULT_GRADING_BUDGET_S)
+    if not budget > 0:
+        raise meta.error("grading_budget_s", f"expected a number of seconds above 0, got {budget!r}")
     name = meta.get("name", str, required=True)
     if name != path.parent.name:
         raise meta.error("name", f"{name!r} must match the folder name {path.parent.name!r}")
@@ -289,6 +297,7 @@ def load_assignment(path: Path) -> AssignmentSpec:
         forbidden_operators=forbidden_operators,
         when_absent=_choice(gpu, "when_absent", WHEN_ABSENT) or "not_counted",
         hidden_inputs=_choice(meta, "hidden_inputs", HIDDEN_INPUTS) or COURSE,
+        grading_budget_s=float(budget),
     )
 
 

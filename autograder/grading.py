@@ -34,7 +34,7 @@ from .oracle import Oracle
 from .plugin_manager import get_manager
 from .results import Verdict, not_run
 from .sandbox.limits import Limits
-from .sandbox.pool import CaseOutcome, HarnessError, Prestarted, SandboxPool
+from .sandbox.pool import Cancellation, CaseOutcome, HarnessError, Prestarted, SandboxPool
 from .submission import copy_files
 from .submitted_sources import read_sources
 
@@ -225,11 +225,13 @@ class Grader:
         uses: forbidden.Uses | None = None,
         imports: Imports | PendingImports | None = None,
         wrong: str | None = None,
+        cancellation: Cancellation | None = None,
     ) -> Verdict:
         """One check's verdict; `wrong` names a failed check of the code it composes (timing checks say so).
 
         With `imports` still to come (`PendingImports`), the check's run goes on beside the import probe's;
-        its verdict waits for the probe."""
+        its verdict waits for the probe. `cancellation`: the submission's grading's, which ends its runs where
+        the import hangs or the grading runs past its budget (`_grade`)."""
         if check.unavailable:
             return Verdict(check, number, 0.0, check.unavailable)
         cases = self.cases(check)
@@ -237,11 +239,17 @@ class Grader:
         probed = pending.ready() if pending is not None else imports or Imports()
 
         def unimportable(imports: Imports) -> Verdict | None:
-            if imports.broken is not None and imports.broken in check.files:
-                return not_run(check, number, cases, f"not graded: {imports.broken} could not be imported (see above)")
-            return None
+            return not_run(check, number, cases, imports.refusal()) if imports.stops(check.files) else None
+
+        def cut_short() -> Verdict | None:
+            """Where the grading was cancelled: what stopped it, said alike by every check it stopped."""
+            if cancellation is None or not cancellation.cancelled:
+                return None
+            return unimportable(probed or pending.wait()) or not_run(check, number, cases, self.over_budget_message())
 
         if probed is not None and (refused := unimportable(probed)):
+            return refused
+        if refused := cut_short():
             return refused
         reveal = check.visibility == "visible"
         missing = [f for f in check.files if not (submission / f).is_file()]
@@ -261,7 +269,7 @@ class Grader:
             )
         if check.timing is not None:
             probed = probed or pending.wait()
-            return unimportable(probed) or self.grade_timing(check, number, submission, cases, wrong)
+            return unimportable(probed) or cut_short() or self.grade_timing(check, number, submission, cases, wrong)
         # Limits follow the reference's time once it is known; until then (an untouched stub needs no
         # reference run at all) the check's floors.
         # The reference's time may be stored apart from its values: then it sets them from the first run.
@@ -278,9 +286,12 @@ class Grader:
                 limits=limits,
                 device=check.device,
                 explain=explain,
+                cancellation=cancellation,
             )
 
         run = run_within(limits)
+        if refused := cut_short():
+            return refused
         untouched = all(
             o.kind == "error" and (o.error or {}).get("type") == "NotImplementedError" for o in run.outcomes
         )
@@ -292,6 +303,8 @@ class Grader:
             if following != limits and any(o.kind == "timeout" for o in run.outcomes):
                 limits = following
                 run = run_within(limits)
+                if refused := cut_short():
+                    return refused
         if probed is None:  # the run went on beside the import probe: its verdict needs the probe's answer
             probed = pending.wait()
             if refused := unimportable(probed):
@@ -312,6 +325,8 @@ class Grader:
             # A wrong answer is explained from a run that computes its explanation (`explanations`), and that
             # run is the one judged: its answers are the same code's on the same cases.
             run = run_within(limits, explain=True)
+            if refused := cut_short():
+                return refused
             judged = judge(run)
             passed = sum(v.passed for _, v in judged)
         mistake = self.diagnose(check, cases, run.outcomes) if passed < len(cases) and check.mistakes else None
@@ -338,6 +353,11 @@ class Grader:
             if untouched
             else None,
         )
+
+    def over_budget_message(self) -> str:
+        """What a check not graded within the submission's budget says."""
+        budget = self.assignment.spec.grading_budget_s
+        return f"not graded: this submission's grading ran past its budget of {budget:g} s (grading_budget_s)"
 
     def grade_timing(
         self, check: Check, number: int, submission: Path, cases: list[Case], wrong: str | None = None
@@ -601,9 +621,19 @@ class Grader:
 
         self.pool.start()
         uses = self.forbidden_uses(submission)
+        # Ends this submission's runs at once: where its import hangs (the probe's own time-out says so, never
+        # a check's, so every check says the same whichever ran first), or past the submission's budget.
+        cancellation = Cancellation()
+        budget = threading.Timer(self.assignment.spec.grading_budget_s, cancellation.cancel, ("over budget",))
+        budget.daemon = True
+        budget.start()
         # The probe's run goes on beside the first checks' runs; each verdict waits for its answer.
         prober = ThreadPoolExecutor(max_workers=1, thread_name_prefix="lmgrade-import-probe")
-        imports = PendingImports(prober.submit(self.probe_imports, submission), on_import_failure)
+        probing = prober.submit(self.probe_imports, submission)
+        probing.add_done_callback(
+            lambda done: done.exception() is None and done.result().hung and cancellation.cancel("the import hangs")
+        )
+        imports = PendingImports(probing, on_import_failure)
         prober.shutdown(wait=False)
 
         by_name = {c.name: c for c in self.assignment.checks}
@@ -630,10 +660,16 @@ class Grader:
                 with report_lock:
                     components = composition.failed_components(check, by_name, failed) if check.composes else []
                 wrong = ", ".join(c.name for c in components) or None
-            verdict = self.grade_check(check, number, submission, uses, imports, wrong)
+            verdict = self.grade_check(check, number, submission, uses, imports, wrong, cancellation)
             probed = imports.wait()  # an import failure is told before any verdict
-            # A check whose own files are missing or do not import has nothing a stand-in could complete.
-            waits = bool(check.composes) and not verdict.passed and not self.unrunnable(check, submission, probed)
+            # A check whose own files are missing or do not import has nothing a stand-in could complete, nor
+            # one whose grading was cancelled (its import hangs, or it ran past its budget).
+            waits = (
+                bool(check.composes)
+                and not verdict.passed
+                and not self.unrunnable(check, submission, probed)
+                and not cancellation.cancelled
+            )
             if not waits:
                 record(verdict)
             return verdict, waits
@@ -664,4 +700,5 @@ class Grader:
                 verdict, waits = own_run(item)
                 if waits:
                     with_stand_ins(verdict)
+        budget.cancel()
         return [verdicts[n] for n, _ in numbered]

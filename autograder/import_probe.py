@@ -3,7 +3,9 @@
 An import failure is said once, at the top, instead of by every check; what
 the files define feeds the hint a check adds to `module 'ngram' has no
 attribute 'pad'`: the names the contract wants of that file, and those it
-defines.
+defines. An import that runs past its time limit (an endless loop at the top
+level) stops every check: the probe's own time-out decides it, so every
+check of such a submission says the same whichever ran first.
 """
 
 from __future__ import annotations
@@ -36,6 +38,18 @@ class Imports:
     broken: str | None = None
     message: str = ""
     defined: dict[str, list[str]] = field(default_factory=dict)
+    hung: bool = False
+    """The files did not finish importing within the time limit: no check is graded."""
+
+    def stops(self, files) -> bool:
+        """Whether a check of `files` cannot be graded: one of them fails to import, or the import hangs."""
+        return self.hung or (self.broken is not None and self.broken in files)
+
+    def refusal(self) -> str:
+        """What each check stopped by this import says, in one line."""
+        if self.hung:
+            return f"not graded: {self.broken} could not be imported: it ran past its time limit (see above)"
+        return f"not graded: {self.broken} could not be imported (see above)"
 
 
 class PendingImports:
@@ -95,6 +109,17 @@ class ImportProbe:
         outcome = self.pool.run(
             scenario="lmgrade.loader:import_probe", submission=submission, files=present, cases=[None], limits=limits
         ).outcomes[0]
+        if outcome.kind == "timeout":
+            # Every check would import the files again and wait out its own limit: the grading stops here.
+            files = " and ".join(present)
+            why = (outcome.message or "").removeprefix("while importing the submission, ").split("\n")[0]
+            return Imports(
+                files,
+                f"{files} could not be imported: it ran past its time limit ({why}), "
+                "so no check was graded: does code at the top level loop forever or do long work? Move it into a "
+                'function, or under if __name__ == "__main__":',
+                hung=True,
+            )
         if outcome.kind != "import_error":
             # What a child sends is a claim: names of identifiers, for the submission's own modules only.
             modules = [loader.module_name(f) for f in present]

@@ -6,7 +6,11 @@ limit), the case it was on fails with the reason and a fresh child takes up
 the next case, so one bad case costs that case only (a child that dies while
 importing the submission, before its first case, is not followed by others
 that would die alike); the check's wall-time limit is a budget shared by all
-its children, so a hang costs at most that.
+its children, and a case past a time limit (CPU or wall) ends the run, the
+cases after it not run: a function that hangs costs its check one limit, not
+one per case. A grading that no longer wants its runs (`Cancellation`: the
+submission's import hangs, or its grading ran past its budget) ends them at
+once.
 
 A fork server serves every submission its grading process grades, at once or
 one after the other, and still no child sees another submission: the server
@@ -79,6 +83,45 @@ class RunReport:
     laps: list[tuple[int, int, float, list[float]]] = field(default_factory=list)
 
 
+class Cancellation:
+    """One grading's runs, ended at once when `cancel` is called: those under way (their server's input is
+    closed, so its supervisor kills the child and the server exits) and any asked for after."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._servers: set[_Server] = set()
+        self.reason: str | None = None
+
+    @property
+    def cancelled(self) -> bool:
+        return self.reason is not None
+
+    def cancel(self, reason: str) -> None:
+        """End every run of this grading with `reason` (the first reason given stays)."""
+        with self._lock:
+            if self.reason is None:
+                self.reason = reason
+            servers = list(self._servers)
+        for server in servers:
+            server.hang_up()
+
+    def _enter(self, server: _Server) -> bool:
+        """Whether `server` may run for this grading (not once cancelled); then it is ended with the rest."""
+        with self._lock:
+            if self.reason is None:
+                self._servers.add(server)
+                return True
+            return False
+
+    def _leave(self, server: _Server) -> None:
+        with self._lock:
+            self._servers.discard(server)
+
+    def report(self, n: int) -> RunReport:
+        """What a run ended by the cancellation gives: no case run."""
+        return RunReport(outcomes=[CaseOutcome("not_run", message=f"not run: {self.reason}") for _ in range(n)])
+
+
 def signal_name(number: int) -> str:
     try:
         return signal.Signals(number).name
@@ -120,6 +163,9 @@ class _Server:
     """
 
     def __init__(self, env: dict, warm: list[str] = ()):
+        # Held while a request is written and while `hang_up` closes the input: never a write to a closed
+        # descriptor whose number another file has taken since.
+        self._writing = threading.Lock()
         try:
             self.slot = lease.acquire()
         except lease.LeaseError as exc:
@@ -155,10 +201,11 @@ class _Server:
         """One run: its request, then (where `sealed`) what its child must never hold, which the run's
         supervisor reads only once the child is forked (a timed run's nonces, a stand-in's record)."""
         try:
-            write_message(self.proc.stdin.fileno(), header, blob)
-            if sealed is not None:
-                write_message(self.proc.stdin.fileno(), *sealed)
-        except OSError as exc:
+            with self._writing:
+                write_message(self.proc.stdin.fileno(), header, blob)
+                if sealed is not None:
+                    write_message(self.proc.stdin.fileno(), *sealed)
+        except (OSError, ValueError) as exc:  # ValueError: its input closed by `hang_up`
             raise HarnessError(f"sandbox server is gone ({exc})") from None
         reply = read_message(self.proc.stdout)
         if reply is None:
@@ -168,6 +215,15 @@ class _Server:
     def _status(self) -> str:
         code = self.proc.poll()
         return f" (status {code})" if code is not None and not self.forked_by_zygote else ""
+
+    def hang_up(self) -> None:
+        """End the run under way: the server's input closes, its run's supervisor kills the child, and the
+        server exits (the run's request then fails, and the server is closed)."""
+        with self._writing:
+            try:
+                self.proc.stdin.close()
+            except OSError:
+                pass
 
     def close(self) -> None:
         for stream in (self.proc.stdin, self.proc.stdout):
@@ -350,23 +406,44 @@ class SandboxPool:
         explain: bool = False,
         nonces: list[list[int]] | None = None,
         stand_in_record: wire.Encoded | None = None,
+        cancellation: Cancellation | None = None,
     ) -> RunReport:
         """Run `cases` in children; `laps` > 0 makes a timed run (`stopwatch`) of at most that many laps, with
         `nonces[case][k]` for a case's k-th lap where given; `explain` computes the answers' `explained` parts
         (`explanations`); `stand_in_record`, each case's record of a stand-in run (`stand_in`), answers the
-        child's calls of the stand-in from its supervisor. Nonces and records never reach the child."""
+        child's calls of the stand-in from its supervisor. Nonces and records never reach the child.
+        `cancellation`: the grading's, which ends this run (no case run) when cancelled."""
+        n = len(cases)
         with self._free:
+            if cancellation is not None and cancellation.cancelled:
+                return cancellation.report(n)
             server = self._acquire()
+            if cancellation is not None and not cancellation._enter(server):
+                self._idle.put(server)
+                return cancellation.report(n)
             try:
                 return self._run(
                     server, scenario, submission, files, cases, limits, device, laps, explain, nonces, stand_in_record
                 )
             except HarnessError:
                 server.close()
+                self._forget(server)
+                if cancellation is not None and cancellation.cancelled:
+                    return cancellation.report(n)
                 raise
             finally:
-                if server.proc.poll() is None:
+                if cancellation is not None:
+                    cancellation._leave(server)
+                if server.proc.poll() is None and not server.proc.stdin.closed:
                     self._idle.put(server)
+                elif server in self._all:  # hung up as its run ended: closed, never reused
+                    server.close()
+                    self._forget(server)
+
+    def _forget(self, server: _Server) -> None:
+        with self._lock:
+            if server in self._all:
+                self._all.remove(server)
 
     def _run(
         self, server, scenario, submission, files, cases, limits, device, laps, explain, nonces, stand_in_record
@@ -435,7 +512,9 @@ class SandboxPool:
                     )
                 break
             report.outcomes[in_progress] = CaseOutcome(kind, message=message + printed)
-            if kind == "timeout" and reply.killed == "wall":
+            if kind == "timeout":
+                # Past its CPU or wall limit: a case after it would most likely hang alike, each costing the
+                # limit again. One limit per check, the same cases not run whichever limit it was.
                 for i in range(in_progress + 1, n):
                     report.outcomes[i].message = "not run: the check's time limit was used up"
                 break
