@@ -7,9 +7,12 @@ that device on its own machine; the client refuses workers that would bind
 different ones (some with a GPU, some without, under --device auto).
 Each worker process keeps one `Grader` per assignment and variant, made on
 its first submission with its own sandbox pool (as many sandboxed runs at
-once as the worker has threads) and reused for every later one, so the
-expected values are computed once per worker. It returns plain data
-(`Graded.as_dict`); the client writes every file.
+once as the worker has threads) and reused for every later one. The course's
+expected values (every check's, and its known mistakes' answers) are computed
+once, by the client before the first task (or read from its store), and
+shipped to each worker once (`ShippedStore`): no worker runs the reference
+for them again. It returns plain data (`Graded.as_dict`); the client writes
+every file.
 
 A worker whose fingerprint differs from the client's (another lmgrade,
 other checks, another LMGRADE_SECRET) would grade differently: the client
@@ -25,10 +28,11 @@ import uuid
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from .. import catalog
+from .. import catalog, wire
 from ..assignment import Assignment
 from ..device import DeviceError
-from ..expected_store import default_store
+from ..expected import ExpectedValues
+from ..expected_store import ExpectedStore, RecordingStore, default_store
 from ..grading import Grader
 from ..hidden_inputs import hidden_inputs, student_identity
 from ..oracle import LiveReference
@@ -63,6 +67,30 @@ def scheduler_address(spec: str) -> dict:
 
 # -- on the worker ---------------------------------------------------------
 
+
+class ShippedStore(ExpectedStore):
+    """The store of a worker's grader: the entries the client shipped with the tasks first, then the worker's
+    own store (`default_store`, where it keeps one), which also keeps what the worker computes itself."""
+
+    def __init__(self, entries: dict[str, bytes], own: ExpectedStore | None):
+        # The folder the sandbox is kept out of: the worker's own store's, else an empty one of its own.
+        super().__init__(own.folder if own is not None else Path(tempfile.mkdtemp(prefix="lmgrade-shipped-")))
+        self.entries, self.own = entries, own
+
+    def get(self, key: str):
+        blob = self.entries.get(key)
+        if blob is not None:
+            try:
+                return wire.decode(blob)
+            except wire.WireError:  # damaged on the way: a miss, as a damaged entry on disk is
+                pass
+        return self.own.get(key) if self.own is not None else None
+
+    def put(self, key: str, value) -> None:
+        if self.own is not None:
+            self.own.put(key, value)
+
+
 _graders: dict[tuple, tuple[Grader, Assignment, dict, str]] = {}
 _graders_lock = threading.Lock()
 
@@ -76,8 +104,11 @@ def _worker_threads() -> int:
         return 1
 
 
-def worker_grader(selection: dict, device: str) -> tuple[Grader, Assignment, dict, str]:
-    """This process's grader of `selection` (as `Selection.as_dict` gives it) on `device`, with its fingerprint."""
+def worker_grader(
+    selection: dict, device: str, shipped: dict[str, bytes] | None = None
+) -> tuple[Grader, Assignment, dict, str]:
+    """This process's grader of `selection` (as `Selection.as_dict` gives it) on `device`, with its fingerprint;
+    made on the first call, with the expected values the client `shipped` (store entries by key)."""
     key = (json.dumps(selection, sort_keys=True), device)
     with _graders_lock:
         if key not in _graders:
@@ -89,7 +120,7 @@ def worker_grader(selection: dict, device: str) -> tuple[Grader, Assignment, dic
                 LiveReference(assignment.spec),
                 secret=secret,
                 jobs=_worker_threads(),
-                store=default_store(),
+                store=ShippedStore(shipped or {}, default_store()),
                 device=device,
             )
             fingerprint = grading_fingerprint(assignment, variant, secret, device)
@@ -115,14 +146,16 @@ def grade_on_worker(
     files: dict[str, bytes],
     identity: str | None = None,
     per_student: bool = False,
+    shipped: dict[str, bytes] | None = None,
 ) -> dict:
     """Grade one submission, given as its files, with this worker's grader; `Graded` as a dict.
 
     `per_student`: the hidden checks draw the inputs of the students `identity` names, from this worker's
-    secret (the same as the client's: the fingerprints agree).
+    secret (the same as the client's: the fingerprints agree). `shipped`: the course's expected values, as
+    the client computed them (`course_expected`; sent to each worker once, whatever the tasks).
     """
     try:
-        grader, assignment, variant, own = worker_grader(selection, device)
+        grader, assignment, variant, own = worker_grader(selection, device, shipped)
     except Exception as exc:
         return Graded.failed(exc).as_dict()
     if own != fingerprint:
@@ -139,6 +172,21 @@ def grade_on_worker(
 
 
 # -- on the client ---------------------------------------------------------
+
+
+def course_expected(assignment: Assignment, variant: dict, secret: str, device: str) -> dict[str, bytes]:
+    """The store entries of every check's expected values and known mistakes' answers on the course's cases:
+    read from the user's store, or computed here once (and kept there). What each worker's grader reads
+    instead of running the reference itself. A check bound to a GPU has none (its values are computed on the
+    machine that grades it)."""
+    try:
+        bound = assignment.on(device)
+    except DeviceError:  # no GPU here: the workers' CPU checks are this machine's CPU checks
+        bound = assignment.on("cpu")
+    with tempfile.TemporaryDirectory(prefix="lmgrade-course-expected-") as folder:
+        recording = RecordingStore(Path(folder), default_store())
+        ExpectedValues(bound, variant, LiveReference(assignment.spec), secret=secret, store=recording).record()
+        return {path.stem: path.read_bytes() for path in sorted(Path(folder).rglob("*.wire"))}
 
 
 class DaskExecutor(Executor):
@@ -173,6 +221,13 @@ class DaskExecutor(Executor):
             self.client.close()
             raise
         self.capacity = max(1, sum(self.client.nthreads().values()))
+        try:
+            # Computed once here, sent once to each worker (a task names it; Dask moves it once per worker).
+            expected = course_expected(assignment, variant, secret, device)
+            [self.shipped] = self.client.scatter([expected], broadcast=True, hash=False)
+        except BaseException:
+            self.client.close()
+            raise
 
     def _check_workers(self) -> None:
         try:
@@ -220,6 +275,7 @@ class DaskExecutor(Executor):
                 files,
                 student_identity(submission.students),
                 self.per_student,
+                self.shipped,
                 key=f"lmgrade-regrade-{uuid.uuid4().hex}",
                 pure=False,
             )
