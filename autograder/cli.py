@@ -106,6 +106,33 @@ device_option = click.option(
 )
 
 
+html_option = click.option(
+    "--html",
+    "html",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    metavar="PATH",
+    help="Also write the feedback page here: one self-contained HTML file, each check's verdict and text, and "
+    "for a failed visible check pictures of where the numbers differ (docs/feedback-page.md).",
+)
+
+
+def write_feedback_page(path: Path, assignment: str, run: GradingRun, title: str) -> None:
+    """Write the feedback page of `run` and say where, in one line (and why it has no pictures, if so)."""
+    from .plugin_manager import get_manager
+    from .reports.page import NO_MATPLOTLIB, write_page
+
+    try:
+        size = write_page(path, assignment, run, title, hook=get_manager().hook)
+    except OSError as exc:
+        raise UserError(f"--html: cannot write {path} ({exc.strerror or exc})") from None
+    console.print(Text(f"feedback page written to {path} ({human_bytes(size)})"), soft_wrap=True)
+    from .pictures import pictures_available
+
+    if not pictures_available():
+        err_console.print(Text(f"note: {NO_MATPLOTLIB}"), soft_wrap=True)
+
+
 def existing(path: Path, consequence: str) -> Path:
     """Refuse, in one line, a submission path that does not exist: a typo, not a submission to grade 0."""
     if not path.exists():
@@ -358,6 +385,7 @@ def _progress() -> Progress:
     help="Draw the hidden checks' inputs for this student (a group: its emails, comma-separated), as Gradescope "
     "and regrade do with --per-student. Without it, a submission_metadata.json beside the submission names them.",
 )
+@html_option
 def grade(
     assignment: str,
     submission_dir: Path,
@@ -367,10 +395,13 @@ def grade(
     jobs: int,
     per_student: bool,
     student: str | None,
+    html: Path | None,
 ) -> None:
     """Grade a submission folder (or a .zip, or a notebook) against the reference; write results.json."""
     existing(submission_dir, "nothing was graded, and no results file written")
     writable_folder(results.parent if str(results.parent) else Path("."), "--results")
+    if html is not None:
+        writable_folder(html.parent if str(html.parent) else Path("."), "--html")
     _warn_of_public_secret("this grading", "grade again for a real course")
     with servers_for(assignment, jobs) as prestarted:
         bound, variant = _load(_select(assignment, settings), device)
@@ -379,7 +410,11 @@ def grade(
 
         for dropped in stale_mistakes(bound):  # never named while so: said, not dropped in silence
             err_console.print(Text(f"note: {dropped}; it is not named in this grading"), soft_wrap=True)
-        run_grading(bound, variant, submission_dir, results=results, jobs=jobs, prestarted=prestarted, hidden=hidden)
+        run = run_grading(
+            bound, variant, submission_dir, results=results, jobs=jobs, prestarted=prestarted, hidden=hidden
+        )
+    if html is not None:
+        write_feedback_page(html, bound.name, run, f"{bound.name}: {submission_dir}")
     console.print(f"results written to {results}")
 
 
@@ -407,6 +442,7 @@ def grade(
     help="With --case: write the case's arguments to FILE, for the printed snippet to rerun it "
     "(nothing is written without it).",
 )
+@html_option
 def check(
     assignment: str,
     submission_dir: Path,
@@ -414,6 +450,7 @@ def check(
     case_spec: str | None,
     full: bool,
     save_args: Path | None,
+    html: Path | None,
 ) -> None:
     """Run the public checks on your own work (no results.json).
 
@@ -423,6 +460,10 @@ def check(
     if (full or save_args) and not case_spec:
         raise UserError(f"{'--full' if full else '--save-args'} goes with --case CHECK:N")
     existing(submission_dir, "no folder to check")
+    if html is not None:
+        if case_spec:
+            raise UserError("--html writes the page of every public check: it does not go with --case")
+        writable_folder(html.parent if str(html.parent) else Path("."), "--html")
     selection = _select(assignment, settings)
     if case_spec:
         show_case(
@@ -443,6 +484,8 @@ def check(
             )
     if public.not_run_here():
         console.print(Text(public.not_run_here()))
+    if html is not None:
+        write_feedback_page(html, public.assignment.name, run, f"{public.assignment.name}: {submission_dir}")
     if not all(v.passed for v in run.verdicts):  # a script or a pre-commit hook stops on a failed check
         raise click.exceptions.Exit(1)
 
@@ -711,6 +754,10 @@ def demo(out_dir: Path, only: tuple[str, ...], verbose: bool) -> None:
                 )
                 if not verbose:
                     _print_brief(label, run, shown if label == "flawed" else [])
+                if label == "flawed":  # one feedback page per assignment: the flawed submission's
+                    write_feedback_page(
+                        out_dir / name / "results" / "flawed.html", name, run, f"{name}: flawed submission"
+                    )
                 totals[(name, label)] = (run.score, run.max_score, results)
     if not verbose:
         console.print(f"each grading's whole report: lmgrade demo --verbose, or the results.json files in {out_dir}")

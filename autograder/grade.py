@@ -22,7 +22,7 @@ from .expected_store import ExpectedStore, default_store
 from .grading import Grader
 from .hidden_inputs import HiddenInputs
 from .oracle import LiveReference
-from .reports.gradescope import ResultsFile
+from .reports.gradescope import ResultsFile, page_pointer
 from .results import HARNESS_FAULT_NOTE, GradingRun, Verdict
 from .sandbox.pool import Prestarted
 from .seeds import course_secret
@@ -118,7 +118,8 @@ def _grade_submission(
     if hidden is not None and hidden.line() and any(is_hidden(c) for c in checks):
         said.insert(0, hidden.line())  # on top of results.json's output: which seed this grading drew
     files_hash = graded_files_hash(submission, assignment.spec.files)
-    results_file = ResultsFile(results, checks, output="\n\n".join(said)) if results else None
+    pointer = page_pointer(assignment.name)  # where a student sees the pictures of what lost points
+    results_file = ResultsFile(results, checks, output="\n\n".join(said), pointer=pointer) if results else None
     verdicts: list[Verdict] = []
 
     def import_failed(message: str) -> None:

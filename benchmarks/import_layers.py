@@ -74,6 +74,7 @@ LAYERS = [
             "results",
             "degenerate",
             "torch_requirement",
+            "pictures",
         ],
     ),
     ("grading", ["oracle", "expected", "feedback", "import_probe", "timing_grading", "grading", "student_grader"]),

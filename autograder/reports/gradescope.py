@@ -31,6 +31,18 @@ if TYPE_CHECKING:  # the Gradescope supervisor writes results.json without numpy
 NOT_GRADED = "not graded: the autograder stopped before this check finished"
 
 
+def page_pointer(assignment: str) -> str:
+    """Where a student sees the pictures that results.json's text cannot hold: their own feedback page.
+
+    results.json stays text (no `output_format`): as "html" every output, text a submission controls
+    included, would be read as markup, and what Gradescope's sanitiser keeps of an inline picture is not
+    documented; the line links to nothing outside."""
+    return (
+        f"Pictures of where your numbers differ: run `lmgrade check {assignment} . --html feedback.html` in your "
+        "submission's folder, with the course's student bundle installed, then open feedback.html in a browser."
+    )
+
+
 def _test_method(check: Check, num: int, score: float, output: str):
     @number(str(num))
     @visibility(check.visibility)
@@ -50,11 +62,18 @@ def results_json(
     *,
     output: str = "",
     started: float | None = None,
+    pointer: str = "",
 ) -> dict:
     """The results.json document: graded checks (by number) with their score, the others at 0.
 
     `checks` may hold the zip's `CheckEntry`s instead (their name, title, points and visibility).
+    `pointer` (`page_pointer`) ends the top-level output where a visible check lost points.
     """
+    checks = list(checks)
+    lost = any(
+        num in graded and graded[num].score < check.points and check.visibility == "visible" for num, check in checks
+    )
+    output = "\n\n".join(part for part in (output, pointer if lost else "") if part)
     methods = {}
     for num, check in checks:
         score, text = (graded[num].score, graded[num].output) if num in graded else (0.0, NOT_GRADED)
@@ -80,11 +99,12 @@ def results_json(
 class ResultsFile:
     """results.json kept valid from before the first check until the last."""
 
-    def __init__(self, path: Path, checks: list[Check], output: str = ""):
+    def __init__(self, path: Path, checks: list[Check], output: str = "", pointer: str = ""):
         self.path = Path(path)
         self.checks = list(enumerate(checks, start=1))
         self.graded: dict[int, CheckScore] = {}
         self.output = output
+        self.pointer = pointer
         self.started = time.time()
         self.write()
 
@@ -93,4 +113,7 @@ class ResultsFile:
         self.write()
 
     def write(self) -> None:
-        write_atomically(self.path, results_json(self.checks, self.graded, output=self.output, started=self.started))
+        write_atomically(
+            self.path,
+            results_json(self.checks, self.graded, output=self.output, started=self.started, pointer=self.pointer),
+        )
