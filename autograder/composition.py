@@ -101,12 +101,16 @@ def property_note(failed: list[Check], rescued: list[int]) -> str:
     named = _and([subject(c) for c in failed])
     seen = _and([c.name for c in failed])
     cases = _and([str(i) for i in rescued])
-    plural = "s" if len(rescued) > 1 else ""
+    if len(rescued) > 1:
+        return (
+            f"Cases {cases} pass once {named} is fixed: {named} differs (see {seen}), and with the grader's "
+            f"{named} in place of yours their answers are right and the property holds, so they earn their "
+            f"points here. With your own {named}, this check saw:"
+        )
     return (
-        f"Case{plural} {cases} pass{'' if plural else 'es'} once {named} is fixed: {named} differs (see {seen}). "
-        f"There your code's property held but its answer was wrong, and with the grader's {named} in place of "
-        f"yours the answer is right and the property holds, so {'they earn their' if plural else 'it earns its'} "
-        f"points here. With your own {named}, this check saw:"
+        f"Case {cases} passes once {named} is fixed: {named} differs (see {seen}), and with the grader's "
+        f"{named} in place of yours its answer is right and the property holds, so it earns its points here. "
+        f"With your own {named}, this check saw:"
     )
 
 

@@ -467,8 +467,9 @@ class Grader:
         if check.property_check:
             for i, ((case, mine), exp, table, outcome) in enumerate(zip(verdict.cases, expected, tables, run.outcomes)):
                 # Not where the stand-in answered a call the scenario made itself: that shows nothing of the
-                # submission's. Elsewhere, where its own run saw the property hold beside a wrong answer.
-                if mine.passed or stand_in.called_directly(table, names) or not self._property_held(verdict, i):
+                # submission's. Elsewhere the submission's own code made the case's call, with the grader's
+                # component beneath it: where the answer is right and the property holds, that code has it.
+                if mine.passed or stand_in.called_directly(table, names):
                     continue
                 if outcome_verdict(check, case, exp, outcome, reveal).passed:
                     rescued[i] = ""

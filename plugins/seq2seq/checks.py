@@ -783,8 +783,7 @@ def seq2seq_checks() -> list[Check]:
             mistakes=(M.H_N_PADDED_END,),
             uses=(ENCODER,),
             limits=quick,
-            # No stand-in: a torch module's stand-in replays one tensor, and forward returns (H_enc, h_n).
-            grades=(),
+            grades=(ENCODER,),
         ),
         Check(
             "attention",
