@@ -402,6 +402,9 @@ def grade(
     writable_folder(results.parent if str(results.parent) else Path("."), "--results")
     if html is not None:
         writable_folder(html.parent if str(html.parent) else Path("."), "--html")
+        from .pictures import preload
+
+        preload()  # matplotlib imported while the checks run
     _warn_of_public_secret("this grading", "grade again for a real course")
     with servers_for(assignment, jobs) as prestarted:
         bound, variant = _load(_select(assignment, settings), device)
@@ -464,6 +467,9 @@ def check(
         if case_spec:
             raise UserError("--html writes the page of every public check: it does not go with --case")
         writable_folder(html.parent if str(html.parent) else Path("."), "--html")
+        from .pictures import preload
+
+        preload()  # matplotlib imported while the checks run
     selection = _select(assignment, settings)
     if case_spec:
         show_case(

@@ -18,6 +18,7 @@ from __future__ import annotations
 import dataclasses
 import io
 import math
+import threading
 import unicodedata
 import warnings
 from collections import Counter
@@ -40,6 +41,7 @@ MAX_BARS = 24  # bars of a bar chart
 MAX_PICTURES = 2  # per check: the relative error of each part, and the part furthest off
 MAX_LEAVES = 64  # parts of an answer looked at, per case
 MAX_TITLE = 120  # characters of a picture's title
+_DRAWING = threading.Lock()
 
 
 @dataclass(frozen=True)
@@ -274,6 +276,23 @@ def across_cases(expected: list, answers: list) -> Picture | None:
     return dataclasses.replace(picture, every_case=True)
 
 
+def preload() -> None:
+    """Import matplotlib and draw one empty picture in a thread of its own, while a grading runs.
+
+    The grading process mostly waits for its sandboxed children, so the import (a third of a second or
+    more) and the first drawing (loading the font) cost the page nothing after the grading ends. Nothing
+    happens where matplotlib is not installed."""
+    if pictures_available():
+        threading.Thread(target=_warm_up, name="lmgrade-pictures-preload", daemon=True).start()
+
+
+def _warm_up() -> None:
+    try:
+        draw_svgs([curves("", [0.0, 1.0], [0.0, 1.0])])
+    except Exception:  # a head start only: the page draws, and says what fails, itself
+        pass
+
+
 def pictures_available() -> bool:
     """Whether matplotlib, which draws the pictures, is installed (the `html` extra)."""
     try:
@@ -315,7 +334,8 @@ def draw_svgs(pictures: list[Picture]) -> list[str | Exception]:
     from matplotlib.figure import Figure
 
     drawn: list[str | Exception] = []
-    with matplotlib.rc_context(_Style().rc), warnings.catch_warnings():
+    # One drawing at a time: matplotlib's settings are the process's (a preload may still be drawing).
+    with _DRAWING, matplotlib.rc_context(_Style().rc), warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)  # a glyph no font has (a submission's text): a box
         for picture in pictures:
             try:
@@ -348,36 +368,64 @@ def _draw_matrix(fig, picture: Picture):
     """Three heat maps, one row: yours, the expected (one colour scale, its range in the titles) and
     |yours - expected|. No colour bars: each is an axes of its own, and laying out their ticks cost more
     than the rest of the picture."""
+    from matplotlib.ticker import NullLocator
+
     (yours_name, yours), (expected_name, expected) = picture.series[:2]
-    fig.subplots_adjust(left=0.05, right=0.99, top=0.78, bottom=0.1, wspace=0.12)
-    axes = fig.subplots(1, 3, sharey=True)
+    fig.subplots_adjust(left=0.05, right=0.99, top=0.76, bottom=0.1, wspace=0.12)
+    axes = fig.subplots(1, 3)
     finite = np.concatenate([yours[np.isfinite(yours)], expected[np.isfinite(expected)]])
     low, high = (float(finite.min()), float(finite.max())) if finite.size else (0.0, 1.0)
     for ax, name, values in ((axes[0], yours_name, yours), (axes[1], expected_name, expected)):
         ax.imshow(values, cmap="viridis", vmin=low, vmax=high, aspect="auto")
-        ax.set_title(f"{name}\n(dark {low:.3g}, bright {high:.3g})", parse_math=False)
+        blank = "; NaN or inf: blank" if not np.isfinite(values).all() else ""
+        ax.set_title(f"{name}\n(dark {low:.3g}, bright {high:.3g}{blank})", parse_math=False)
     with np.errstate(invalid="ignore"):
         gap = np.abs(yours - expected)
-    worst = float(np.nanmax(gap)) if np.isfinite(gap).any() else 1.0
-    axes[2].imshow(np.nan_to_num(gap, nan=worst), cmap="magma", vmin=0.0, aspect="auto")
-    axes[2].set_title(f"where they differ: |yours − expected|\n(dark 0, bright {worst:.3g})", parse_math=False)
-    for ax in axes:
-        _few_ticks(ax)
+    both_nan = np.isnan(yours) & np.isnan(expected)
+    broken = ~np.isfinite(gap) & ~both_nan  # a NaN or an infinity where the expected has none: as far off as any
+    gap = np.where(both_nan, 0.0, gap)
+    worst = float(gap[np.isfinite(gap)].max()) if np.isfinite(gap).any() else 0.0
+    top = worst if worst > 0 else 1.0
+    gap = np.where(broken, top, gap)
+    axes[2].imshow(gap, cmap="magma", vmin=0.0, vmax=top, aspect="auto")
+    said = "; NaN or inf: bright" if broken.any() else ""
+    axes[2].set_title(f"where they differ: |yours − expected|\n(dark 0, bright {top:.3g}{said})", parse_math=False)
+    _few_ticks(axes[0])  # the others show the same rows and columns: ticks are most of a picture's cost
+    for ax in axes[1:]:
+        ax.xaxis.set_major_locator(NullLocator())
+        ax.yaxis.set_major_locator(NullLocator())
     return fig
 
 
 def _draw_curves(fig, picture: Picture):
-    fig.subplots_adjust(left=0.12, right=0.97, top=0.86, bottom=0.15)
-    ax = fig.subplots()
+    """Both curves on one plot; where they are one length and differ by too little to see (a gradient off
+    by one part in a million), their difference below."""
+    from matplotlib.ticker import MaxNLocator
+
+    (_, yours), (_, expected) = picture.series[:2]
+    gap = yours - expected if yours.shape == expected.shape else None
+    span = np.nanmax(np.abs(expected)) if np.isfinite(expected).any() else 0.0
+    unseen = gap is not None and np.isfinite(gap).any() and np.nanmax(np.abs(gap)) < 0.02 * max(span, 1e-300)
+    if unseen:
+        fig.set_figheight(4.4)
+        fig.subplots_adjust(left=0.12, right=0.97, top=0.9, bottom=0.11, hspace=0.35)
+        ax, below = fig.subplots(2, 1, sharex=True, height_ratios=(2, 1))
+    else:
+        fig.subplots_adjust(left=0.12, right=0.97, top=0.86, bottom=0.15)
+        ax, below = fig.subplots(), None
     for (name, values), style in zip(picture.series, ("-o", "--")):
         marker = style if len(values) <= 60 else style.rstrip("o")
         ax.plot(np.arange(len(values)), values, marker, label=name, markersize=3)
-    ax.set_xlabel(picture.axis)
-    from matplotlib.ticker import MaxNLocator
-
-    ax.xaxis.set_major_locator(MaxNLocator(6, integer=True))
     ax.legend()
     ax.grid(alpha=0.3)
+    if below is not None:
+        below.plot(np.arange(len(gap)), gap, "-", color="C3")
+        below.set_title("yours − expected (too small to see above)", parse_math=False)
+        below.grid(alpha=0.3)
+        below.set_xlabel(picture.axis)
+    else:
+        ax.set_xlabel(picture.axis)
+    ax.xaxis.set_major_locator(MaxNLocator(6, integer=True))
     return fig
 
 

@@ -6,7 +6,7 @@ Grades each assignment's flawed submission of `lmgrade demo` (the reference with
 then makes its page: the wall and CPU time of `render_page` (choosing and drawing the pictures, filling
 the template), its size and its pictures. Importing matplotlib is paid once per process, by the first
 page: it is timed on its own, in a fresh interpreter. --pages keeps the pages; --screenshots also takes
-a PNG of the top of each failed check's section in the system's Chromium (the docs' screenshots).
+a PNG of one failed check's section (SHOWN) in the system's Chromium (the docs' screenshots).
 """
 
 from __future__ import annotations
@@ -30,6 +30,15 @@ from lmgrade.sandbox.limits import default_jobs
 from lmgrade.seeds import course_secret
 from lmgrade.selection import Selection
 
+# The check whose section each screenshot shows: one demo bug's, where it shows best.
+SHOWN = {
+    "ngram": "perplexity",
+    "rnn": "elman_backward",
+    "lstm": "lstm_backward",
+    "embeddings": "ffnn_forward",
+    "seq2seq": "attention",
+    "transformer": "attention",
+}
 IMPORT = (
     "import time; t = time.perf_counter(); c = time.process_time(); "
     "import matplotlib.figure, matplotlib.backends.backend_svg; "
@@ -62,6 +71,15 @@ def page_of(name: str, scratch: Path):
     return page, time.perf_counter() - wall, time.process_time() - cpu, run
 
 
+def small(png: Path, colours: int = 64, most_height: int = 1100) -> None:
+    """A screenshot kept small for the docs: its top `most_height` pixels, in a palette of `colours`."""
+    from PIL import Image
+
+    with Image.open(png) as image:
+        kept = image.crop((0, 0, image.width, min(image.height, most_height))).convert("RGB")
+    kept.quantize(colors=colours).save(png, optimize=True)
+
+
 def screenshots(pages: dict[str, Path], folder: Path) -> None:
     from playwright.sync_api import sync_playwright
 
@@ -80,10 +98,13 @@ def screenshots(pages: dict[str, Path], folder: Path) -> None:
         page = context.new_page()
         for name, path in pages.items():
             page.goto(path.as_uri())
-            pictured = page.locator("section.check:has(img)").first
+            pictured = page.locator(f'section.check[data-check="{SHOWN.get(name, "")}"]:has(img)')
+            if not pictured.count():
+                pictured = page.locator("section.check:has(img)").first
             if pictured.count():
                 target = folder / f"{name}.png"
                 pictured.screenshot(path=str(target), scale="css")
+                small(target)
                 print(f"screenshot: {target} ({target.stat().st_size // 1024} KiB)")
         context.close()
 
@@ -92,7 +113,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--assignment", action="append", help="only these (default: every one this machine grades)")
     parser.add_argument("--pages", type=Path, help="keep the pages in this folder")
-    parser.add_argument("--screenshots", type=Path, help="write a PNG of each page's first pictured check here")
+    parser.add_argument("--screenshots", type=Path, help="write a PNG of a pictured check of each page here")
     args = parser.parse_args()
     names = args.assignment or [n for n in catalog.assignment_folders() if n not in torch_requirement.missing_for([n])]
     wall, cpu = import_cost()

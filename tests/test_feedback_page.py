@@ -226,3 +226,10 @@ def test_a_page_draws_at_most_its_share_each_failed_check_first_and_the_rest_say
     drawn = [section.count("<img") for section in sections]
     assert sum(drawn) == MAX_PAGE_PICTURES and drawn[:MAX_PAGE_PICTURES] == [1] * MAX_PAGE_PICTURES
     assert all("lmgrade check demo --case c" in section for section in sections[MAX_PAGE_PICTURES:])
+
+
+def test_a_preload_still_drawing_leaves_the_pages_pictures_whole():
+    pictures.preload()  # matplotlib imported, and one picture drawn, in a thread of its own
+    (svg,) = pictures.draw_svgs([pictures.matrix("m", np.eye(3), np.ones((3, 3)))])
+    assert "<text" in svg and 'id="DejaVuSans-' not in svg  # text as text, not glyph paths: the settings held
+    assert ElementTree.fromstring(svg.encode()).tag.endswith("svg")
