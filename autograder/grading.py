@@ -480,9 +480,9 @@ class Grader:
     def _property_held(self, verdict: Verdict, i: int) -> bool:
         """Whether the submission's own run of a property check's case `i` saw the property hold beside a wrong
         answer (its judge says so: judged here whole, as a hidden check's feedback does not say)."""
-        case, answer = verdict.cases[i][0], verdict.answers[i]
-        if answer is None:
+        if i >= len(verdict.answers) or verdict.answers[i] is None:  # not run (a forbidden API), or no answer
             return False
+        case, answer = verdict.cases[i][0], verdict.answers[i]
         expected = self.cases_and_expected(verdict.check)[1][i]
         return outcome_verdict(verdict.check, case, expected, CaseOutcome("ok", value=answer), True).property_held
 

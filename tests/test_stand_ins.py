@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import types
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -362,3 +363,18 @@ def test_a_torch_stand_in_whose_forward_returns_a_tuple_gives_the_references_gra
     assert got["loss"] == pytest.approx(expected["loss"])
     np.testing.assert_allclose(got["dx"], expected["dx"])
     np.testing.assert_allclose(got["dw"], expected["dw"])
+
+
+def test_a_forbidden_api_in_a_component_is_judged_without_fault(tmp_path):
+    """A port of nanoGPT that calls F.layer_norm: every check running its LayerNorm is refused unrun (a verdict
+    with cases but no answers), and the composed and property checks' rescue reads no answer it lacks."""
+    from lmgrade.grading import Grader
+    from lmgrade.oracle import LiveReference
+
+    assignment, variant = catalog.load("transformer")
+    folder = Path(__file__).parent / "submissions" / "ports" / "transformer" / "bugs" / "nanogpt_f_layer_norm"
+    only = {"layer_norm", "causality"}
+    with Grader(assignment, variant, LiveReference(assignment.spec), secret="s") as grader:
+        verdicts = by_name(grader.grade(folder, only=only))
+    assert verdicts["layer_norm"].score == 0 and "which this assignment forbids" in verdicts["layer_norm"].output
+    assert set(verdicts) == only
