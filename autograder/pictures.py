@@ -108,18 +108,26 @@ def _floats(values: Any) -> np.ndarray:
 
 
 def _numeric(value: Any) -> np.ndarray | None:
-    """`value` as an array of numbers, or None where it is not one (text, None, a ragged list, one number)."""
+    """`value` as an array of numbers (one number: an array of one), or None where it is not one (text,
+    None, a truth value, a ragged or empty list)."""
     if isinstance(value, (bool, np.bool_)):
         return None
     if isinstance(value, np.ndarray):
-        array = value
+        array = value.reshape(1) if value.ndim == 0 else value
     elif isinstance(value, (list, tuple)) and value and all(_is_number(v) for v in value):
         array = np.asarray(value)
+    elif _is_number(value):
+        array = np.asarray([value])
     else:
         return None
-    if array.dtype.kind not in "iuf" or array.ndim == 0 or array.size < 2:
+    if array.dtype.kind not in "iuf" or array.size == 0:
         return None
     return array
+
+
+def numbers_in(value: Any) -> int:
+    """How many numbers `value` holds (its arrays, lists and dicts through): how much a picture can show."""
+    return sum(e.size for _, e, _ in _leaves(value, value))
 
 
 def _is_number(value: Any) -> bool:
@@ -168,6 +176,8 @@ def _window(shape: tuple[int, ...], centre: tuple[int, ...]) -> tuple[slice, ...
 
 
 def _picture_of(where: str, expected: np.ndarray, got: np.ndarray, differs: np.ndarray) -> Picture | None:
+    if expected.shape == got.shape and expected.size < 2:
+        return None  # one number: the relative errors and the text say it
     if expected.shape != got.shape:
         if expected.ndim == 1 and got.ndim == 1:
             return curves(where, got, expected, note=f"lengths {got.size} (yours) and {expected.size} (expected)")
@@ -360,8 +370,9 @@ def draw_svgs(pictures: list[Picture]) -> list[str | Exception]:
 def _few_ticks(ax) -> None:
     from matplotlib.ticker import MaxNLocator
 
-    ax.xaxis.set_major_locator(MaxNLocator(5, integer=True))
-    ax.yaxis.set_major_locator(MaxNLocator(5, integer=True))
+    # Row and column numbers: whole, even for a matrix of one row (by default, ticks at -0.4, -0.2, ...).
+    ax.xaxis.set_major_locator(MaxNLocator(5, integer=True, min_n_ticks=1))
+    ax.yaxis.set_major_locator(MaxNLocator(5, integer=True, min_n_ticks=1))
 
 
 def _draw_matrix(fig, picture: Picture):

@@ -23,7 +23,15 @@ from typing import Any
 
 import jinja2
 
-from ..pictures import MAX_PICTURES, Picture, across_cases, default_pictures, draw_svgs, pictures_available
+from ..pictures import (
+    MAX_PICTURES,
+    Picture,
+    across_cases,
+    default_pictures,
+    draw_svgs,
+    numbers_in,
+    pictures_available,
+)
 from ..results import GradingRun, Verdict
 
 TEMPLATES = Path(__file__).with_name("templates")
@@ -76,18 +84,21 @@ def _state(verdict: Verdict) -> tuple[str, str]:
 
 
 def pictured_case(verdict: Verdict) -> int | None:
-    """The index of the case a failed visible check's pictures show: its first failed case with an answer."""
+    """The index of the case a failed visible check's pictures show: of its failed cases with an answer, the
+    one whose expected value holds the most numbers (the most to see), the first of those."""
     if verdict.passed or _hidden(verdict):
         return None
-    for i, (_, case_verdict) in enumerate(verdict.cases):
-        if (
-            not case_verdict.passed
-            and i < len(verdict.answers)
-            and i < len(verdict.expected)
-            and verdict.answers[i] is not None
-        ):
-            return i
-    return None
+    failed = [
+        i
+        for i, (_, case_verdict) in enumerate(verdict.cases)
+        if not case_verdict.passed
+        and i < len(verdict.answers)
+        and i < len(verdict.expected)
+        and verdict.answers[i] is not None
+    ]
+    if not failed:
+        return None
+    return max(failed, key=lambda i: (numbers_in(verdict.expected[i]), -i))
 
 
 def pictures_of(assignment: str, verdict: Verdict, index: int, hook: Any = None) -> list[Picture]:
