@@ -75,6 +75,12 @@ def contract_submissions(name: str) -> list[Path]:
     return sorted(p for p in folder.iterdir() if p.is_dir()) if folder.is_dir() else []
 
 
+def port_submissions(name: str) -> list[Path]:
+    """Correct ports of public code to the contract (tests/submissions/ports/NAME/, not its bugs/)."""
+    folder = SUBMISSIONS / "ports" / name
+    return sorted(p for p in folder.iterdir() if p.is_dir() and p.name != "bugs") if folder.is_dir() else []
+
+
 def write_bugs(assignment, root: Path) -> dict[str, Path]:
     """Folder of each buggy submission of the assignment's catalogue, by name."""
     spec = assignment.spec

@@ -14,6 +14,7 @@ from helpers import (
     ASSIGNMENTS,
     contract_submissions,
     graded_in,
+    port_submissions,
     study_unless,
     suite_bugs,
     variant_params,
@@ -94,6 +95,23 @@ def test_a_submission_that_does_no_work_scores_exactly_zero(graders, name, body,
 def test_correct_submissions_in_other_styles_get_full_marks(graders, name, pairs, submission):
     grader, assignment, _ = _grader_and_assignment(graders, name, pairs)
     full_marks(grader.grade(submission, only=graded_in(assignment, pairs)))
+
+
+@pytest.mark.parametrize(
+    "name,port",
+    [
+        # One port per assignment in the suite (a transformer grading costs seconds), every one in the study.
+        pytest.param(name, folder, id=f"{name}-{folder.name}", marks=study_unless(folder == port_submissions(name)[0]))
+        for name in ASSIGNMENTS
+        for folder in port_submissions(name)
+    ],
+)
+@pytest.mark.slow
+def test_ports_of_public_code_get_full_marks(graders, name, port):
+    """Public implementations ported to the contract keep their own conventions where the contract allows
+    them: each is correct, so each gets full marks (the transformer's implement the default variant)."""
+    grader, _, _ = _grader_and_assignment(graders, name, ())
+    full_marks(grader.grade(port))
 
 
 @pytest.mark.parametrize("name", ASSIGNMENTS)
