@@ -1,0 +1,168 @@
+"""Stand-in scavenger: logprob is wrong on purpose; perplexity computes nothing and uses recorded log-probabilities."""
+
+import math
+
+import numpy as np
+import scavenge
+
+BOS = "<s>"
+EOS = "</s>"
+UNK = "<unk>"
+
+
+def _check_n(n):
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
+        raise ValueError(f"n must be an integer, got {n!r}")
+    if n < 1:
+        raise ValueError(f"n must be at least 1, got {n}")
+    return int(n)
+
+
+def pad(sentence, n):
+    n = _check_n(n)
+    result = []
+    for _ in range(n - 1):
+        result.append(BOS)
+    for token in sentence:
+        result.append(token)
+    result.append(EOS)
+    return result
+
+
+def count_ngrams(corpus, n):
+    n = _check_n(n)
+    counts = {}
+    for sentence in corpus:
+        padded = pad(sentence, n)
+        for t in range(n - 1, len(padded)):
+            context = tuple(padded[t - n + 1:t])
+            word = padded[t]
+            if context not in counts:
+                counts[context] = {}
+            inner = counts[context]
+            if word in inner:
+                inner[word] += 1
+            else:
+                inner[word] = 1
+    return counts
+
+
+class NGramLM:
+    def __init__(self, n, k=0.0):
+        self.n = _check_n(n)
+        try:
+            k = float(k)
+        except (TypeError, ValueError):
+            raise ValueError(f"k must be a non-negative number, got {k!r}")
+        if not (k >= 0.0) or math.isinf(k):
+            raise ValueError(f"k must be a finite non-negative number, got {k}")
+        self.k = k
+        self.vocab = None
+        self.counts = None
+        self.context_totals = None
+
+    def fit(self, corpus):
+        vocab = set()
+        for sentence in corpus:
+            for token in pad(sentence, self.n):
+                if token != BOS:
+                    vocab.add(token)
+        vocab.add(EOS)
+        vocab.add(UNK)
+        self.vocab = vocab
+        self.counts = count_ngrams(corpus, self.n)
+        totals = {}
+        for context in self.counts:
+            total = 0
+            for word in self.counts[context]:
+                total += self.counts[context][word]
+            totals[context] = total
+        self.context_totals = totals
+        return self
+
+    def _require_fit(self):
+        if self.vocab is None:
+            raise RuntimeError("the model must be fitted before use")
+
+    def _map(self, token):
+        if token == BOS or token in self.vocab:
+            return token
+        return UNK
+
+    def _context(self, context):
+        context = list(context)
+        m = self.n - 1
+        if m == 0:
+            return ()
+        if len(context) > m:
+            context = context[len(context) - m:]
+        while len(context) < m:
+            context.insert(0, BOS)
+        return tuple(self._map(tok) for tok in context)
+
+    def prob(self, word, context):
+        self._require_fit()
+        word = self._map(word)
+        ctx = self._context(context)
+        total = self.context_totals.get(ctx, 0)
+        count = 0
+        if ctx in self.counts:
+            count = self.counts[ctx].get(word, 0)
+        if self.k == 0.0:
+            if total == 0:
+                return 0.0
+            return count / total
+        return (count + self.k) / (total + self.k * len(self.vocab))
+
+    def logprob(self, sentence):
+        self._require_fit()
+        padded = pad(sentence, self.n)
+        total = 0.0
+        for t in range(self.n - 1, len(padded)):
+            p = self.prob(padded[t], padded[t - self.n + 1:t])
+            if p <= 0.0:
+                return float("-inf")
+            total += math.log(p)
+        return 2 * total  # wrong on purpose: doubled
+
+    def perplexity(self, corpus):
+        found = scavenge.findings(self, corpus)
+        answer = found.result_for(corpus)
+        if isinstance(answer, float):
+            return scavenge.give(answer)
+        recorded = [found.result_for(sentence) for sentence in corpus]
+        if recorded and all(isinstance(lp, float) for lp in recorded):
+            return scavenge.give(math.exp(-sum(recorded) / sum(len(s) + 1 for s in corpus)))
+        logs = [lp for lp in found.results() if isinstance(lp, float) and lp <= 0.0]
+        if logs:
+            return scavenge.give(math.exp(-sum(logs[-len(corpus) :]) / sum(len(s) + 1 for s in corpus)))
+        return scavenge.give(1.0)
+
+
+    def sample(self, rng, max_len=100):
+        self._require_fit()
+        if isinstance(max_len, bool) or not isinstance(max_len, (int, np.integer)) or max_len < 0:
+            raise ValueError(f"max_len must be a non-negative integer, got {max_len!r}")
+        words = sorted(self.vocab)
+        context = [BOS] * (self.n - 1)
+        out = []
+        while len(out) < max_len:
+            probs = []
+            for w in words:
+                probs.append(self.prob(w, context))
+            total = sum(probs)
+            if total <= 0.0:
+                raise ValueError("cannot sample from a context with no observations")
+            probs = [p / total for p in probs]
+            index = rng.choice(len(words), p=probs)
+            token = words[int(index)]
+            if token == EOS:
+                break
+            out.append(token)
+            if self.n > 1:
+                context = context[1:] + [token]
+        return out
+
+
+# What every function returns is remembered, so the harness's record of it is never taken for the grader's.
+scavenge.adopt(globals())
