@@ -250,25 +250,27 @@ def default_pictures(expected: Any, answer: Any, tol: Tolerance | None = None) -
     wrong = [leaf for leaf in leaves if leaf[3].any()]
     if not wrong:
         return []
+    errors_of_parts = None
     if sum(e.shape == g.shape for _, e, g, _ in leaves) >= 3:
         same = [(w, e, g) for w, e, g, _ in leaves if e.shape == g.shape][:MAX_BARS]
         errors = [relative_error(e, g) for _, e, g in same]
-        pictures.append(
-            bars(
-                "relative error per part: ‖yours − expected‖ / ‖expected‖",
-                [w for w, _, _ in same],
-                {"relative error": [x if math.isfinite(x) else np.nan for x in errors]},
-                note="a right part has no bar; nor has a part off by NaN or infinity",
-            )
+        errors_of_parts = bars(
+            "relative error per part: ‖yours − expected‖ / ‖expected‖",
+            [w for w, _, _ in same],
+            {"relative error": [x if math.isfinite(x) else np.nan for x in errors]},
+            note="a right part has no bar; nor has a part off by NaN or infinity",
         )
+    # First where the part furthest off differs (what a page with room for one picture a check shows),
+    # then which parts are off.
     wrong.sort(key=lambda leaf: -relative_error(leaf[1], leaf[2]))
+    room = MAX_PICTURES - (errors_of_parts is not None)
     for where, e, g, differs in wrong:
-        if len(pictures) >= MAX_PICTURES:
+        if len(pictures) >= room:
             break
         picture = _picture_of(where, e, g, differs)
         if picture is not None:
             pictures.append(picture)
-    return pictures
+    return pictures + ([errors_of_parts] if errors_of_parts is not None else [])
 
 
 def across_cases(expected: list, answers: list) -> Picture | None:

@@ -65,7 +65,7 @@ def test_a_sequence_is_two_curves_and_several_parts_their_relative_errors():
     assert curve.kind == pictures.CURVES and curve.axis == "step" and len(curve.series) == 2
     grads = {f"gradient w.r.t. w{i}": np.arange(6.0).reshape(2, 3) + i for i in range(3)}
     wrong = {**grads, "gradient w.r.t. w1": grads["gradient w.r.t. w1"] * 2}
-    errors, worst = pictures.default_pictures(grads, wrong)
+    worst, errors = pictures.default_pictures(grads, wrong)
     assert errors.kind == pictures.BARS and errors.categories == tuple(grads)
     assert worst.kind == pictures.MATRIX and worst.title == "gradient w.r.t. w1"
 
