@@ -125,7 +125,24 @@ def worker_grader(
             )
             fingerprint = grading_fingerprint(assignment, variant, secret, device)
             _graders[key] = (grader, grader.assignment, variant, fingerprint)
+        store = _graders[key][0].store
+        if shipped and isinstance(store, ShippedStore) and not store.entries:
+            store.entries = shipped  # a grader made ahead (`prepare_worker`), before the values came
         return _graders[key]
+
+
+def prepare_worker(selection: dict, device: str) -> None:
+    """Make this worker's grader and start its sandbox pool ahead of its first submission, in a thread of its
+    own (the worker answers at once): while the client computes the expected values it ships with the tasks."""
+
+    def prepare() -> None:
+        try:
+            grader, *_ = worker_grader(selection, device)
+            grader.pool.start()
+        except Exception:  # said by the first task, which makes the grader again
+            pass
+
+    threading.Thread(target=prepare, name="lmgrade-prepare-grader", daemon=True).start()
 
 
 def worker_fingerprint(selection: dict, device: str) -> dict:
@@ -222,6 +239,7 @@ class DaskExecutor(Executor):
             raise
         self.capacity = max(1, sum(self.client.nthreads().values()))
         try:
+            self.client.run(prepare_worker, self.selection, self.device)
             # Computed once here, sent once to each worker (a task names it; Dask moves it once per worker).
             expected = course_expected(assignment, variant, secret, device)
             [self.shipped] = self.client.scatter([expected], broadcast=True, hash=False)
