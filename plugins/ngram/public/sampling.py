@@ -180,22 +180,33 @@ SEEN_ONLY = (
 
 
 def _seen_successors_only(model: _Model, draws: list[tuple], max_len: int) -> str | None:
-    """Under add-k, no draw ever took an unseen successor where many were expected: the named mistake."""
+    """Under add-k, no draw ever took an unseen successor where many were expected (the named mistake), or
+    the draws took unseen successors far more often than the model gives them."""
     if model.k <= 0:
         return None
-    expected_unseen, drawn_unseen = 0.0, 0
+    expected_unseen, variance, drawn_unseen = 0.0, 0.0, 0
     for draw in draws:
         context = (BOS,) * (model.n - 1)
         for word in draw + ((EOS,) if len(draw) < max_len else ()):
             row = model.table.get(context)
             if row is not None and min(row) < max(row):
                 floor = min(row)
-                expected_unseen += sum(p for p in row if p == floor)
+                unseen = sum(p for p in row if p == floor)
+                expected_unseen += unseen
+                variance += unseen * (1 - unseen)
                 drawn_unseen += model.p(word, context) == floor
             context = (context + (word,))[1:] if model.n > 1 else ()
     if drawn_unseen == 0 and expected_unseen >= 30:
         return (
             f"{SEEN_ONLY}: about {expected_unseen:.0f} draws of an unseen successor were expected in "
             f"{len(draws)} samples, and none was drawn"
+        )
+    # The other way: unseen successors drawn far more often than the smoothing gives them (a sampler drawing
+    # any word of the vocabulary). Each step is a draw of its own given its context, so the count of unseen
+    # ones is a sum of independent trials: beyond 5 standard deviations (about one run in ten million).
+    if drawn_unseen > expected_unseen + 5 * math.sqrt(variance) + 1:
+        return (
+            f"the draws take a successor never seen after its context {drawn_unseen} times, where p(. | context) "
+            f"gives about {expected_unseen:.0f}: sample must draw each word with its probability under the model"
         )
     return None
