@@ -40,6 +40,12 @@ OUTCOME_KEYS = ("ok", "error", "import_error", "forbidden")
 MAX_FORBIDDEN = 20
 MAX_API_CHARS = 200
 API_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
+# A forbidden operator's record (`guards._stop_operator`): the API, and the operator it was reached through
+# ("aten::cross_entropy_loss", or a Python version of one), each a name of that shape alone.
+_OPERATOR = r"[A-Za-z_][A-Za-z0-9_]*(?:(?:\.|::)[A-Za-z_][A-Za-z0-9_]*)*"
+API_CALL = re.compile(
+    rf"{API_NAME.pattern} \(reached through {_OPERATOR}(?:, a Python version of {_OPERATOR})?\)"
+)
 IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # The most names a file's entry of the import probe's answer keeps, and their length.
 MAX_DEFINED = 1000
@@ -124,7 +130,7 @@ def api_names(value: Any) -> list[str]:
     """The forbidden APIs a case is said to have called: dotted names only, at most `MAX_FORBIDDEN`."""
     items = value if isinstance(value, list) else []
     names = [v for v in items[:MAX_FORBIDDEN] if isinstance(v, str) and len(v) <= MAX_API_CHARS]
-    return [v for v in names if API_NAME.fullmatch(v)] or ["an API it may not use"]
+    return [v for v in names if API_NAME.fullmatch(v) or API_CALL.fullmatch(v)] or ["an API it may not use"]
 
 
 def probe_names(value: Any, modules: list[str]) -> dict[str, list[str]]:
