@@ -269,11 +269,20 @@ def record(assignment: Assignment, variant: dict, oracle: LiveReference | None =
     """Run the reference on every public check's public cases, and every known mistake too."""
     oracle = oracle or LiveReference(assignment.spec)
     fixtures = describe(assignment, variant)
+    by_name = {c.name: c for c in assignment.checks}
     for check in visible_checks(assignment):
         drawn = draw_cases(check, assignment.name, variant, PUBLIC_SECRET)
         expected = oracle.expected(check, drawn)
+        # A composed check may be paid where its answers are exactly a failed component's named mistake's
+        # (`Grader.with_stand_ins`): those mistakes' answers on its cases are recorded beside its own.
+        theirs = tuple(
+            dict.fromkeys(
+                m for c in composition.components(check, by_name) for m in c.mistakes if m not in check.mistakes
+            )
+        )
         fixtures.cases[check.name] = [
-            RecordedCase(case, value, _mistakes(oracle, check, case)) for case, value in zip(drawn, expected)
+            RecordedCase(case, value, {**_mistakes(oracle, check, case), **_alone(oracle, check, case, theirs)})
+            for case, value in zip(drawn, expected)
         ]
     fixtures.stand_ins = _stand_ins(visible_checks(assignment), fixtures, oracle)
     return fixtures
@@ -314,6 +323,11 @@ def _mistakes(oracle: LiveReference, check: Check, case: Case) -> dict[str, dict
         if RAISED not in answer:
             found[pair.name] = answer
     return found
+
+
+def _alone(oracle: LiveReference, check: Check, case: Case, mistakes: tuple[Mistake, ...]) -> dict[str, dict]:
+    """What each of `mistakes` (of other checks) answers on `case`, one at a time."""
+    return {m.name: _mistaken(oracle, check, case, m) for m in mistakes}
 
 
 def _mistaken(oracle: LiveReference, check: Check, case: Case, mistake: Mistake) -> dict:
