@@ -86,8 +86,9 @@ def how_checks_pay(checks: list[Check]) -> str:
         sentences.append(
             f"{_these('check', composed)} {_verb('runs', composed)} other components of yours: where such a "
             "component failed its own check, the check runs again with the grader's version of it in place of "
-            "yours (where the grader has one), earns its points where that run passes, and says which component "
-            "to fix."
+            "yours (where the grader has one), earns its points where that run passes (a property check, case "
+            "by case), and says which component to fix. Where that run fails, it earns them where its answers "
+            "are exactly those of the known mistake named on that component."
         )
     return " ".join(sentences)
 
