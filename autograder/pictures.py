@@ -195,12 +195,12 @@ def _picture_of(where: str, expected: np.ndarray, got: np.ndarray, differs: np.n
     lead = "".join(f"[{s.start}]" for s in window[:-2])
     rows, cols = window[-2], window[-1]
     whole = shown_e.shape == expected.shape[-2:]
-    note = (
-        f"{where}{lead}"
-        + ("" if whole else f", rows {rows.start}-{rows.start + shown_e.shape[0] - 1}, ")
-        + ("" if whole else f"columns {cols.start}-{cols.start + shown_e.shape[1] - 1}")
-        + f" ({'x'.join(map(str, expected.shape))} in all)"
-    )
+    shape = "x".join(map(str, expected.shape))
+    if whole:
+        note = f"{shape} in all" if expected.ndim == 2 else f"the slice {lead} of {shape}"
+    else:
+        last_row, last_column = rows.start + shown_e.shape[0] - 1, cols.start + shown_e.shape[1] - 1
+        note = f"rows {rows.start}-{last_row}, columns {cols.start}-{last_column} of {lead or 'the'} {shape}"
     return matrix(f"{where}{lead}", shown_g, shown_e, note=note)
 
 
