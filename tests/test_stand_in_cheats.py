@@ -10,6 +10,7 @@ The suite grades the ngram and lstm scavengers; `python3 dev.py study` the other
 
 from __future__ import annotations
 
+import re
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,6 +20,7 @@ import pytest
 from helpers import study_unless
 
 HERE = Path(__file__).parent / "cheats" / "stand_in"
+SUBMISSIONS = Path(__file__).parent / "submissions"
 FOUND = "CHEAT-FOUND"
 
 
@@ -98,3 +100,31 @@ def test_a_stand_in_scavenger_earns_nothing(graders, tmp_path, scavenger):
     ]
     found = sorted({line.strip() for v in verdicts for line in v.output.splitlines() if FOUND in line})
     assert not paid and not found, f"{scavenger.name}:\n" + "\n".join(paid + found)
+    # A search that outran the time limit would fail its stand-in run whatever it found.
+    slow = [name for name in scavenger.composed if "time limit" in by_name[name].output]
+    assert not slow, f"{scavenger.name}: the search ran out of time in {slow}"
+
+
+def _method(source: str, name: str) -> re.Match:
+    """Where method `name`'s body (indented 8) lies in `source`."""
+    found = re.search(rf"\n    def {name}\(self[^\n]*\n((?:        [^\n]*\n|[ \t]*\n)+)", source)
+    assert found, name
+    return found
+
+
+@pytest.mark.slow
+def test_the_search_spoils_no_stand_in_run(graders, tmp_path):
+    """The control: logprob's scavenger with its correct body back after the whole search is paid by its
+    stand-in run, so a scavenger's 0 is the run's verdict on what it found, not a run its search broke."""
+    scavenger = next(s for s in SCAVENGERS if s.folder == "logprob")
+    folder = write_scavenger(scavenger, tmp_path / "control")
+    correct = (SUBMISSIONS / "ngram" / "dict_of_dicts" / "ngram.py").read_text()
+    source = (folder / "ngram.py").read_text()
+    searched = _method(source, "logprob")
+    body = "        scavenge.findings(self, sentence)\n" + _method(correct, "logprob").group(1)
+    (folder / "ngram.py").write_text(source[: searched.start(1)] + body + source[searched.end(1) :])
+    verdicts = graders("ngram").grade(folder, only={"prob_mle", "prob_add_k", "logprob"})
+    by_name = {v.check.name: v for v in verdicts}
+    assert by_name["prob_mle"].score < by_name["prob_mle"].max_score
+    assert by_name["logprob"].score == by_name["logprob"].max_score, by_name["logprob"].output
+    assert "Passes once" in by_name["logprob"].output

@@ -302,13 +302,13 @@ def _members(obj):
     return out
 
 
-def _walk(roots, found: Findings, deadline: float) -> None:
+def _walk(roots, found: Findings, deadline: float, most: int = _MAX_NODES) -> None:
     """Breadth first from `roots`, every reachable object classified, library modules and types left out
     (and this module's own memory of what it found and gave)."""
     seen: set[int] = {id(_cache), id(_GIVEN), id(_said), id(_scans)}
     queue = list(roots)
     nodes = 0
-    while queue and nodes < _MAX_NODES and time.monotonic() < deadline:
+    while queue and nodes < most and time.monotonic() < deadline:
         batch, queue = queue, []
         for where, obj in batch:
             if id(obj) in seen or obj is None or isinstance(obj, (int, float, complex, bool, Findings)):
@@ -317,6 +317,8 @@ def _walk(roots, found: Findings, deadline: float) -> None:
                 continue
             seen.add(id(obj))
             nodes += 1
+            if nodes >= most or (nodes % 256 == 0 and time.monotonic() > deadline):
+                return
             _classify(obj, where, found)
             if isinstance(obj, (str, bytes, bytearray)) or _is_array(obj):
                 continue
@@ -545,20 +547,27 @@ _SEARCHES = (
 
 
 def findings(*seeds) -> Findings:
-    """Everything found, the objects `seeds` first; the whole search runs on a process's first call, then the
-    cheap part (seeds, frames) on every call, the rest again at calls 4, 64 and 1024 (a record that arrives
-    later is still seen). A search that breaks leaves the others their findings."""
+    """Everything found, the objects `seeds` first: on every call what the seeds reach; on a process's first
+    call the whole search (the stack with its locals and globals, modules, the collector, names,
+    descriptors, files, memory), kept for its later calls (a stand-in run's record, if the child held one,
+    would be there from the run's start). A search that breaks leaves the others their findings."""
     pid = os.getpid()
     calls = _scans.get(pid, 0) + 1
     _scans[pid] = calls
     found = Findings()
     try:
-        roots = [(f"argument {i}", seed) for i, seed in enumerate(seeds)] + _frames()
-        _walk(roots, found, time.monotonic() + 0.5)
+        # Every call: what it is handed, a few hundred objects deep at most (a check may call a function
+        # thousands of times within its CPU limit: finite differences, 400 draws).
+        roots = [(f"argument {i}", seed) for i, seed in enumerate(seeds)]
+        _walk(roots, found, time.monotonic() + 0.005, most=400)
     except Exception as error:
         found.errors.append(f"walk: {type(error).__name__}: {error}"[:80])
-    if calls in (1, 4, 64, 1024) or pid not in _cache:
+    if pid not in _cache:
         rest = Findings()
+        try:
+            _walk(_frames(), rest, time.monotonic() + 0.5)
+        except Exception as error:
+            rest.errors.append(f"frames: {type(error).__name__}: {error}"[:80])
         for search, seconds in _SEARCHES:
             try:
                 search(rest, time.monotonic() + seconds)
