@@ -175,6 +175,25 @@ PAD_MUTATES = Mistake(
     ),
 )
 
+# Conventions of public code (the ports of tests/submissions/ports/ngram carry them).
+UNK_LABEL = Mistake(
+    "unk_label",
+    'the unknown-word token is "<UNK>" (nltk.lm\'s Vocabulary label); the contract\'s UNK is "<unk>"',
+    edits=(("ngram.py", 'UNK = "<unk>"', 'UNK = "<UNK>"'),),
+)
+LOGPROB_MEAN = Mistake(
+    "logprob_mean",
+    "logprob divides the sum of log-probabilities by the number of predicted tokens (makemore's mean NLL, "
+    "negated): the contract's logprob is the plain sum of ln p over the sentence and its EOS",
+    edits=(("ngram.py", "        return total\n", "        return total / (len(padded) - self.n + 1)\n"),),
+)
+UNSEEN_CONTEXT_NAN = Mistake(
+    "unseen_context_nan",
+    "MLE divides by the context's count even where the context was never seen, and 0 / 0 gives nan (a count "
+    "row normalised as a whole, as makemore's N / N.sum() is): an unseen context gives every word probability 0 "
+    "under MLE",
+    edits=(("ngram.py", "return c_ctx_w / c_ctx if c_ctx else 0.0", "return c_ctx_w / c_ctx if c_ctx else math.nan"),),
+)
 # Mistakes that show by raising where the reference answers: named where the submission raises the same
 # exception on the same cases (`ExpectedValues.diagnose`), and never tried in a pair.
 UNSEEN_CONTEXT_DIVISION = Mistake(

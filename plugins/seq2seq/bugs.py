@@ -42,20 +42,19 @@ BUGS = {
     "h_n_padded_end": _as_bug(
         M.H_N_PADDED_END,
         "the encoder runs the GRU over the padded batch and takes its h_n, the state after the padding.",
-        {"encoder": "after the padded end", "forward": "after the padded end"},
+        {"encoder": "after the padded end"},
         demo=True,
     ),
-    "encoder_enforce_sorted": Bug(
+    "encoder_enforce_sorted": _as_bug(
+        M.ENFORCE_SORTED,
         "the encoder packs with enforce_sorted=True, which refuses lengths in any order but decreasing.",
-        F,
-        ((SORTED, "batch_first=True, enforce_sorted=True)"),),
-        {"encoder": "RuntimeError", "forward": "RuntimeError"},
+        {"encoder": "enforce_sorted=True (pack_padded_sequence's default)"},
     ),
     "encoder_no_total_length": Bug(
         "the encoder unpacks without total_length, so H_enc has as many columns as the longest sequence, not S.",
         F,
         ((TOTAL_LENGTH, "H_enc, _ = pad_packed_sequence(out, batch_first=True)"),),
-        {"encoder": "H_enc has shape", "forward": "ValueError"},
+        {"encoder": "H_enc has shape"},
     ),
     "src_masked_in_place": Bug(
         "the encoder writes 0 into the padded positions of the src tensor it was given.",
@@ -67,23 +66,23 @@ BUGS = {
     "attend_padding": _as_bug(
         M.ATTEND_PADDING,
         "the attention ignores the mask.",
-        {"attention": "get attention weights", "step": "get attention weights", "alpha_rows": NOTHING},
+        {"attention": "get attention weights", "alpha_rows": NOTHING},
     ),
     "softmax_wrong_axis": _as_bug(
         M.SOFTMAX_WRONG_AXIS,
         "the attention softmax runs over dim=0.",
-        {"attention": "over the batch", "step": "over the batch", "alpha_rows": NOTHING},
+        {"attention": "over the batch", "alpha_rows": NOTHING},
     ),
     "w_transposed": _as_bug(
         M.W_TRANSPOSED,
         "the bilinear score is computed with W.T.",
-        {"attention": "W transposed", "step": "W transposed"},
+        {"attention": "W transposed"},
         demo=True,
     ),
     "scaled_scores": _as_bug(
         M.SCALED_SCORES,
         "the attention scores are divided by sqrt(hidden_size).",
-        {"attention": "divided by sqrt(hidden_size)", "step": "divided by sqrt(hidden_size)"},
+        {"attention": "divided by sqrt(hidden_size)"},
     ),
     "additive_mask": Bug(
         "the attention adds -1e9 to the padded scores instead of setting them to -inf, and keeps the padded rows.",
@@ -112,17 +111,17 @@ BUGS = {
     "scores_from_new_state": _as_bug(
         M.SCORES_FROM_NEW_STATE,
         "step runs the cell first and takes the attention scores from the new state (Luong's order).",
-        {"step": "from a new state", "forward": "from a new state"},
+        {"step": "from a new state"},
     ),
     "context_first": _as_bug(
         M.CONTEXT_FIRST,
         "step feeds the cell [context; embedding].",
-        {"step": "[c_i; embedding]", "forward": "[c_i; embedding]"},
+        {"step": "[c_i; embedding]"},
     ),
     "previous_context": _as_bug(
         M.PREVIOUS_CONTEXT,
         "step feeds the cell the previous step's context.",
-        {"step": "context of the previous step", "forward": "context of the previous step"},
+        {"step": "context of the previous step"},
     ),
     "logits_from_previous_state": _as_bug(
         M.LOGITS_FROM_PREVIOUS,
@@ -161,12 +160,12 @@ BUGS = {
     "loss_over_pads": _as_bug(
         M.LOSS_OVER_PADS,
         "masked_cross_entropy averages over the pads too.",
-        {"masked_cross_entropy": "padded ones too", "train": VALUE},
+        {"masked_cross_entropy": "padded ones too"},
     ),
     "loss_mean_of_means": _as_bug(
         M.LOSS_MEAN_OF_MEANS,
         "masked_cross_entropy averages the per-sequence means.",
-        {"masked_cross_entropy": "mean of per-sequence means", "train": VALUE},
+        {"masked_cross_entropy": "mean of per-sequence means"},
     ),
     "loss_unstable": _as_bug(
         M.LOSS_UNSTABLE,
@@ -231,6 +230,30 @@ BUGS = {
         ),
         {"train": VALUE},
     ),
+    # --- conventions of public code, as the ports of tests/submissions/ports carry them ---
+    "scores_unmasked": Bug.from_mistake(M.SCORES_UNMASKED, {"attention": "their scores are not masked"}),
+    "loss_per_sentence": Bug.from_mistake(
+        M.LOSS_PER_SENTENCE, {"masked_cross_entropy": "divided by the number of sentences"}
+    ),
+    "loss_mean_over_all_steps": Bug.from_mistake(
+        M.LOSS_MEAN_OVER_ALL_STEPS, {"masked_cross_entropy": "averaged over all of its T positions"}
+    ),
+    "loss_sum_of_step_means": Bug.from_mistake(
+        M.LOSS_SUM_OF_STEP_MEANS, {"masked_cross_entropy": "a sum over the time steps"}
+    ),
+    "outputs_from_one": Bug.from_mistake(
+        M.OUTPUTS_FROM_ONE, {"forward": "one position late", "forward_hidden": "one position late"}
+    ),
+    "bos_fed_twice": Bug.from_mistake(
+        M.BOS_FED_TWICE, {"forward": "both fed tgt_in[:, 0]", "forward_hidden": "both fed tgt_in[:, 0]"}
+    ),
+    "mask_inverted": Bug.from_mistake(
+        M.MASK_INVERTED, {"forward": "the mask inverted", "forward_hidden": "the mask inverted"}
+    ),
+    "mask_from_pad_id": Bug.from_mistake(
+        M.MASK_FROM_PAD_ID, {"forward": "built from the ids", "forward_hidden": "get attention weights"}
+    ),
+    "greedy_topk": Bug.from_mistake(M.GREEDY_TOPK, {"greedy_decode": "topk(1)"}),
     # --- validation ---
     "lengths_unchecked": Bug(
         "src_lengths are never checked against [1, S]: a length past S fails inside the packing with RuntimeError.",

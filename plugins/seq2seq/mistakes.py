@@ -45,11 +45,12 @@ H_N_PADDED_END = Mistake(
     edits=((F, PACKED, "        H_enc, h_n = self.rnn(x)  # h_n: (1, B, H)\n"),),
 )
 
+# Said as what the answers show, not as a remedy: a mask built from the pad id (as pytorch-seq2seq's
+# create_mask does) answers alike wherever the padding holds no 0, and that code sets -inf already.
 ATTEND_PADDING = Mistake(
     "attend_padding",
-    "the padded positions get attention weights, so what H_enc holds there enters the context: set their scores "
-    "to -inf before the softmax (adding a large negative number is not enough where a padded score is larger "
-    "still)",
+    "the padded positions (j >= src_lengths[b]) get attention weights, so what H_enc holds there enters the "
+    "context: each of them must get a weight of exactly 0, whatever id it holds",
     edits=((F, ZERO_PADDED, ""), (F, MASK_SCORES, "")),
 )
 
@@ -147,6 +148,47 @@ LOSS_MEAN_OF_MEANS = Mistake(
     ),
 )
 
+LOSS_PER_SENTENCE = Mistake(
+    "loss_per_sentence",
+    "the summed loss is divided by the number of sentences (targets.shape[0]), as CS224N's NMT loss is: the "
+    "contract's is one mean over the non-pad tokens, divided by their number",
+    edits=((F, MEAN, "return nll.sum() / targets.shape[0]"),),
+)
+
+# d2l's MaskedSoftmaxCELoss: each position's loss weighed by the mask (0 at a pad), averaged over all T positions
+# of its sequence, pads included, then over the sequences.
+LOSS_MEAN_OVER_ALL_STEPS = Mistake(
+    "loss_mean_over_all_steps",
+    "each sequence's loss is averaged over all of its T positions, pads included (as zeros), and those means "
+    "averaged, as d2l's MaskedSoftmaxCELoss does: the contract's is one mean over the non-pad tokens, divided by "
+    "their number",
+    edits=(
+        (
+            F,
+            MEAN,
+            "per = torch.zeros(targets.shape, dtype=nll.dtype, device=nll.device).masked_scatter(real, nll)\n"
+            "    return per.mean(dim=-1).mean()",
+        ),
+    ),
+)
+
+# The PyTorch chatbot tutorial's training loop: maskNLLLoss at each step (a mean over that step's real tokens),
+# the steps' means added up.
+LOSS_SUM_OF_STEP_MEANS = Mistake(
+    "loss_sum_of_step_means",
+    "the loss is a sum over the time steps of each step's mean over its non-pad tokens, as the PyTorch chatbot "
+    "tutorial's maskNLLLoss loop adds them: the contract's is one mean over all the non-pad tokens at once",
+    edits=(
+        (
+            F,
+            MEAN,
+            "per = torch.zeros(targets.shape, dtype=nll.dtype, device=nll.device).masked_scatter(real, nll)\n"
+            "    per, counts = per.reshape(-1, per.shape[-1]), real.reshape(-1, real.shape[-1]).sum(dim=0)\n"
+            "    return (per.sum(dim=0)[counts > 0] / counts[counts > 0]).sum()",
+        ),
+    ),
+)
+
 LOSS_UNSTABLE = Mistake(
     "loss_unstable",
     "the loss takes log(sum(exp(logits))) without subtracting each row's maximum first, so logits of 1e4 overflow",
@@ -178,6 +220,24 @@ GREEDY_NO_STOP = Mistake(
     edits=((F, STOP, "                chosen[b].append(token)\n"),),
 )
 
+# The PyTorch chatbot tutorial sorts each batch by length and packs with the default enforce_sorted=True.
+# It shows only by raising: named where torch's own RuntimeError, message and all, arises on the same cases.
+ENFORCE_SORTED = Mistake(
+    "enforce_sorted",
+    "the encoder packs with enforce_sorted=True (pack_padded_sequence's default), which refuses lengths that are "
+    "not in decreasing order: the contract's src_lengths come in any order, so pass enforce_sorted=False",
+    edits=((F, "batch_first=True, enforce_sorted=False)", "batch_first=True, enforce_sorted=True)"),),
+    paired=False,
+)
+# The PyTorch translation tutorial picks the next token with topk(1), which among equal maxima does not return
+# the smallest id.
+GREEDY_TOPK = Mistake(
+    "greedy_topk",
+    "greedy_decode picks the next token with topk(1), which among equal largest logits may return another id "
+    "than the smallest: the contract's choice is argmax, the first maximum",
+    edits=((F, "y = logits.argmax(dim=-1)  # (B,)", "y = logits.topk(1, dim=-1).indices[:, 0]  # (B,)"),),
+)
+
 # The text the mistakes below edit (the catalogue's bugs make the same edits: bugs.py).
 BILINEAR_W = 'self.W if self.attention == "bilinear" else None)'
 LOGITS = "logits = self.out(h)  # (B, V)"
@@ -187,6 +247,58 @@ ZERO_GRAD = "            optimizer.zero_grad()\n"
 ADAM = "    optimizer = torch.optim.Adam(model.parameters(), lr=lr)  # once per call: its moments span the epochs\n"
 EPOCHS = "    for _ in range(epochs):\n"
 IN_ORDER = "for k in order.tolist():"
+
+# Teacher forcing one step late, in the two shapes public code gives it. pytorch-seq2seq fills outputs[0] with
+# zeros and step t from trg[t - 1] (its loss drops position 0); the PyTorch translation tutorial starts from its
+# own SOS and then feeds target[:, i], so fed the contract's tgt_in (which starts with bos) bos comes twice.
+STEPS = "        logits = []\n        for i in range(tgt_in.shape[1]):\n"
+OUTPUTS_FROM_ONE = Mistake(
+    "outputs_from_one",
+    "the logits are one position late: position 0 holds zeros and position i the step fed tgt_in[:, i - 1] "
+    "(pytorch-seq2seq's outputs[0] left empty); the contract's step i is fed tgt_in[:, i] and gives logits[:, i]",
+    edits=(
+        (
+            F,
+            STEPS,
+            "        logits = [c.new_zeros(tgt_in.shape[0], self.decoder.out.out_features)]\n"
+            "        for i in range(1, tgt_in.shape[1]):\n",
+        ),
+        (F, FED, FED.replace("tgt_in[:, i]", "tgt_in[:, i - 1]")),
+    ),
+)
+BOS_FED_TWICE = Mistake(
+    "bos_fed_twice",
+    "the first two steps are both fed tgt_in[:, 0] and step i > 0 tgt_in[:, i - 1]: the decoder starts from its "
+    "own bos and then feeds the target from its first token, but tgt_in already starts with bos; step i must be "
+    "fed tgt_in[:, i]",
+    edits=((F, FED, FED.replace("tgt_in[:, i]", "tgt_in[:, max(i - 1, 0)]")),),
+)
+# CS224N's enc_masks are True at the padding; handed to an attention whose mask is True at the real positions.
+MASK_INVERTED = Mistake(
+    "mask_inverted",
+    "the attention is given the mask inverted, True at the padding (as CS224N's enc_masks are): the contract's "
+    "mask is True at the real positions j < src_lengths[b]",
+    edits=(
+        (
+            F,
+            "        mask = source_mask(src, src_lengths)  # (B, S)\n        h = c",
+            "        mask = ~source_mask(src, src_lengths)  # (B, S)\n        h = c",
+        ),
+    ),
+)
+# pytorch-seq2seq's create_mask: src != src_pad_idx, where the contract's padding may hold any id.
+MASK_FROM_PAD_ID = Mistake(
+    "mask_from_pad_id",
+    "the mask is built from the ids (src != 0), so a padded position holding another id is attended to and a "
+    "real token 0 is not: the contract's mask comes from src_lengths alone, True at j < src_lengths[b]",
+    edits=(
+        (
+            F,
+            "return torch.arange(S, device=src.device) < src_lengths.to(src.device)[:, None]  # (B, S)",
+            "return src != 0  # (B, S)",
+        ),
+    ),
+)
 
 LOGITS_FROM_PREVIOUS = Mistake(
     "logits_from_previous_state",
@@ -243,19 +355,35 @@ PADDED_ROWS_KEPT = Mistake(
     edits=((F, ZERO_PADDED, ""),),
 )
 
+# The PyTorch chatbot tutorial's Attn: the softmax over every position, no mask (here the padded rows zeroed, as
+# its port does: their score is 0, not -inf). On forward the encoder's padded rows are 0 already, and
+# ATTEND_PADDING, tried first, says the same.
+SCORES_UNMASKED = Mistake(
+    "scores_unmasked",
+    "the padded rows of H_enc are zeroed but their scores are not masked: a padded position scores 0 and takes "
+    "a share of the softmax; set the padded scores to -inf before it",
+    edits=((F, MASK_SCORES, ""),),
+)
+
 ATTENTION_MISTAKES = (ATTEND_PADDING, SOFTMAX_WRONG_AXIS, W_TRANSPOSED, SCALED_SCORES)
-# The attention check's own two besides, which its large and inf-holding cases show.
-ATTENTION_CHECK_MISTAKES = (*ATTENTION_MISTAKES, SOFTMAX_WITHOUT_MAX, PADDED_ROWS_KEPT)
+# The attention check's own three besides, which its large, inf-holding and junk-holding cases show.
+ATTENTION_CHECK_MISTAKES = (*ATTENTION_MISTAKES, SOFTMAX_WITHOUT_MAX, PADDED_ROWS_KEPT, SCORES_UNMASKED)
 STEP_MISTAKES = (*ATTENTION_MISTAKES, SCORES_FROM_NEW_STATE, CONTEXT_FIRST, PREVIOUS_CONTEXT)
 # The step's own two beyond its seven (which it tries in pairs) are named where forward runs it.
 FORWARD_MISTAKES = (
     H_N_PADDED_END,
+    ENFORCE_SORTED,
     *STEP_MISTAKES,
     H0_ZERO,
     FEEDS_PREDICTIONS,
     STATE_NOT_CARRIED,
     LOGITS_FROM_PREVIOUS,
     BILINEAR_IGNORES_W,
+    SCORES_UNMASKED,
+    OUTPUTS_FROM_ONE,
+    BOS_FED_TWICE,
+    MASK_INVERTED,
+    MASK_FROM_PAD_ID,
 )
 LOSS_MASK_MULTIPLIED = Mistake(
     "loss_mask_multiplied",
@@ -267,8 +395,16 @@ LOSS_MASK_MULTIPLIED = Mistake(
         (F, MEAN, "return (nll * real.reshape(-1)).sum() / real.sum()"),
     ),
 )
-LOSS_MISTAKES = (LOSS_OVER_PADS, LOSS_MEAN_OF_MEANS, LOSS_UNSTABLE, LOSS_MASK_MULTIPLIED)
-GREEDY_MISTAKES = (GREEDY_KEEPS_BOS, GREEDY_KEEPS_EOS, GREEDY_NO_STOP, H0_ZERO, GREEDY_ONE_MORE)
+LOSS_MISTAKES = (
+    LOSS_OVER_PADS,
+    LOSS_MEAN_OF_MEANS,
+    LOSS_UNSTABLE,
+    LOSS_MASK_MULTIPLIED,
+    LOSS_PER_SENTENCE,
+    LOSS_MEAN_OVER_ALL_STEPS,
+    LOSS_SUM_OF_STEP_MEANS,
+)
+GREEDY_MISTAKES = (GREEDY_KEEPS_BOS, GREEDY_KEEPS_EOS, GREEDY_NO_STOP, H0_ZERO, GREEDY_ONE_MORE, GREEDY_TOPK)
 # Not the order drawn from torch's global generator: its state differs between the grader's run and the
 # child's, so no answer could match the mistake's.
 TRAIN_MISTAKES = (TRAIN_NO_ZERO_GRAD, TRAIN_OPTIMIZER_PER_EPOCH, TRAIN_BATCHES_IN_ORDER)

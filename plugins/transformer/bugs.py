@@ -281,6 +281,16 @@ BUGS = {
         ((TEMPERATURE, "logits = model(idx_cond)[:, -1, :]  # (1, V)"),),
         {"generate": SAMPLED},
     ),
+    # --- conventions of public code, as the ports of tests/submissions/ports carry them ---
+    "ffn_relu": Bug.from_mistake(M.FFN_RELU, {"feed_forward": "uses ReLU"}),
+    "heads_split_without_transpose": Bug.from_mistake(
+        M.HEADS_SPLIT_WITHOUT_TRANSPOSE, {"attention": "straight as (B, n_heads, T, d_head)"}
+    ),
+    "mask_hides_diagonal": Bug.from_mistake(M.MASK_HIDES_DIAGONAL, {"attention": "hides each position from itself"}),
+    "embedding_scaled": Bug.from_mistake(
+        M.EMBEDDING_SCALED, {"model": "multiplied by sqrt(d_model)", "model_hidden": "multiplied by sqrt(d_model)"}
+    ),
+    "weights_tied": Bug.from_mistake(M.WEIGHTS_TIED, {"model": "share one matrix", "model_hidden": "share one matrix"}),
 }
 
 

@@ -484,6 +484,8 @@ ATTENTION_MISTAKES = (
     M.HEAD_LAYOUT,
     M.HEADS_MERGED_WITHOUT_TRANSPOSE,
     M.OUT_PROJ_MISSING,
+    M.HEADS_SPLIT_WITHOUT_TRANSPOSE,
+    M.MASK_HIDES_DIAGONAL,
 )
 LAYER_NORM_MISTAKES = (M.UNBIASED_VARIANCE, M.EPS_OUTSIDE_SQRT, M.LAYER_NORM_OVER_BATCH, M.WEIGHT_BIAS_SWAPPED)
 MODEL_MISTAKES = (
@@ -496,6 +498,9 @@ MODEL_MISTAKES = (
     *ATTENTION_MISTAKES,
     *LAYER_NORM_MISTAKES,
     M.GELU_TANH,
+    M.FFN_RELU,
+    M.EMBEDDING_SCALED,
+    M.WEIGHTS_TIED,
 )
 
 
@@ -537,7 +542,7 @@ def transformer_checks() -> list[Check]:
             feed_forward_cases,
             files=L,
             tolerance=FLOAT64,
-            mistakes=(M.GELU_TANH,),
+            mistakes=(M.GELU_TANH, M.FFN_RELU),
             uses=("layers.FeedForward",),
             limits=quick,
             grades=("layers.FeedForward",),
@@ -549,7 +554,14 @@ def transformer_checks() -> list[Check]:
             block_cases,
             files=L,
             tolerance=FLOAT64,
-            mistakes=(M.PRE_POST_SWAPPED, M.RESIDUAL_MISSING, *ATTENTION_MISTAKES, *LAYER_NORM_MISTAKES, M.GELU_TANH),
+            mistakes=(
+                M.PRE_POST_SWAPPED,
+                M.RESIDUAL_MISSING,
+                *ATTENTION_MISTAKES,
+                *LAYER_NORM_MISTAKES,
+                M.GELU_TANH,
+                M.FFN_RELU,
+            ),
             uses=("layers.TransformerBlock",),
             composes=("layer_norm", "attention", "feed_forward"),
             limits=quick,

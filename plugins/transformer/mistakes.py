@@ -149,11 +149,12 @@ UNBIASED_VARIANCE = Mistake(
     edits=((L, VAR, "var = x.var(dim=-1, keepdim=True)"),),
 )
 
+# As the Annotated Transformer writes it, with x.std: its backward is 0, not nan, where a row's variance is 0.
 EPS_OUTSIDE_SQRT = Mistake(
     "eps_outside_sqrt",
     "LayerNorm adds eps outside the square root, (x - mean) / (sqrt(var) + eps), instead "
     "of (x - mean) / sqrt(var + eps)",
-    edits=((L, NORMALISE, "x_hat = (x - mean) / (torch.sqrt(var) + self.eps)"),),
+    edits=((L, NORMALISE, "x_hat = (x - mean) / (x.std(dim=-1, keepdim=True, correction=0) + self.eps)"),),
 )
 
 PRE_POST_SWAPPED = Mistake(
@@ -270,6 +271,48 @@ GELU_TANH = Mistake(
     edits=((L, 'F.gelu(self.fc1(x), approximate="none")', 'F.gelu(self.fc1(x), approximate="tanh")'),),
 )
 
+# Conventions of public code (the ports of tests/submissions/ports/transformer carry them).
+FFN_RELU = Mistake(
+    "ffn_relu",
+    "the feed-forward network uses ReLU (as the original Transformer and the Annotated Transformer do); the "
+    'contract\'s activation is the exact GELU, F.gelu(..., approximate="none")',
+    edits=((L, 'F.gelu(self.fc1(x), approximate="none")', "F.relu(self.fc1(x))"),),
+)
+HEADS_SPLIT_WITHOUT_TRANSPOSE = Mistake(
+    "heads_split_without_transpose",
+    "the heads are split by viewing q, k and v of shape (B, T, d_model) straight as (B, n_heads, T, d_head), which "
+    "mixes positions and features: view them as (B, T, n_heads, d_head) and then transpose(1, 2)",
+    edits=tuple(
+        (L, SPLIT[name], f"{name} = self.{name}_proj(x).view(B, self.n_heads, T, self.d_head)")
+        for name in ("q", "k", "v")
+    ),
+)
+MASK_HIDES_DIAGONAL = Mistake(
+    "mask_hides_diagonal",
+    "the causal mask also hides each position from itself (triu with diagonal=0), so the first position sees "
+    "nothing and its weights are nan: the mask must hide exactly the positions after t, triu with diagonal=1",
+    edits=((L, CAUSAL, CAUSAL.replace("diagonal=1", "diagonal=0")),),
+)
+EMBEDDING_SCALED = Mistake(
+    "embedding_scaled",
+    "the token embeddings are multiplied by sqrt(d_model) (as the original Transformer and the Annotated "
+    "Transformer do); the contract adds the plain tok_emb(idx) to the position embeddings",
+    edits=((M, "x = self.tok_emb(idx)  # (B, T, d_model)", "x = self.tok_emb(idx) * self.tok_emb.embedding_dim**0.5"),),
+)
+WEIGHTS_TIED = Mistake(
+    "weights_tied",
+    "the token embedding and lm_head share one matrix (weight tying, tok_emb.weight = lm_head.weight, as GPT-2 and "
+    "nanoGPT do): the contract's tok_emb and lm_head are separate parameters, each loaded with its own values",
+    edits=(
+        (
+            M,
+            "        self.lm_head = nn.Linear(d_model, vocab_size, bias=False)\n",
+            "        self.lm_head = nn.Linear(d_model, vocab_size, bias=False)\n"
+            "        self.tok_emb.weight = self.lm_head.weight\n",
+        ),
+    ),
+)
+
 ALL = (
     LAYER_NORM_OVER_BATCH,
     WEIGHT_BIAS_SWAPPED,
@@ -301,4 +344,9 @@ ALL = (
     PERPLEXITY_DROPS_LAST_WINDOW,
     GENERATE_NO_CROP,
     GENERATE_ARGMAX,
+    FFN_RELU,
+    HEADS_SPLIT_WITHOUT_TRANSPOSE,
+    MASK_HIDES_DIAGONAL,
+    EMBEDDING_SCALED,
+    WEIGHTS_TIED,
 )

@@ -1,0 +1,126 @@
+"""Named share: how often a bug that loses points is told its cause by a known mistake, strictly.
+
+    python benchmarks/named_share.py [ngram seq2seq ...] [--ports] [--catalogue] [--jobs 2] [--list]
+
+A bug is named strictly when each of its checks that lost points and declares known mistakes carries a
+known-mistake line ("matches a known mistake: ..."), or is paid by the grader's stand-in for a component
+named wrong. Its checks are, for a catalogue bug, the checks its `loses` names; for a port's bug
+(tests/submissions/ports/<assignment>/bugs/<bug>/), every check. A check that declares no known mistake
+(a property, the arguments, mutation) can name nothing: a bug that loses only on such checks counts as
+not named. Timing checks and training are left out of the grading unless a catalogue bug names them:
+they lose only where the code they time or train is wrong. Prints the share per assignment and, with
+--list, each bug not named strictly and the checks it lost unnamed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from lmgrade import catalog  # noqa: E402
+from lmgrade.flawed import write_flawed  # noqa: E402
+from lmgrade.grading import Grader  # noqa: E402
+from lmgrade.oracle import LiveReference  # noqa: E402
+from lmgrade.selection import Selection  # noqa: E402
+
+PORTS = ROOT / "tests" / "submissions" / "ports"
+SLOW = {"training"}
+
+
+def _checks_to_grade(assignment, named: set[str]) -> set[str]:
+    return {c.name for c in assignment.checks if (c.timing is None and c.name not in SLOW) or c.name in named}
+
+
+def _unnamed(verdicts, checks: set[str] | None) -> list[str]:
+    """The checks among `checks` (None: all) that declare known mistakes and lost points naming none, or
+    ["(lost only on ...)"] where the bug lost only on checks that can name nothing."""
+    lost = [v for v in verdicts if v.score < v.max_score and (checks is None or v.check.name in checks)]
+    mine = [v for v in lost if v.check.mistakes]
+    if lost and not mine:
+        return ["(lost only on " + ", ".join(v.check.name for v in lost) + ")"]
+    return [v.check.name for v in mine if v.mistake is None]
+
+
+def catalogue(name: str, jobs: int) -> tuple[int, list[str]]:
+    """(bugs that lose, lines for those not named strictly) of the assignment's catalogue."""
+    bugs = catalog.bugs(name)
+    by_variant: dict[tuple, list[str]] = {}
+    for bug_name, bug in bugs.items():
+        by_variant.setdefault(tuple(sorted(bug.variant.items())), []).append(bug_name)
+    total, lines = 0, []
+    for pairs, names in by_variant.items():
+        assignment, variant = catalog.load(Selection.parse(name, tuple(f"{k}={v}" for k, v in pairs)))
+        grader = Grader(assignment, variant, LiveReference(assignment.spec), secret="named share", jobs=jobs)
+        try:
+            with tempfile.TemporaryDirectory() as tmp:
+                for bug_name in sorted(names):
+                    bug = bugs[bug_name]
+                    folder = write_flawed(
+                        assignment.spec.reference_folder(), assignment.spec.files, Path(tmp) / bug_name, [bug]
+                    )
+                    verdicts = grader.grade(folder, only=_checks_to_grade(assignment, set(bug.loses)))
+                    total += 1
+                    missing = _unnamed(verdicts, set(bug.loses))
+                    if missing:
+                        lines.append(f"  {bug_name}: not named on {', '.join(missing)}")
+        finally:
+            grader.close()
+    return total, lines
+
+
+def ports(name: str, jobs: int) -> tuple[int, list[str]]:
+    """(port bugs that lose, lines for those not named strictly or not losing) of the assignment's ports."""
+    folder = PORTS / name / "bugs"
+    if not folder.is_dir():
+        return 0, []
+    assignment, variant = catalog.load(Selection.parse(name, ()))
+    grader = Grader(assignment, variant, LiveReference(assignment.spec), secret="named share", jobs=jobs)
+    total, lines = 0, []
+    try:
+        for bug in sorted(p for p in folder.iterdir() if p.is_dir()):
+            verdicts = grader.grade(bug, only=_checks_to_grade(assignment, set()))
+            if all(v.score >= v.max_score for v in verdicts):
+                lines.append(f"  {bug.name}: full marks (left out of the share)")
+                continue
+            total += 1
+            missing = _unnamed(verdicts, None)
+            if missing:
+                lines.append(f"  {bug.name}: not named on {', '.join(missing)}")
+    finally:
+        grader.close()
+    return total, lines
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("names", nargs="*", help="assignments (default: every built-in one)")
+    parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--ports", action="store_true", help="the ports' bugs only")
+    parser.add_argument("--catalogue", action="store_true", help="the catalogues only")
+    parser.add_argument("--list", action="store_true", help="each bug not named strictly")
+    args = parser.parse_args()
+    names = args.names or sorted(catalog.sources())
+    kinds = [k for k, on in (("catalogue", not args.ports), ("ports", not args.catalogue)) if on]
+    for name in names:  # every plugin loaded before the first grading: edits made meanwhile are not seen
+        catalog.bugs(name)
+        catalog.load(Selection.parse(name, ()))
+    for name in names:
+        for kind in kinds:
+            total, lines = (catalogue if kind == "catalogue" else ports)(name, args.jobs)
+            if not total:
+                continue
+            named = total - sum(1 for line in lines if "not named" in line)
+            print(f"{name} {kind}: {named} of {total} named strictly ({100 * named / total:.0f}%)")
+            if args.list:
+                for line in lines:
+                    print(line)
+            sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()
