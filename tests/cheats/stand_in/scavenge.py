@@ -556,10 +556,10 @@ def findings(*seeds) -> Findings:
     _scans[pid] = calls
     found = Findings()
     try:
-        # Every call: what it is handed, a few hundred objects deep at most (a check may call a function
+        # Every call: what it is handed, a hundred objects deep at most (a check may call a function
         # thousands of times within its CPU limit: finite differences, 400 draws).
         roots = [(f"argument {i}", seed) for i, seed in enumerate(seeds)]
-        _walk(roots, found, time.monotonic() + 0.005, most=400)
+        _walk(roots, found, time.monotonic() + 0.002, most=100)
     except Exception as error:
         found.errors.append(f"walk: {type(error).__name__}: {error}"[:80])
     if pid not in _cache:
