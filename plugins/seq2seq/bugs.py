@@ -17,7 +17,6 @@ F = "seq2seq.py"
 
 EMBED_SRC = "x = self.embed(src.masked_fill(~mask, 0))  # (B, S, E)"
 SORTED = "batch_first=True, enforce_sorted=False)"
-TOTAL_LENGTH = "H_enc, _ = pad_packed_sequence(out, batch_first=True, total_length=S)"
 EMPTY_ROW = """    if not mask.any(dim=-1).all():
         raise ValueError("every row of mask needs at least one True position to attend to")
 """
@@ -25,7 +24,6 @@ LENGTH_RANGE = "if B and (src_lengths.min() < 1 or src_lengths.max() > S):"
 KIND_CHECK = "if not isinstance(attention, str) or attention not in ATTENTION_KINDS:"
 MEAN = "return nll.sum() / nll.shape[0]"
 NLL = "nll = torch.log(torch.exp(z).sum(dim=-1)) - z.gather(-1, y[:, None])[:, 0]  # (N,)"
-ALL_DONE = "if not any(running):"
 
 # What the checks print: a numeric comparison's failure, a property that does not hold.
 VALUES, VALUE = "values wrong", "wrong value"
@@ -50,11 +48,10 @@ BUGS = {
         "the encoder packs with enforce_sorted=True, which refuses lengths in any order but decreasing.",
         {"encoder": "enforce_sorted=True (pack_padded_sequence's default)"},
     ),
-    "encoder_no_total_length": Bug(
+    "encoder_no_total_length": _as_bug(
+        M.NO_TOTAL_LENGTH,
         "the encoder unpacks without total_length, so H_enc has as many columns as the longest sequence, not S.",
-        F,
-        ((TOTAL_LENGTH, "H_enc, _ = pad_packed_sequence(out, batch_first=True)"),),
-        {"encoder": "H_enc has shape"},
+        {"encoder": "pass total_length=S"},
     ),
     "src_masked_in_place": Bug(
         "the encoder writes 0 into the padded positions of the src tensor it was given.",
@@ -197,11 +194,10 @@ BUGS = {
     "greedy_one_step_more": _as_bug(
         M.GREEDY_ONE_MORE, "greedy_decode runs max_len + 1 steps.", {"greedy_decode": "max_len + 1 steps"}
     ),
-    "greedy_batch_stops_at_first_eos": Bug(
+    "greedy_batch_stops_at_first_eos": _as_bug(
+        M.GREEDY_STOPS_AT_FIRST_EOS,
         "greedy_decode stops the whole batch as soon as one example chooses eos.",
-        F,
-        ((ALL_DONE, "if not all(running):"),),
-        {"greedy_decode": "wrong length"},
+        {"greedy_decode": "stops the whole batch"},
     ),
     # --- train ---
     "train_no_zero_grad": _as_bug(

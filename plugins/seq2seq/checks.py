@@ -780,7 +780,7 @@ def seq2seq_checks() -> list[Check]:
             scenarios.encoder,
             encoder_cases,
             tolerance=FLOAT64,
-            mistakes=(M.H_N_PADDED_END, M.ENFORCE_SORTED),
+            mistakes=(M.H_N_PADDED_END, M.ENFORCE_SORTED, M.NO_TOTAL_LENGTH),
             uses=(ENCODER,),
             limits=quick,
             grades=(ENCODER,),

@@ -229,6 +229,24 @@ ENFORCE_SORTED = Mistake(
     edits=((F, "batch_first=True, enforce_sorted=False)", "batch_first=True, enforce_sorted=True)"),),
     paired=False,
 )
+NO_TOTAL_LENGTH = Mistake(
+    "no_total_length",
+    "the encoder unpacks without total_length, so H_enc has as many columns as the batch's longest sequence, not "
+    "S: pass total_length=S to pad_packed_sequence",
+    edits=(
+        (
+            F,
+            "H_enc, _ = pad_packed_sequence(out, batch_first=True, total_length=S)",
+            "H_enc, _ = pad_packed_sequence(out, batch_first=True)",
+        ),
+    ),
+)
+GREEDY_STOPS_AT_FIRST_EOS = Mistake(
+    "greedy_stops_at_first_eos",
+    "greedy_decode stops the whole batch as soon as one example chooses eos: each example runs until its own eos "
+    "or max_len",
+    edits=((F, "if not any(running):", "if not all(running):"),),
+)
 # The PyTorch translation tutorial picks the next token with topk(1), which among equal maxima does not return
 # the smallest id.
 GREEDY_TOPK = Mistake(
@@ -404,7 +422,15 @@ LOSS_MISTAKES = (
     LOSS_MEAN_OVER_ALL_STEPS,
     LOSS_SUM_OF_STEP_MEANS,
 )
-GREEDY_MISTAKES = (GREEDY_KEEPS_BOS, GREEDY_KEEPS_EOS, GREEDY_NO_STOP, H0_ZERO, GREEDY_ONE_MORE, GREEDY_TOPK)
+GREEDY_MISTAKES = (
+    GREEDY_KEEPS_BOS,
+    GREEDY_KEEPS_EOS,
+    GREEDY_NO_STOP,
+    H0_ZERO,
+    GREEDY_ONE_MORE,
+    GREEDY_TOPK,
+    GREEDY_STOPS_AT_FIRST_EOS,
+)
 # Not the order drawn from torch's global generator: its state differs between the grader's run and the
 # child's, so no answer could match the mistake's.
 TRAIN_MISTAKES = (TRAIN_NO_ZERO_GRAD, TRAIN_OPTIMIZER_PER_EPOCH, TRAIN_BATCHES_IN_ORDER)
