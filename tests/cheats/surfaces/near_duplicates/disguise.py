@@ -383,6 +383,42 @@ def getattrs(source: str) -> str:
     return _check(ast.unparse(ast.fix_missing_locations(_Getattrs().visit(ast.parse(source)))))
 
 
+class _IfTrue(ast.NodeTransformer):
+    def generic_visit(self, node):
+        super().generic_visit(node)
+        for field in ("body", "orelse", "finalbody"):
+            block = getattr(node, field, None)
+            if isinstance(block, list) and block and isinstance(block[0], ast.stmt):
+                setattr(node, field, [self._wrapped(statement) for statement in block])
+        return node
+
+    @staticmethod
+    def _wrapped(statement):
+        kept = (ast.FunctionDef, ast.ClassDef, ast.Import, ast.ImportFrom)
+        docstring = isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant)
+        return statement if isinstance(statement, kept) or docstring else ast.If(ast.Constant(True), [statement], [])
+
+
+def if_true(source: str) -> str:
+    """Every statement but definitions and imports inside an `if True:` of its own: a block that does nothing."""
+    return _check(ast.unparse(ast.fix_missing_locations(_IfTrue().visit(ast.parse(source)))))
+
+
+class _Assigner(ast.NodeTransformer):
+    def generic_visit(self, node):
+        super().generic_visit(node)
+        for field in ("body", "orelse", "finalbody"):
+            block = getattr(node, field, None)
+            if isinstance(block, list) and block and isinstance(block[0], ast.stmt):
+                setattr(node, field, [s for statement in block for s in (statement, ast.parse("_ = 0").body[0])])
+        return node
+
+
+def assign_after_each(source: str) -> str:
+    """`_ = 0` after every statement: a line of its own (docs/class-report.md says this is not found)."""
+    return _check(ast.unparse(ast.fix_missing_locations(_Assigner().visit(ast.parse(source)))))
+
+
 def everything(source: str) -> str:
     """Every disguise above, one after the other."""
     for disguise in (rename, reorder, pad, star, parenthesise, literals, split_lines):
@@ -405,6 +441,8 @@ DISGUISES = {
     "annotate": (annotate, "`object` annotations on every parameter, return and assignment"),
     "expand": (expand, "`x += y` as `x = x + y`, every condition as `not not (...)`"),
     "getattrs": (getattrs, 'every `self.name` read as `getattr(self, "name")`'),
+    "if_true": (if_true, "every statement inside an `if True:` of its own"),
+    "assign_after_each": (assign_after_each, "`_ = 0` after every statement (a documented miss)"),
     "everything": (everything, "all of the above at once"),
 }
 
