@@ -149,6 +149,10 @@ def _leaves(expected: Any, answer: Any, label: str = "") -> Iterator[tuple[str, 
             yield from _leaves(e, a, f"{label}[{i}]")
 
 
+def _is_loss_curve(where: str, expected: np.ndarray) -> bool:
+    return "loss" in where.lower() and expected.ndim == 1 and expected.size >= 2
+
+
 def _differs(expected: np.ndarray, got: np.ndarray, tol: Tolerance) -> np.ndarray:
     e, g = expected.astype(np.float64), got.astype(np.float64)
     with np.errstate(invalid="ignore"):
@@ -262,7 +266,8 @@ def default_pictures(expected: Any, answer: Any, tol: Tolerance | None = None) -
         )
     # First where the part furthest off differs (what a page with room for one picture a check shows),
     # then which parts are off.
-    wrong.sort(key=lambda leaf: -relative_error(leaf[1], leaf[2]))
+    # A training run's losses come first (the loss curve against the reference's), then by how far off.
+    wrong.sort(key=lambda leaf: (not _is_loss_curve(leaf[0], leaf[1]), -relative_error(leaf[1], leaf[2])))
     room = MAX_PICTURES - (errors_of_parts is not None)
     for where, e, g, differs in wrong:
         if len(pictures) >= room:

@@ -70,6 +70,14 @@ def test_a_sequence_is_two_curves_and_several_parts_their_relative_errors():
     assert worst.kind == pictures.MATRIX and worst.title == "gradient w.r.t. w1"
 
 
+def test_a_training_runs_losses_come_first_as_the_loss_curve_against_the_references():
+    expected = {"losses": [2.0, 1.6, 1.3, 1.1], "weights after training": np.ones((4, 4))}
+    answer = {"losses": [2.0, 1.9, 1.85, 1.8], "weights after training": np.full((4, 4), 9.0)}
+    first, second = pictures.default_pictures(expected, answer)
+    assert (first.kind, first.title, first.axis) == (pictures.CURVES, "losses", "step")
+    assert second.kind == pictures.MATRIX
+
+
 def test_draws_are_frequencies_against_the_models_and_right_answers_no_picture():
     table = {("a",): 0.7, ("b",): 0.3}
     (sampled,) = pictures.default_pictures(

@@ -50,3 +50,15 @@ def test_without_matplotlib_the_page_has_its_text_and_says_how_to_get_the_pictur
     run = GradingRun(".", "", [_verdict(_check("one"), 1, [[1.0, 2.0, 3.0]], [[1.0, 2.0, 4.0]], output="off")])
     page = feedback_page.render_page("demo", run, "demo")
     assert "<img" not in page and "python -m pip install matplotlib" in page and "<pre>off</pre>" in page
+
+
+@pytest.mark.slow  # grades three ngram submissions
+def test_the_demo_writes_the_flawed_submissions_page_in_one_line(tmp_path):
+    from helpers import lmgrade
+
+    out = lmgrade("demo", "-o", tmp_path, "--assignment", "ngram")
+    assert out.returncode == 0, out.stderr
+    page = tmp_path / "ngram" / "results" / "flawed.html"
+    assert _sections(page) and "<img" in page.read_text(encoding="utf-8")
+    said = [line for line in out.stdout.splitlines() if "feedback page written to" in line]
+    assert len(said) == 1 and str(page) in said[0], out.stdout
