@@ -70,16 +70,17 @@ def lmgrade_equivalent_mutants(assignment: str) -> list:
 def lmgrade_pictures(assignment: str, check, case, expected, answer) -> list:
     """Contribute the pictures of a failed case on the feedback page (`lmgrade check --html`).
 
-    Called in the grading process for the case of a visible check whose
-    pictures the page shows (the first failed case with an answer), with the
-    assignment's name, the `lmgrade.checks.Check`, its `lmgrade.checks.Case`,
-    the expected value and the submission's answer as plain data. Return a
-    list of `lmgrade.pictures.Picture` (made with `lmgrade.pictures.matrix`,
-    `curves` or `bars`; `lmgrade.pictures.default_pictures` gives the
-    defaults to add to), or None to leave the case its default pictures,
-    chosen from the answer's shapes (a matrix beside the expected one with a
-    map of where they differ, both curves of a sequence, the relative error
-    of each part, a sampler's frequencies against the model's). An empty
-    list shows none. Never called for a hidden check: its page shows only
-    its text.
+    Called in the grading process for the case of a failed visible check
+    whose pictures the page shows (of its failed cases, the one holding the
+    most numbers), with the assignment's name, the `lmgrade.checks.Check`,
+    its `lmgrade.checks.Case`, the expected value and the submission's
+    answer as plain data. Return a list of `lmgrade.pictures.Picture` (made
+    with `lmgrade.pictures.matrix`, `curves` or `bars`;
+    `lmgrade.pictures.default_pictures` gives the defaults to add to), or
+    None to leave the case its default pictures, chosen from the answer's
+    shapes (a matrix beside the expected one with a map of where they
+    differ, both curves of a sequence or a training run's losses, the
+    relative error of each part, a sampler's frequencies against the
+    model's). An empty list shows none. Never called for a hidden check:
+    its page shows only its text.
     """

@@ -1,8 +1,8 @@
 """The feedback page: one self-contained HTML file per grading (`lmgrade check --html`, `grade --html`).
 
 For each check, its verdict, the known mistake it names, the text the terminal shows and, for a visible
-check that failed, pictures of its first failed case (`lmgrade.pictures`: a plugin's, through the
-`lmgrade_pictures` hook, or the defaults). A hidden check shows its text alone: no case, expected value,
+check that failed, pictures of one of its failed cases (`pictured_case`; `lmgrade.pictures`: a plugin's,
+through the `lmgrade_pictures` hook, or the defaults). A hidden check shows its text alone: no case, expected value,
 answer or picture of it reaches the page.
 
 Everything on the page a submission can influence (its printed output, exception messages, answers drawn
@@ -40,7 +40,7 @@ NO_MATPLOTLIB = (
     "(python -m pip install matplotlib; lmgrade's own html extra has it) and write the page again."
 )
 PT_TO_PX = 4 / 3
-# Drawing is most of what a page costs (a picture takes 50 to 100 ms of CPU): a page draws at most these
+# Drawing is most of what a page costs (a picture takes 50 to 120 ms of CPU): a page draws at most these
 # many, and a check left without says how to see its case in full (`lmgrade check --case`).
 MAX_PAGE_PICTURES = 8
 
