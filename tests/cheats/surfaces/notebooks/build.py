@@ -142,8 +142,9 @@ def correct(ngram: str, marker: Path) -> bytes:
 
 
 def writes_outside(ngram: str, marker: Path) -> bytes:
-    """Cells that write outside the submission: `..`, absolute paths, a sub-folder, `~`, `$VAR`, a shell
-    escape and a `%%bash` cell, each aimed at the marker folder, then the correct cell."""
+    """Cells that write outside the submission: `..`, absolute paths, a sub-folder, `~`, `$VAR`, quoted names,
+    a second argument, a backslash, a Unicode line separator, a shell escape and a `%%bash` cell, each aimed
+    at the marker folder, then the correct cell."""
     evil = "raise SystemExit('CHEAT-FOUND: a refused cell was imported')\n"
     target = str(marker)
     cells = [
@@ -161,6 +162,11 @@ def writes_outside(ngram: str, marker: Path) -> bytes:
         _cell(f"%%writefile ngram.py/../../escape2.py\n{evil}"),
         _cell(f"%%writefile ./../escape3.py\n{evil}"),
         _cell(f"%%writefile nul.py\x00{target}/nul.py\n{evil}"),
+        _cell(f'%%writefile "../quoted.py"\n{evil}'),
+        _cell(f"%%writefile '{target}/single_quoted.py'\n{evil}"),
+        _cell(f'%%writefile "ngram.py" ../second_argument.py\n{evil}'),
+        _cell(f"%%writefile ..\\backslash.py\n{evil}"),
+        _cell(f"%%writefile ngram.py\u2028../line_separator.py\n{evil}"),
         _cell(f"%%writefile evil.sh\n#!/bin/sh\ntouch {target}/shell\n"),
         _cell(f"%%writefile sitecustomize.pth\nimport os; os.system('touch {target}/pth')\n"),
         _cell(f"!touch {target}/bang"),
