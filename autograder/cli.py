@@ -1026,6 +1026,13 @@ def print_mutants_report(report) -> None:
         console.print(Text("\non the equivalent list, but no such mutant any more:", style="bold"))
         for entry in report.unused_equivalents:
             console.print(Text("  " + entry))
+    elsewhere = report.named_elsewhere()
+    if elsewhere:
+        console.print(
+            Text("\nknown mistakes named on mutants that change none of their lines (named falsely):", style="bold")
+        )
+        for name, diffs in elsewhere.items():
+            console.print(Text(f"  {name}: {len(diffs)}, e.g. {diffs[0]}"), soft_wrap=True)
 
 
 @main.command("selftest")

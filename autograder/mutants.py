@@ -112,12 +112,51 @@ class Tally:
         }
 
 
+def mistake_places(assignment: Assignment) -> dict[str, frozenset[tuple[str, int]]]:
+    """Where each known mistake made by edits alone is made: the (file, line) of every reference line its
+    edits replace. A mistake made by a patch has no lines to compare, and is left out."""
+    folder = assignment.spec.reference_folder()
+    texts: dict[str, str] = {}
+    places: dict[str, frozenset[tuple[str, int]]] = {}
+    for check in assignment.checks:
+        for mistake in check.mistakes:
+            if mistake.patch is not None or not mistake.edits or mistake.name in places:
+                continue
+            lines: set[tuple[str, int]] = set()
+            for file, old, _ in mistake.edits:
+                if file not in texts:
+                    path = folder / file
+                    texts[file] = path.read_text(encoding="utf-8") if path.is_file() else ""
+                start = texts[file].find(old)
+                if start < 0:
+                    continue
+                first = texts[file].count("\n", 0, start) + 1
+                lines.update((file, first + i) for i in range(max(1, old.rstrip("\n").count("\n") + 1)))
+            places[mistake.name] = frozenset(lines)
+    return places
+
+
 @dataclass
 class MutantsReport:
     assignment: str
     made: int  # mutants made, before any --max sample
     results: list[MutantResult]
     unused_equivalents: list[str] = field(default_factory=list)  # listed, but no such mutant was graded
+    # Each known mistake made by edits: the reference lines they replace (`mistake_places`).
+    places: dict[str, frozenset[tuple[str, int]]] = field(default_factory=dict)
+
+    def named_elsewhere(self) -> dict[str, list[str]]:
+        """Each known mistake named on mutants that change none of the lines the mistake changes: a name its
+        answers matched where the cause was another change. By mistake, the mutants' diffs (two mistakes named
+        together count for each)."""
+        out: dict[str, list[str]] = defaultdict(list)
+        for result in self.results:
+            for named in result.named:
+                for name in named.split("+"):
+                    where = self.places.get(name)
+                    if where and (result.mutant.file, result.mutant.line) not in where:
+                        out[name].append(result.mutant.diff())
+        return dict(sorted(out.items()))
 
     def tally(self, key: Callable[[MutantResult], str] | None = None) -> dict[str, Tally]:
         tallies: dict[str, Tally] = defaultdict(Tally)
@@ -148,6 +187,7 @@ class MutantsReport:
             # The survivors' labels, as an equivalent-mutants file names them (no line number).
             "survivor_labels": [label(r.mutant) for r in self.survivors],
             "killed_but_listed_equivalent": [label(r.mutant) for r in self.killed_but_listed],
+            "named_elsewhere": self.named_elsewhere(),
             "unused_equivalents": self.unused_equivalents,
             "mutants": [
                 {
@@ -286,4 +326,6 @@ def run_mutants(
                 future.result()
     graded_labels = {label(m) for m in chosen}
     unused = sorted(k for k in equivalents if k not in graded_labels) if len(chosen) == len(made) else []
-    return MutantsReport(assignment.name, len(made), [r for r in results if r is not None], unused)
+    return MutantsReport(
+        assignment.name, len(made), [r for r in results if r is not None], unused, mistake_places(assignment)
+    )
