@@ -226,12 +226,14 @@ class Grader:
         imports: Imports | PendingImports | None = None,
         wrong: str | None = None,
         cancellation: Cancellation | None = None,
+        timed_out: set[str] | None = None,
     ) -> Verdict:
         """One check's verdict; `wrong` names a failed check of the code it composes (timing checks say so).
 
         With `imports` still to come (`PendingImports`), the check's run goes on beside the import probe's;
         its verdict waits for the probe. `cancellation`: the submission's grading's, which ends its runs where
-        the import hangs or the grading runs past its budget (`_grade`)."""
+        the import hangs or the grading runs past its budget (`_grade`). `timed_out` gets the check's name where a
+        case of its run ran out of time."""
         if check.unavailable:
             return Verdict(check, number, 0.0, check.unavailable)
         cases = self.cases(check)
@@ -329,6 +331,8 @@ class Grader:
                 return refused
             judged = judge(run)
             passed = sum(v.passed for _, v in judged)
+        if timed_out is not None and any(o.kind == "timeout" for o in run.outcomes):
+            timed_out.add(check.name)
         mistake = self.diagnose(check, cases, run.outcomes) if passed < len(cases) and check.mistakes else None
         score = check.points * passed / len(cases) if cases else 0.0
         output = summarize(judged, reveal, mistake)
@@ -639,6 +643,7 @@ class Grader:
 
         by_name = {c.name: c for c in self.assignment.checks}
         failed: set[str] = set()
+        timed_out: set[str] = set()  # the checks a case of whose own run ran out of time
         named: dict[str, Mistake] = {}  # failed check -> the known mistake its feedback named
 
         def record(verdict: Verdict) -> None:
@@ -661,7 +666,7 @@ class Grader:
                 with report_lock:
                     components = composition.failed_components(check, by_name, failed) if check.composes else []
                 wrong = ", ".join(c.name for c in components) or None
-            verdict = self.grade_check(check, number, submission, uses, imports, wrong, cancellation)
+            verdict = self.grade_check(check, number, submission, uses, imports, wrong, cancellation, timed_out)
             probed = imports.wait()  # an import failure is told before any verdict
             # A check whose own files are missing or do not import has nothing a stand-in could complete, nor
             # one whose grading was cancelled (its import hangs, or it ran past its budget).
@@ -681,6 +686,13 @@ class Grader:
             with report_lock:
                 components = composition.failed_components(verdict.check, by_name, failed)
                 mistakes = dict(named)
+            if verdict.check.name in timed_out:
+                # Its own run ran out of time: a stand-in run would too (and cost the limit again) unless the
+                # code that hung is a component it replaces. So only where the components that ran out of time
+                # all stand in (none did: the hang is the check's own code, or a part no stand-in replaces).
+                hung = [c for c in components if c.name in timed_out]
+                if not hung or not all(c.stands_in for c in hung):
+                    components = []
             record(self.with_stand_ins(verdict, components, submission, mistakes) if components else verdict)
 
         number_of = {c.name: n for n, c in numbered}

@@ -87,9 +87,12 @@ def test_a_function_that_hangs_costs_each_check_one_case(ngram, tmp_path):
     with Grader(fast, variant, LiveReference(assignment.spec), secret="s", jobs=2) as grader:
         for check in fast.checks:
             grader.cases_and_expected(check)
+        asked = _counting_runs(grader)
         verdicts = grader.grade(folder)
     by_name = {v.check.name: v for v in verdicts}
     assert by_name["pad"].passed and by_name["count_ngrams"].passed
+    # fit has no stand-in: a stand-in run of a check that calls it would hang again, and none is made.
+    assert "lmgrade.stand_in:replay" not in asked
     ran_out = [v for v in verdicts if any("time limit exceeded" in c.message for _, c in v.cases)]
     assert {"fit", "prob_mle", "sample"} <= {v.check.name for v in ran_out}
     for verdict in ran_out:
@@ -160,3 +163,21 @@ def test_the_budget_is_read_from_assignment_toml(tmp_path):
 def test_a_budget_that_is_no_positive_number_is_refused(tmp_path, budget):
     with pytest.raises(AssignmentError, match="grading_budget_s"):
         load_assignment(_toy(tmp_path, f"grading_budget_s = {budget}"))
+
+
+def test_a_hang_in_a_component_that_stands_in_is_still_paid_where_the_stand_in_replaces_it(ngram, tmp_path):
+    """A loop in prob: the checks that compose it ran out of time too, and their stand-in runs (the grader's
+    prob in place of the submission's) are made, and pay them: a hang costs no more than its own checks."""
+    assignment, variant = ngram
+    fast = _fast(assignment)
+    prob = "    def prob(self, word: str, context: Sequence[str]) -> float:\n"
+    assert prob in REFERENCE
+    looping = REFERENCE.replace(prob, prob + "        while True:\n            pass\n", 1)
+    folder = _submission(tmp_path / "prob", looping)
+    with Grader(fast, variant, LiveReference(assignment.spec), secret="s", jobs=2) as grader:
+        for check in fast.checks:
+            grader.cases_and_expected(check)
+        verdicts = grader.grade(folder)
+    by_name = {v.check.name: v for v in verdicts}
+    assert not by_name["prob_mle"].passed and not by_name["prob_add_k"].passed
+    assert by_name["logprob"].passed and set(by_name["logprob"].stood_in) & {"prob_mle", "prob_add_k"}
