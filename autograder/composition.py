@@ -80,7 +80,10 @@ def stand_in_names(check: Check, failed: list[Check]) -> tuple[str, ...] | None:
     if any(not c.grades or not c.stands_in for c in failed):
         return None
     names = tuple(dict.fromkeys(n for c in failed for n in c.grades))
-    if any(_overlap(n, own) for n in names for own in check.grades):
+    # A property check's `uses` are what its scenario calls itself: a stand-in of those would answer the
+    # case's own call (`stand_in.called_directly`), so none is made (nor the reference recorded for it).
+    own_names = (*check.grades, *(check.uses if check.property_check else ()))
+    if any(_overlap(n, own) for n in names for own in own_names):
         return None
     return names
 

@@ -128,8 +128,29 @@ def test_each_check_tells_its_known_mistakes_apart(name, secret):
 
 
 def test_a_property_that_holds_earns_nothing_beside_a_wrong_answer(graders, tmp_path):
-    """A BPTT bug makes backward's answer wrong, yet backward twice gives the same answer: the property
-    holds, but a wrong answer never earns it; the modules' cases, right and repeatable, still pay."""
+    """backward's W_ah gradient off by a tenth, a mistake no one has named: backward twice gives the same
+    answer, so the property holds, but a wrong answer never earns it; the modules' cases, right and
+    repeatable, still pay."""
+    from lmgrade.flawed import Bug, write_flawed
+
+    grader = graders("rnn")
+    spec = grader.assignment.spec
+    edit = ('"W_ah": delta.T @ h_prev,', '"W_ah": 1.1 * delta.T @ h_prev,')
+    off = Bug("W_ah's gradient a tenth too large.", "elman.py", (edit,))
+    folder = write_flawed(spec.reference_folder(), spec.files, tmp_path / "bug", [off])
+    verdicts = {v.check.name: v for v in grader.grade(folder, only={"repeatable_backward", "elman_backward"})}
+    assert verdicts["elman_backward"].score < verdicts["elman_backward"].max_score
+    assert verdicts["elman_backward"].mistake is None
+    repeatable = verdicts["repeatable_backward"]
+    judged = {case.args["what"]: verdict for case, verdict in repeatable.cases}
+    assert 0 < repeatable.score < repeatable.max_score, repeatable.output
+    assert "the property holds, but the call's own answer is wrong" in judged.pop("ElmanRNN").message
+    assert all(verdict.passed for verdict in judged.values()), repeatable.output
+
+
+def test_a_property_beside_an_answer_a_component_mistake_explains_is_paid(graders, tmp_path):
+    """A BPTT bug makes backward's answer wrong, and its own check names the mistake: the property check's
+    case is paid where its answer is exactly that mistake's, and says so."""
     from lmgrade.flawed import write_flawed
 
     grader = graders("rnn")
@@ -137,9 +158,8 @@ def test_a_property_that_holds_earns_nothing_beside_a_wrong_answer(graders, tmp_
     bug = catalog.bugs("rnn")["bptt_no_carry"]
     folder = write_flawed(spec.reference_folder(), spec.files, tmp_path / "bug", [bug])
     verdicts = {v.check.name: v for v in grader.grade(folder, only={"repeatable_backward", "elman_backward"})}
-    assert verdicts["elman_backward"].score < verdicts["elman_backward"].max_score
+    backward = verdicts["elman_backward"]
+    assert backward.score < backward.max_score and backward.mistake is not None
     repeatable = verdicts["repeatable_backward"]
-    judged = {case.args["what"]: verdict for case, verdict in repeatable.cases}
-    assert 0 < repeatable.score < repeatable.max_score, repeatable.output
-    assert "the property holds, but the call's own answer is wrong" in judged.pop("ElmanRNN").message
-    assert all(verdict.passed for verdict in judged.values()), repeatable.output
+    assert repeatable.score == repeatable.max_score, repeatable.output
+    assert "passes once this is fixed" in repeatable.output and backward.mistake.explanation in repeatable.output

@@ -119,6 +119,8 @@ def test_a_stand_in_never_answers_for_what_the_composed_check_grades():
     # One that names no code of its own: each of its cases is paid by a stand-in run only where the stand-in
     # answered none of the case's own calls (`test_a_property_is_paid_where_a_stand_in_answered_only_inner_calls`).
     assert composition.stand_in_names(check("p", property_check=True), [pad]) == ("ngram.pad",)
+    # Never for what its scenario calls itself (its `uses`): the stand-in would answer the case's own call.
+    assert composition.stand_in_names(check("p", property_check=True, uses=("ngram.pad",)), [pad]) is None
     assert composition.stand_in_names(check("c", ("ngram.count_ngrams",)), [pad, check("free")]) is None
 
 
