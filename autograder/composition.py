@@ -101,30 +101,37 @@ def _overlap(a: str, b: str) -> bool:
 
 def property_note(failed: list[Check], rescued: list[int]) -> str:
     """The first line of a property check whose stand-in run paid some of its cases (numbered from 1)."""
-    named = _and([subject(c) for c in failed])
+    named, several = _subjects(failed)
+    fixed, differs = ("are fixed", "differ") if several else ("is fixed", "differs")
     seen = _and([c.name for c in failed])
     cases = _and([str(i) for i in rescued])
     if len(rescued) > 1:
         return (
-            f"Cases {cases} pass once {named} is fixed: {named} differs (see {seen}), and with the grader's "
+            f"Cases {cases} pass once {named} {fixed}: {named} {differs} (see {seen}), and with the grader's "
             f"{named} in place of yours their answers are right and the property holds, so they earn their "
             f"points here. With your own {named}, this check saw:"
         )
     return (
-        f"Case {cases} passes once {named} is fixed: {named} differs (see {seen}), and with the grader's "
+        f"Case {cases} passes once {named} {fixed}: {named} {differs} (see {seen}), and with the grader's "
         f"{named} in place of yours its answer is right and the property holds, so it earns its points here. "
         f"With your own {named}, this check saw:"
     )
 
 
+def _subjects(failed: list[Check]) -> tuple[str, bool]:
+    """The components' names, each once ("prob" for prob_mle and prob_add_k), and whether they are several."""
+    names = list(dict.fromkeys(subject(c) for c in failed))
+    return _and(names), len(names) > 1
+
+
 def note(check: Check, failed: list[Check]) -> str:
     """The first line of a composed check that its stand-in run paid."""
-    named = _and([subject(c) for c in failed])
+    named, several = _subjects(failed)
     seen = _and([c.name for c in failed])
     return (
-        f"Passes once {named} is fixed: {named} differs (see {seen}), and with the grader's {named} in "
-        f"place of yours every case of this check passes, so it earns its points here. With your own "
-        f"{named}, this check saw:"
+        f"Passes once {named} {'are' if several else 'is'} fixed: {named} {'differ' if several else 'differs'} "
+        f"(see {seen}), and with the grader's {named} in place of yours every case of this check passes, so "
+        f"it earns its points here. With your own {named}, this check saw:"
     )
 
 
@@ -153,10 +160,11 @@ def case_mistake_note(number: int, reason: str) -> str:
 
 def local_note(failed: list[Check]) -> str:
     """What a local run says of a composed check that the course's autograder may pay with its stand-ins."""
-    named = _and([subject(c) for c in failed])
+    named, several = _subjects(failed)
     seen = _and([c.name for c in failed])
+    fails = "fail their own checks" if several else "fails its own check"
     return (
-        f"This check runs your {named}, which fails its own check ({seen}). The course's autograder also runs "
+        f"This check runs your {named}, which {fails} ({seen}). The course's autograder also runs "
         f"this check with its own {named} in place of yours and pays it where every case then passes; this "
         f"copy of the checks cannot, so the course's verdict on this check may be higher than this one."
     )
