@@ -177,7 +177,7 @@ def test_each_bug_loses_on_its_component_and_nowhere_else(graders, bug_verdicts,
 
 
 # Words a message may use only where what they claim is so.
-# (The softmax over queries, a mask applied after the softmax, and heads merged without the
+# (The softmax over queries, a mask applied after the softmax, and heads merged or split without the
 # transpose, which reads other positions' values, mix later positions in too.)
 LEAK_BUGS = {
     "mask_off_by_one",
@@ -187,6 +187,7 @@ LEAK_BUGS = {
     "mask_after_softmax",
     "softmax_over_queries",
     "heads_merged_without_transpose",
+    "heads_split_without_transpose",
 }
 BACKWARD_KEYS = ("['backward", "['grads[", "['grad_h0", "['returned ==")
 

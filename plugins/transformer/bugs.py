@@ -286,7 +286,6 @@ BUGS = {
     "heads_split_without_transpose": Bug.from_mistake(
         M.HEADS_SPLIT_WITHOUT_TRANSPOSE, {"attention": "straight as (B, n_heads, T, d_head)"}
     ),
-    "mask_hides_diagonal": Bug.from_mistake(M.MASK_HIDES_DIAGONAL, {"attention": "hides each position from itself"}),
     "embedding_scaled": Bug.from_mistake(
         M.EMBEDDING_SCALED, {"model": "multiplied by sqrt(d_model)", "model_hidden": "multiplied by sqrt(d_model)"}
     ),
