@@ -89,9 +89,8 @@ BUGS = {
         M.CELL_GRAD_NOT_CARRIED,
         "BPTT drops the gradient that C_t passes to C_{t-1}.",
         {
+            # long_sequence and bptt_hidden give exactly this mistake's answers: paid, naming it.
             "lstm_backward": "cell state's gradient back in time",
-            "long_sequence": "cell state's gradient",
-            "bptt_hidden": "wrong value",
         },
     ),
     "cell_gradient_not_through_forget_gate": Bug.from_mistake(
