@@ -1,6 +1,6 @@
 """A class of ngram submissions shaped like a Gradescope export, and how fast `lmgrade regrade` grades it.
 
-    python benchmarks/mixed_class.py [--jobs 2] [--repeat 1] [--keep FOLDER]
+    python benchmarks/mixed_class.py [--jobs 2] [--repeat 1] [--keep FOLDER] [--cold]
 
 The class (`build`): 120 submission folders and a submission_metadata.yml,
 each folder one of these kinds, in a fixed shuffled order:
@@ -16,7 +16,8 @@ each folder one of these kinds, in a fixed shuffled order:
 
 Each is regraded end to end by the command line (interpreter start and the
 imports included) with the user's store of expected values warm, as a regrade
-after the term's gradings finds it; the script then checks every row against
+after the term's gradings finds it (--cold: as the store is, the expected
+values computed once in the timed run where it misses); the script then checks every row against
 what its kind expects (full marks, less, nothing) and prints submissions per
 minute and the time per kind (from each submission's results.json).
 """
@@ -168,13 +169,15 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--keep", type=Path, help="build the class here and keep it")
+    parser.add_argument("--cold", action="store_true", help="no regrade before the timed ones to fill the store")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         where = args.keep or Path(tmp)
         kinds = build(where / "class")
         n = len(kinds)
         # The expected values computed once, as the term's gradings have: what a regrade finds in the store.
-        regrade(where / "class", where / "warm", args.jobs)
+        if not args.cold:
+            regrade(where / "class", where / "warm", args.jobs)
         for attempt in range(1, args.repeat + 1):
             out = where / f"out{attempt}"
             elapsed = regrade(where / "class", out, args.jobs)
