@@ -123,12 +123,12 @@ BUGS = {
     "logits_from_previous_state": _as_bug(
         M.LOGITS_FROM_PREVIOUS,
         "step computes the logits from h_prev instead of the new state.",
-        {"step": VALUES, "forward": "from the new state h_i alone"},
+        {"step": "from the new state h_i alone"},
     ),
     "bilinear_ignores_W": _as_bug(
         M.BILINEAR_IGNORES_W,
         "step never passes W to the attention, so 'bilinear' scores like 'dot'.",
-        {"step": VALUES, "forward": "'bilinear' scores as 'dot'"},
+        {"step": "'bilinear' scores as 'dot'"},
     ),
     "unknown_attention_accepted": Bug(
         "the decoder never checks the attention kind: an unknown one behaves as 'dot'.",
@@ -249,6 +249,8 @@ BUGS = {
     "mask_from_pad_id": Bug.from_mistake(
         M.MASK_FROM_PAD_ID, {"forward": "built from the ids", "forward_hidden": "get attention weights"}
     ),
+    "mask_as_lengths": Bug.from_mistake(M.MASK_AS_LENGTHS, {"attention": "turned into lengths"}),
+    "loss_log_of_softmax": Bug.from_mistake(M.LOSS_LOG_OF_SOFTMAX, {"masked_cross_entropy": "underflows to 0"}),
     "greedy_topk": Bug.from_mistake(M.GREEDY_TOPK, {"greedy_decode": "topk(1)"}),
     # --- validation ---
     "lengths_unchecked": Bug(

@@ -802,7 +802,7 @@ def seq2seq_checks() -> list[Check]:
             scenarios.step,
             step_cases,
             tolerance=FLOAT64,
-            mistakes=M.STEP_MISTAKES,
+            mistakes=M.STEP_CHECK_MISTAKES,
             uses=(DECODER,),
             composes=("attention",),
             limits=quick,

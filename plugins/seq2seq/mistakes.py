@@ -318,16 +318,20 @@ MASK_FROM_PAD_ID = Mistake(
     ),
 )
 
+# These two and the ones below marked paired=False are tried alone, never in a pair: a check tries pairs only
+# among at most MAX_PAIRED mistakes, and these would take them from the seven it has.
 LOGITS_FROM_PREVIOUS = Mistake(
     "logits_from_previous_state",
     "the logits are computed from h_{i-1}, the state the step was given; the contract's come from the new "
     "state h_i alone: logits = out(h_i)",
     edits=((F, LOGITS, "logits = self.out(h_prev)  # (B, V)"),),
+    paired=False,
 )
 BILINEAR_IGNORES_W = Mistake(
     "bilinear_ignores_W",
     "'bilinear' scores as 'dot': W never reaches the attention, so h^d W h^e is h^d h^e whatever W holds",
     edits=((F, BILINEAR_W, "None)"),),
+    paired=False,
 )
 STATE_NOT_CARRIED = Mistake(
     "decoder_state_not_carried",
@@ -383,10 +387,35 @@ SCORES_UNMASKED = Mistake(
     edits=((F, MASK_SCORES, ""),),
 )
 
+# d2l's masked_softmax takes valid lengths: the contract's mask turned into lengths (mask.sum(-1)) masks a
+# prefix of each row, wrong for a mask that is not one.
+MASK_AS_LENGTHS = Mistake(
+    "mask_as_lengths",
+    "the mask is turned into lengths (mask.sum(-1), as d2l's masked_softmax takes valid_lens) and the first "
+    "that many positions are attended to: right only where the mask is a prefix; use the mask itself",
+    edits=(
+        (
+            F,
+            MASK_SCORES,
+            "    scores = scores.masked_fill(\n"
+            "        torch.arange(scores.shape[-1], device=scores.device) >= mask.sum(dim=-1, keepdim=True), "
+            'float("-inf")\n    )\n',
+        ),
+    ),
+    paired=False,
+)
 ATTENTION_MISTAKES = (ATTEND_PADDING, SOFTMAX_WRONG_AXIS, W_TRANSPOSED, SCALED_SCORES)
 # The attention check's own three besides, which its large, inf-holding and junk-holding cases show.
-ATTENTION_CHECK_MISTAKES = (*ATTENTION_MISTAKES, SOFTMAX_WITHOUT_MAX, PADDED_ROWS_KEPT, SCORES_UNMASKED)
+ATTENTION_CHECK_MISTAKES = (
+    *ATTENTION_MISTAKES,
+    SOFTMAX_WITHOUT_MAX,
+    PADDED_ROWS_KEPT,
+    SCORES_UNMASKED,
+    MASK_AS_LENGTHS,
+)
 STEP_MISTAKES = (*ATTENTION_MISTAKES, SCORES_FROM_NEW_STATE, CONTEXT_FIRST, PREVIOUS_CONTEXT)
+# The step's own two beyond its seven, tried alone.
+STEP_CHECK_MISTAKES = (*STEP_MISTAKES, LOGITS_FROM_PREVIOUS, BILINEAR_IGNORES_W)
 # The step's own two beyond its seven (which it tries in pairs) are named where forward runs it.
 FORWARD_MISTAKES = (
     H_N_PADDED_END,
@@ -413,6 +442,22 @@ LOSS_MASK_MULTIPLIED = Mistake(
         (F, MEAN, "return (nll * real.reshape(-1)).sum() / real.sum()"),
     ),
 )
+# The PyTorch chatbot tutorial's maskNLLLoss: -log(gather(softmax)), the log of a probability that underflows
+# to 0 for logits of about 1e4.
+LOSS_LOG_OF_SOFTMAX = Mistake(
+    "loss_log_of_softmax",
+    "the loss takes the log of the softmax's probability, -log(softmax(logits)[target]), as the PyTorch "
+    "chatbot tutorial's maskNLLLoss does: for logits of about 1e4 that probability underflows to 0 and its log "
+    "to -inf; use log_softmax, or log(sum(exp(z))) - z[target] with each row's maximum subtracted",
+    edits=(
+        (
+            F,
+            "nll = torch.log(torch.exp(z).sum(dim=-1)) - z.gather(-1, y[:, None])[:, 0]  # (N,)",
+            "nll = -torch.log(torch.softmax(z, dim=-1).gather(-1, y[:, None])[:, 0])  # (N,)",
+        ),
+    ),
+    paired=False,
+)
 LOSS_MISTAKES = (
     LOSS_OVER_PADS,
     LOSS_MEAN_OF_MEANS,
@@ -421,6 +466,7 @@ LOSS_MISTAKES = (
     LOSS_PER_SENTENCE,
     LOSS_MEAN_OVER_ALL_STEPS,
     LOSS_SUM_OF_STEP_MEANS,
+    LOSS_LOG_OF_SOFTMAX,
 )
 GREEDY_MISTAKES = (
     GREEDY_KEEPS_BOS,
