@@ -46,9 +46,9 @@ def _unnamed(verdicts, checks: set[str] | None) -> list[str]:
     return [v.check.name for v in mine if v.mistake is None]
 
 
-def catalogue(name: str, jobs: int) -> tuple[int, list[str]]:
-    """(bugs that lose, lines for those not named strictly) of the assignment's catalogue."""
-    bugs = catalog.bugs(name)
+def catalogue(name: str, jobs: int, only: set[str] | None = None) -> tuple[int, list[str]]:
+    """(bugs that lose, lines for those not named strictly) of the assignment's catalogue (`only`: those bugs)."""
+    bugs = {k: b for k, b in catalog.bugs(name).items() if only is None or k in only}
     by_variant: dict[tuple, list[str]] = {}
     for bug_name, bug in bugs.items():
         by_variant.setdefault(tuple(sorted(bug.variant.items())), []).append(bug_name)
@@ -73,7 +73,7 @@ def catalogue(name: str, jobs: int) -> tuple[int, list[str]]:
     return total, lines
 
 
-def ports(name: str, jobs: int) -> tuple[int, list[str]]:
+def ports(name: str, jobs: int, only: set[str] | None = None) -> tuple[int, list[str]]:
     """(port bugs that lose, lines for those not named strictly or not losing) of the assignment's ports."""
     folder = PORTS / name / "bugs"
     if not folder.is_dir():
@@ -82,7 +82,7 @@ def ports(name: str, jobs: int) -> tuple[int, list[str]]:
     grader = Grader(assignment, variant, LiveReference(assignment.spec), secret="named share", jobs=jobs)
     total, lines = 0, []
     try:
-        for bug in sorted(p for p in folder.iterdir() if p.is_dir()):
+        for bug in sorted(p for p in folder.iterdir() if p.is_dir() and (only is None or p.name in only)):
             verdicts = grader.grade(bug, only=_checks_to_grade(assignment, set()))
             if all(v.score >= v.max_score for v in verdicts):
                 lines.append(f"  {bug.name}: full marks (left out of the share)")
@@ -103,6 +103,7 @@ def main() -> None:
     parser.add_argument("--ports", action="store_true", help="the ports' bugs only")
     parser.add_argument("--catalogue", action="store_true", help="the catalogues only")
     parser.add_argument("--list", action="store_true", help="each bug not named strictly")
+    parser.add_argument("--only", help="these bugs alone, comma-separated")
     args = parser.parse_args()
     names = args.names or sorted(catalog.sources())
     kinds = [k for k, on in (("catalogue", not args.ports), ("ports", not args.catalogue)) if on]
@@ -111,7 +112,8 @@ def main() -> None:
         catalog.load(Selection.parse(name, ()))
     for name in names:
         for kind in kinds:
-            total, lines = (catalogue if kind == "catalogue" else ports)(name, args.jobs)
+            only = set(args.only.split(",")) if args.only else None
+            total, lines = (catalogue if kind == "catalogue" else ports)(name, args.jobs, only)
             if not total:
                 continue
             named = total - sum(1 for line in lines if "not named" in line)
