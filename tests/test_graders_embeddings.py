@@ -49,8 +49,8 @@ def test_a_bug_loses_points_only_where_it_is_and_where_its_function_is_used(grad
     loses = catalog.bugs("embeddings")[bug].loses
     lost = {name for name, v in graded[bug].items() if v.score < v.max_score}
     # Nowhere but the checks the catalogue names: a composed check is paid by its run with the
-    # grader's stand-in for the function, and a property beside a wrong answer of the function
-    # earns nothing (the catalogue names it).
+    # grader's stand-in for the function, or where its answers are exactly the function's named
+    # mistake's; a property beside any other wrong answer of the function earns nothing.
     assert lost == set(loses), lost
 
 

@@ -29,7 +29,7 @@ BUGS = {
     "ties_by_first_occurrence": _made(
         M.TIES_FIRST,
         "train_bpe takes the first pair found among those of the highest count.",
-        {"train_bpe": "which pair occurs first", "no_mutation": "own answer is wrong"},
+        {"train_bpe": "which pair occurs first"},
         demo=True,
     ),
     "merged_by_string_replace": _made(
@@ -104,7 +104,7 @@ BUGS = {
     "window_counts_the_centre": _made(
         M.PAIRS_CENTRE,
         "skipgram_pairs forgets to skip t' = t.",
-        {"skipgram_pairs": "includes the centre word", "bad_arguments": "own answer is wrong"},
+        {"skipgram_pairs": "includes the centre word"},
     ),
     "pairs_across_the_edge": _made(
         M.PAIRS_WRAP,
@@ -119,7 +119,7 @@ BUGS = {
     "counts_not_raised": _made(
         M.NO_POWER,
         "noise_distribution forgets the power.",
-        {"noise_distribution": "not raised to the power", "no_mutation": "own answer is wrong"},
+        {"noise_distribution": "not raised to the power"},
     ),
     "power_after_normalising": _made(
         M.POWER_AFTER_NORMALISING,
@@ -132,7 +132,6 @@ BUGS = {
         {
             "sgns_loss": "positive term has the wrong sign",
             "sgns_grads": "positive term has the wrong sign",
-            "no_mutation": "own answer is wrong",
         },
     ),
     "log_one_minus_sigmoid": _made(
@@ -141,7 +140,7 @@ BUGS = {
     "dw_without_negatives": _made(
         M.DW_WITHOUT_NEGATIVES,
         "d loss / d w_vec forgets the negatives.",
-        {"sgns_grads": "leaves out the negatives' term", "no_mutation": "own answer is wrong"},
+        {"sgns_grads": "leaves out the negatives' term"},
     ),
     "c_updated_before_w_gradient": _made(
         M.C_BEFORE_W,
