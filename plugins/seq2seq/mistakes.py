@@ -419,7 +419,6 @@ STEP_CHECK_MISTAKES = (*STEP_MISTAKES, LOGITS_FROM_PREVIOUS, BILINEAR_IGNORES_W)
 # The step's own two beyond its seven (which it tries in pairs) are named where forward runs it.
 FORWARD_MISTAKES = (
     H_N_PADDED_END,
-    ENFORCE_SORTED,
     *STEP_MISTAKES,
     H0_ZERO,
     FEEDS_PREDICTIONS,
