@@ -13,6 +13,9 @@ parsed (`ast`, never run) and rewritten back:
   statement that is a constant (``...``, ``0``, a string: docstrings too), a
   bare name or a constant in parentheses; a body left empty holds one
   ``pass``, so that every block is written alike;
+- a branch fixed by a constant is undone: ``if True:`` around statements
+  leaves the statements, ``if False:`` (and ``while False:``) nothing; and
+  ``_ = 0``, a constant given to the throwaway name, is removed;
 - then the tree is written out again (`ast.unparse`), which also undoes
   every choice of layout: parentheses, quotes, line breaks, semicolons.
 
@@ -63,7 +66,19 @@ def _unstarred(elements: list[ast.expr]) -> list[ast.expr]:
 def _does_nothing(statement: ast.stmt) -> bool:
     if isinstance(statement, ast.Pass):
         return True
+    if isinstance(statement, ast.Assign) and all(isinstance(t, ast.Name) and t.id == "_" for t in statement.targets):
+        return isinstance(statement.value, ast.Constant)  # `_ = 0`: a throwaway name given a constant
     return isinstance(statement, ast.Expr) and isinstance(statement.value, (ast.Constant, ast.Name))
+
+
+def _unwrapped(statement: ast.stmt) -> list[ast.stmt]:
+    """A statement whose branch is fixed by a constant test, as the statements that run: `if True: x` is
+    `x`, `if False: x` (or `while False: x`) nothing; any other statement, itself."""
+    if isinstance(statement, (ast.If, ast.While)) and isinstance(statement.test, ast.Constant):
+        if isinstance(statement, ast.While) and statement.test.value:
+            return [statement]  # a loop forever: code of its own
+        return statement.body if statement.test.value else statement.orelse
+    return [statement]
 
 
 class _Simplifier(ast.NodeTransformer):
@@ -72,7 +87,7 @@ class _Simplifier(ast.NodeTransformer):
         for field in ("body", "orelse", "finalbody"):
             body = getattr(node, field, None)
             if isinstance(body, list) and body and all(isinstance(s, ast.stmt) for s in body):
-                kept = [s for s in body if not _does_nothing(s)]
+                kept = [s for s in (u for t in body for u in _unwrapped(t)) if not _does_nothing(s)]
                 # An emptied body keeps one pass (an `else:` that only held one loses it: it said nothing).
                 setattr(node, field, kept or ([] if field != "body" else [ast.Pass()]))
         return node
