@@ -32,13 +32,42 @@ MAX_TAGS = 3
 VERSIONS = (3, 4)
 TOO_MANY = "it holds more than {:,} JSON values and marks: clear its outputs and submit it again"
 
-# One token after any whitespace: a string (group 1), punctuation (2), a number or literal (3), NaN and
-# Infinity among them as Python's json writes them.
-_TOKEN = re.compile(
-    rb'[ \t\n\r]*(?:("[^"\\]*(?:\\.[^"\\]*)*")|([{}\[\]:,])|(-?[0-9][0-9.eE+-]*|true|false|null|NaN|-?Infinity))', re.S
-)
+# One token after any whitespace: punctuation (group 2), a number or literal (3), NaN and Infinity among
+# them as Python's json writes them. A string (1) is found by `_string_end`: a regular expression's repeated
+# group keeps memory for every escape it passes (about 140 bytes each), where a string of millions of
+# escapes must cost nothing but its own bytes.
+_TOKEN = re.compile(rb'[ \t\n\r]*(?:(")|([{}\[\]:,])|(-?[0-9][0-9.eE+-]*|true|false|null|NaN|-?Infinity))')
 _SPACE = re.compile(rb"[ \t\n\r]*")
 _STRING, _PUNCT, _LITERAL = 1, 2, 3
+_BACKSLASH = 0x5C
+
+
+def _string_end(data: bytes, quote: int) -> int:
+    """Where the JSON string whose opening quote is at `quote` ends (just past its closing quote): the first
+    quote after it with an even number of backslashes before it."""
+    pos = quote + 1
+    while True:
+        end = data.find(b'"', pos)
+        if end < 0:
+            raise NotebookRefused("it ends before its JSON does")
+        before = end - 1
+        while before > quote and data[before] == _BACKSLASH:
+            before -= 1
+        if (end - 1 - before) % 2 == 0:
+            return end + 1
+        pos = end + 1
+
+
+def _match(data: bytes, pos: int) -> tuple[int, int, int] | None:
+    """The token after `pos`: its kind, where it starts and where it ends; None where none is there."""
+    match = _TOKEN.match(data, pos)
+    if match is None:
+        return None
+    kind = match.lastindex
+    start = match.start(kind)
+    return kind, start, _string_end(data, start) if kind == _STRING else match.end()
+
+
 _OPEN, _CLOSE = b"{[", b"}]"
 
 
@@ -63,16 +92,15 @@ class _Tokens:
 
     def next(self) -> tuple[int, bytes]:
         """The next token: its kind and, for a string or punctuation, its bytes (a literal's too)."""
-        match = _TOKEN.match(self.data, self.pos)
-        if match is None:
+        found = _match(self.data, self.pos)
+        if found is None:
             end = _SPACE.match(self.data, self.pos).end()
             raise NotebookRefused("it is not JSON" if end < len(self.data) else "it ends before its JSON does")
         self.count += 1
         if self.count > MAX_TOKENS:
             raise NotebookRefused(TOO_MANY.format(MAX_TOKENS))
-        self.pos = match.end()
-        kind = match.lastindex
-        return kind, match.group(kind)
+        kind, start, self.pos = found
+        return kind, self.data[start : self.pos]
 
     def skip_from(self, kind: int, token: bytes) -> None:
         """Skip the value that begins with `token`, without building it (only its brackets are matched)."""
@@ -81,16 +109,16 @@ class _Tokens:
                 raise NotebookRefused("it is not JSON")
             return
         opened = bytearray(token)
-        data, pattern = self.data, _TOKEN
+        data = self.data
         while opened:
-            match = pattern.match(data, self.pos)
-            if match is None:
+            found = _match(data, self.pos)
+            if found is None:
                 self.next()  # says why
             self.count += 1
             if self.count > MAX_TOKENS:
                 raise NotebookRefused(TOO_MANY.format(MAX_TOKENS))
-            self.pos = match.end()
-            if match.lastindex == _PUNCT:
+            kind, _, self.pos = found
+            if kind == _PUNCT:
                 mark = data[self.pos - 1]
                 if mark in _OPEN:
                     opened.append(mark)

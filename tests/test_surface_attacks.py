@@ -100,13 +100,6 @@ def test_a_hostile_notebook_is_refused_in_one_line_or_graded_as_its_correct_cell
     assert _files_under(tmp_path) - before == {work / "results.json"}
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="finding: a notebook's JSON string escapes cost about 140 bytes each to read (an 8 MiB notebook of "
-    "4 million `\\n` escapes in an ignored markdown cell: 555 MB more at the peak than the same notebook without "
-    "them, about 66 times its size; 40 MiB of them: 2.8 GB), not the documented 'about twice its size'; at the "
-    "64 MiB bound, about 4.5 GB, enough to kill a grading machine's process instead of refusing in one line",
-)
 def test_a_notebook_of_escaped_strings_is_read_within_four_times_its_size(tmp_path):
     """docs/notebooks.md: any notebook within the bounds "is read in at most about twice its size". One of
     8 MiB whose markdown cell is 4 million `\\n` escapes (two bytes each) against the same correct notebook
