@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 from lmgrade.checks import CaseVerdict
@@ -154,3 +155,18 @@ def test_a_probe_that_sends_its_names_as_anything_but_identifiers_gets_a_hint_al
     assert imports.defined == {"ngram": ["count_ngrams"]}
     hinted = probe.with_hints(CaseVerdict(False, "module 'ngram' has no attribute 'pad'"), imports.defined)
     assert "ngram.py must define: " in hinted.message and "it defines: count_ngrams" in hinted.message
+
+
+def test_an_import_error_names_no_folder_of_the_grading_machine(ngram, ngram_grader, tmp_path):
+    """numpy's ImportError quotes the path of numpy's own __init__.py: the feedback names it as the libraries'
+    folder, never the machine's own Python installation."""
+    import numpy
+
+    source = (ROOT / "reference/ngram/ngram.py").read_text()
+    folder = _submission(tmp_path / "s", source + "from numpy import no_such_function_here\n")
+    _, document = _grade(ngram, ngram_grader, folder, tmp_path)
+    everything = json.dumps(document)
+    assert "no_such_function_here" in everything
+    for folder_of_the_machine in (str(Path(numpy.__file__).parents[1]), sys.prefix, sys.base_prefix):
+        assert folder_of_the_machine not in everything
+    assert "<libraries>/numpy/__init__.py" in everything

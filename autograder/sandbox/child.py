@@ -53,9 +53,39 @@ def send(kind: int, index: int, payload: bytes = b"") -> None:
     write_all(RESULT_FD, pack_frame(kind, index, payload))
 
 
+def _installation_folders() -> list[tuple[str, str]]:
+    """The grading machine's own folders, longest first, with what feedback shows in their place: where its
+    Python and its libraries are installed say nothing to a student, and are nothing of theirs to see."""
+    import sysconfig
+
+    found = {}
+    for key in ("purelib", "platlib", "stdlib", "platstdlib"):
+        path = sysconfig.get_paths().get(key)
+        if path:
+            found[path] = "<libraries>" if key.endswith("lib") and "std" not in key else "<python>"
+    for path in (sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix):
+        found.setdefault(path, "<python>")
+    found.setdefault(str(Path(__file__).resolve().parents[1]), "<lmgrade>")
+    return sorted(((f.rstrip(os.sep), name) for f, name in found.items() if len(f) > 1), key=lambda t: -len(t[0]))
+
+
+_FOLDERS = _installation_folders()
+
+
+def without_machine_paths(text: str) -> str:
+    """`text` with the grading machine's installation folders named by what they are."""
+    for folder, name in _FOLDERS:
+        text = text.replace(folder, name)
+    return text
+
+
 def describe_exception(exc: BaseException) -> dict:
     tb = traceback.TracebackException.from_exception(exc, limit=-8)
-    return {"type": type(exc).__name__, "message": str(exc)[:2000], "traceback": "".join(tb.format())[-4000:]}
+    return {
+        "type": type(exc).__name__,
+        "message": without_machine_paths(str(exc))[:2000],
+        "traceback": without_machine_paths("".join(tb.format()))[-4000:],
+    }
 
 
 def describe_import_error(exc: BaseException, submission: Path) -> dict:
@@ -90,7 +120,7 @@ def describe_import_error(exc: BaseException, submission: Path) -> dict:
             lines.append(f'  File "{name}", line {frame.lineno}, in {frame.name}')
             if frame.line:
                 lines.append(f"    {frame.line.strip()}")
-        message = str(exc).replace(root, "")
+        message = without_machine_paths(str(exc).replace(root, ""))
     lines.append(f"{type(exc).__name__}: {message}")
     described["where"] = "\n".join(lines)
     return described
@@ -189,6 +219,7 @@ def run(
             signal.signal(sig, signal.SIG_DFL)
         # A write past the file-size limit should raise, not kill silently.
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+
         # Each descriptor the child keeps goes to its fixed number. Out of the way first (above every fixed
         # number): a source may already hold another's target, and the ruleset's number must stay its own.
         def aside(fd: int) -> int:
