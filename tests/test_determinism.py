@@ -84,7 +84,10 @@ def test_a_submission_that_hangs_everywhere_ends_within_the_limits(ngram, tmp_pa
     elapsed = time.monotonic() - started
     assert sum(v.score for v in verdicts) == 0
     assert elapsed < limits
-    assert all("time limit" in v.output for v in verdicts)
+    # A hidden check says only the kind of failure: no answer (it ran out of time among other things).
+    assert all(
+        "time limit" in v.output if v.check.visibility == "visible" else "no answer" in v.output for v in verdicts
+    )
 
 
 # A one-line bug in TransformerBlock: its composed checks are paid through the grader's stand-in for it.
