@@ -12,12 +12,11 @@ from lmgrade import Bug, Mistake
 
 from . import mistakes as M
 from . import positions as P
-from .mistakes import CAUSAL, MASK, SHIFT, STARTS
+from .mistakes import CAUSAL, MASK, STARTS
 
 LAYERS, MODEL, TRAIN = "layers.py", "model.py", "train.py"
 
 GELU = 'F.gelu(self.fc1(x), approximate="none")'
-NLL = "nll = torch.log(torch.exp(z).sum(dim=-1)) - z.gather(-1, targets).squeeze(-1)  # (N,)"
 TEMPERATURE = "logits = model(idx_cond)[:, -1, :] / temperature  # (1, V)"
 SCORES = "att = q @ k.transpose(-2, -1) / math.sqrt(self.d_head)  # (B, n_heads, T, T)"
 WEIGHTED = "y = att @ v  # (B, n_heads, T, d_head)"
@@ -125,23 +124,20 @@ BUGS = {
         "the heads are split with view(B, T, d_head, n_heads) and merged back the same way.",
         {"attention": "interleaved layout"},
     ),
-    "no_causal_mask": Bug(
+    "no_causal_mask": _as_bug(
+        M.NO_CAUSAL_MASK,
         "the attention has no causal mask: every position sees the whole sequence.",
-        LAYERS,
-        ((f"        {MASK}\n", ""),),
-        {"attention": VALUES, "causality": "sees token"},
+        {"attention": "has no causal mask", "causality": "sees token"},
     ),
-    "mask_fills_zero": Bug(
+    "mask_fills_zero": _as_bug(
+        M.MASK_FILLS_ZERO,
         "the future scores are set to 0 instead of -inf before the softmax.",
-        LAYERS,
-        ((MASK, "att = att.masked_fill(future, 0.0)"),),
-        {"attention": VALUES, "causality": "sees token"},
+        {"attention": "set to 0 instead of -inf", "causality": "sees token"},
     ),
-    "mask_tril": Bug(
+    "mask_tril": _as_bug(
+        M.MASK_TRIL,
         "the mask is built with tril instead of triu: each position sees the future, not the past.",
-        LAYERS,
-        ((CAUSAL, CAUSAL.replace("triu(diagonal=1)", "tril(diagonal=-1)")),),
-        {"attention": VALUES, "causality": "sees token"},
+        {"attention": "built with tril instead of triu", "causality": "sees token"},
     ),
     "heads_merged_without_transpose": _as_bug(
         M.HEADS_MERGED_WITHOUT_TRANSPOSE,
@@ -198,14 +194,10 @@ BUGS = {
         {"cross_entropy": "without subtracting each row's maximum", "ce_stable": FINITE},
         demo=True,
     ),
-    "ce_log_of_softmax": Bug(
+    "ce_log_of_softmax": _as_bug(
+        M.CE_LOG_OF_SOFTMAX,
         "cross_entropy takes the log of softmax probabilities, which underflow to 0 for logits of 1e4.",
-        MODEL,
-        (
-            (SHIFT, "probs = torch.softmax(logits, dim=-1)"),
-            (NLL, "nll = -torch.log(probs.gather(-1, targets).squeeze(-1))"),
-        ),
-        {"cross_entropy": VALUES, "ce_stable": FINITE},
+        {"cross_entropy": "the log of the softmax's probabilities", "ce_stable": FINITE},
     ),
     "ce_summed": _as_bug(
         M.CE_SUMMED,

@@ -486,6 +486,9 @@ ATTENTION_MISTAKES = (
     M.OUT_PROJ_MISSING,
     M.HEADS_SPLIT_WITHOUT_TRANSPOSE,
     M.MASK_HIDES_DIAGONAL,
+    M.NO_CAUSAL_MASK,
+    M.MASK_FILLS_ZERO,
+    M.MASK_TRIL,
 )
 LAYER_NORM_MISTAKES = (M.UNBIASED_VARIANCE, M.EPS_OUTSIDE_SQRT, M.LAYER_NORM_OVER_BATCH, M.WEIGHT_BIAS_SWAPPED)
 MODEL_MISTAKES = (
@@ -587,7 +590,7 @@ def transformer_checks() -> list[Check]:
             cross_entropy_cases,
             files=Mo,
             tolerance=FLOAT64,
-            mistakes=(M.CE_SUMMED, M.CE_UNSTABLE),
+            mistakes=(M.CE_SUMMED, M.CE_UNSTABLE, M.CE_LOG_OF_SOFTMAX),
             uses=CE,
             limits=quick,
             grades=("model.cross_entropy",),

@@ -271,6 +271,40 @@ GELU_TANH = Mistake(
     edits=((L, 'F.gelu(self.fc1(x), approximate="none")', 'F.gelu(self.fc1(x), approximate="tanh")'),),
 )
 
+# The causal mask left out, filled with 0 instead of -inf, or built with tril: each lets a position see later
+# ones. Tried alone (the attention check has more mistakes than it pairs).
+NO_CAUSAL_MASK = Mistake(
+    "no_causal_mask",
+    "the attention has no causal mask: every position attends to the whole sequence, later positions too; set "
+    "the scores of the positions after t to -inf before the softmax",
+    edits=((L, f"        {MASK}\n", ""),),
+)
+MASK_FILLS_ZERO = Mistake(
+    "mask_fills_zero",
+    "the future scores are set to 0 instead of -inf before the softmax, so each position still gives the later "
+    "ones a weight of exp(0)",
+    edits=((L, MASK, "att = att.masked_fill(future, 0.0)"),),
+)
+MASK_TRIL = Mistake(
+    "mask_tril",
+    "the causal mask is built with tril instead of triu: it hides the earlier positions and lets each position "
+    "see the later ones; the mask must hide the positions after t, triu with diagonal=1",
+    edits=((L, CAUSAL, CAUSAL.replace("triu(diagonal=1)", "tril(diagonal=-1)")),),
+)
+CE_LOG_OF_SOFTMAX = Mistake(
+    "ce_log_of_softmax",
+    "the cross-entropy takes the log of the softmax's probabilities, which underflow to 0 (and their log to "
+    "-inf) for logits of about 1e4: use log(sum(exp(z))) - z[target] with each row's maximum subtracted",
+    edits=(
+        (M, SHIFT, "probs = torch.softmax(logits, dim=-1)"),
+        (
+            M,
+            "nll = torch.log(torch.exp(z).sum(dim=-1)) - z.gather(-1, targets).squeeze(-1)  # (N,)",
+            "nll = -torch.log(probs.gather(-1, targets).squeeze(-1))",
+        ),
+    ),
+)
+
 # Conventions of public code (the ports of tests/submissions/ports/transformer carry them).
 FFN_RELU = Mistake(
     "ffn_relu",
@@ -344,6 +378,10 @@ ALL = (
     PERPLEXITY_DROPS_LAST_WINDOW,
     GENERATE_NO_CROP,
     GENERATE_ARGMAX,
+    NO_CAUSAL_MASK,
+    MASK_FILLS_ZERO,
+    MASK_TRIL,
+    CE_LOG_OF_SOFTMAX,
     FFN_RELU,
     HEADS_SPLIT_WITHOUT_TRANSPOSE,
     MASK_HIDES_DIAGONAL,
