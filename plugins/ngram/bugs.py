@@ -149,7 +149,11 @@ BUGS = {
     ),
     "pad_mutates": Bug.from_mistake(
         M.PAD_MUTATES,
-        {"no_mutation": "instead of returning a new list", "perplexity": "", "perplexity_hidden": ""},
+        {
+            "no_mutation": "instead of returning a new list",
+            "perplexity": "instead of returning a new list",
+            "perplexity_hidden": "instead of returning a new list",
+        },
         "pad appends EOS to the caller's list.",
     ),
     "no_validation": Bug.from_mistake(
