@@ -16,6 +16,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from . import composition
 from .assignment import Assignment
 from .checks import ANSWER, PROPERTY, Case, CaseContext, Check, Mistake, explains, pairs
 from .errors import HarnessFault
@@ -149,11 +150,15 @@ class ExpectedValues:
         self._seconds_stored.add(check.name)
 
     def record(self) -> None:
-        """Compute, and so store, every check's expected values and its known mistakes' answers."""
+        """Compute, and so store, every check's expected values and its known mistakes' answers, and those of
+        its components' mistakes on its cases (a composed check may be paid where its answers are exactly a
+        failed component's named mistake's: `Grader.with_stand_ins`)."""
+        by_name = {c.name: c for c in self.assignment.checks}
         for check in self.assignment.checks:
             if check.timing is None and not check.unavailable:
                 cases, _ = self.of(check)
-                for mistake in check.mistakes:
+                theirs = (m for c in composition.components(check, by_name) for m in c.mistakes)
+                for mistake in dict.fromkeys((*check.mistakes, *theirs)):
                     self.mistake_answers(check, cases, mistake)
 
     def known(self, check: Check) -> bool:
