@@ -127,17 +127,17 @@ BUGS = {
     "no_causal_mask": _as_bug(
         M.NO_CAUSAL_MASK,
         "the attention has no causal mask: every position sees the whole sequence.",
-        {"attention": "has no causal mask", "causality": "sees token"},
+        {"attention": "has no causal mask"},
     ),
     "mask_fills_zero": _as_bug(
         M.MASK_FILLS_ZERO,
         "the future scores are set to 0 instead of -inf before the softmax.",
-        {"attention": "set to 0 instead of -inf", "causality": "sees token"},
+        {"attention": "set to 0 instead of -inf"},
     ),
     "mask_tril": _as_bug(
         M.MASK_TRIL,
         "the mask is built with tril instead of triu: each position sees the future, not the past.",
-        {"attention": "built with tril instead of triu", "causality": "sees token"},
+        {"attention": "built with tril instead of triu"},
     ),
     "heads_merged_without_transpose": _as_bug(
         M.HEADS_MERGED_WITHOUT_TRANSPOSE,
