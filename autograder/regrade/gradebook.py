@@ -81,12 +81,17 @@ def gradebook_rows(rows: list[tuple[SubmissionFolder, Graded]]) -> list[Gradeboo
     return out
 
 
+def _first_few(names: list[str]) -> str:
+    """The first five names, and "..." where there are more: a note stays one line."""
+    return ", ".join(names[:5]) + (" ..." if len(names) > 5 else "")
+
+
 def gradebook_note(rows: list[GradebookRow]) -> str:
     """What the user should know of the gradebooks ("" when every row is a student of the metadata)."""
     unknown = [row.submission for row in rows if not row.known]
     if not unknown:
         return ""
-    which = ", ".join(unknown[:5]) + (" ..." if len(unknown) > 5 else "")
+    which = _first_few(unknown)
     return (
         f"gradebooks: {len(unknown)} submission(s) have no student in a submission_metadata.yml and are named "
         f"by their folders, with no SID or email to match them by: {which}"
@@ -98,7 +103,7 @@ def failed_note(rows: list[tuple[SubmissionFolder, Graded]]) -> str:
     failed = [s.key for s, g in rows if g.error]
     if not failed:
         return ""
-    which = ", ".join(failed[:5]) + (" ..." if len(failed) > 5 else "")
+    which = _first_few(failed)
     return (
         f"gradebooks: {len(failed)} submission(s) could not be graded and are 0 there ({which}): fix each cause "
         f"(scores.csv's \"not graded\" column, the report's review queue), {AGAIN}, before importing"
