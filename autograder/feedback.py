@@ -234,6 +234,12 @@ def human_bytes(n: int) -> str:
     return f"{n} bytes"
 
 
+# Where the sandbox ran the submission's copy: a temporary folder of a new name each run. A warning the
+# submission printed names its file there; shown relative, as the student's own Python would, so that the
+# same submission gets the same feedback every time (and no folder of the grading machine is shown).
+_RUN_FOLDER = re.compile(r"[^\s'\"(]*/lmgrade-run-[^/\s]+/submission/")
+
+
 def describe_output(output: Output, *, failed: bool, reveal: bool) -> str:
     """What the code printed: said for a failed visible check, counted for a passed one.
 
@@ -247,8 +253,8 @@ def describe_output(output: Output, *, failed: bool, reveal: bool) -> str:
     note = f"Your code printed {size}" + ("; output shortened" if output.shortened else "")
     if not (failed and reveal):
         return f"({note}.)"
-    head = output.head[:OUTPUT_EXCERPT_CHARS]
-    tail = output.tail[-OUTPUT_EXCERPT_CHARS:]
+    head = _RUN_FOLDER.sub("", output.head)[:OUTPUT_EXCERPT_CHARS]
+    tail = _RUN_FOLDER.sub("", output.tail)[-OUTPUT_EXCERPT_CHARS:]
     parts = [f"{note}. It began:", _indent(head.rstrip())]
     if tail and (output.shortened or len(output.head) > OUTPUT_EXCERPT_CHARS):
         parts += ["and ended:", _indent(tail.rstrip())]

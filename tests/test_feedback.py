@@ -83,3 +83,19 @@ def test_every_outcome_of_a_hidden_case_is_one_of_four_sentences_and_a_visible_o
     assert outcome_verdict(check, Case("x", {}), 1.0, CaseOutcome("ok", value=1.0), reveal=False).message == ""
     visible = outcome_verdict(check, Case("x", {}), 1.0, CaseOutcome("error", error=raised), reveal=True)
     assert "ZeroDivisionError: LEAK" in visible.message
+
+
+def test_printed_output_names_the_submissions_files_as_the_student_has_them():
+    """A warning names its file in the sandbox's copy, a folder of a new name each run: shown relative, the
+    same submission gets the same feedback every time."""
+    from lmgrade.feedback import describe_output
+    from lmgrade.sandbox.pool import Output
+
+    printed = [
+        f"/tmp/lmgrade-runs-{run}/lmgrade-run-{run}x/submission/modules.py:97: RuntimeWarning: overflow\n"
+        for run in ("mk_quruj", "_lbjk5ri")
+    ]
+    shown = [
+        describe_output(Output(head=text, tail="", total_bytes=len(text)), failed=True, reveal=True) for text in printed
+    ]
+    assert shown[0] == shown[1] and "modules.py:97: RuntimeWarning" in shown[0] and "lmgrade-run" not in shown[0]
