@@ -227,7 +227,9 @@ BUGS = {
         {"train": VALUE},
     ),
     # --- conventions of public code, as the ports of tests/submissions/ports carry them ---
-    "scores_unmasked": Bug.from_mistake(M.SCORES_UNMASKED, {"attention": "their scores are not masked"}),
+    "scores_unmasked": Bug.from_mistake(
+        M.SCORES_UNMASKED, {"attention": "their scores are not masked", "alpha_rows": NOTHING}
+    ),
     "loss_per_sentence": Bug.from_mistake(
         M.LOSS_PER_SENTENCE, {"masked_cross_entropy": "divided by the number of sentences"}
     ),
@@ -238,16 +240,37 @@ BUGS = {
         M.LOSS_SUM_OF_STEP_MEANS, {"masked_cross_entropy": "a sum over the time steps"}
     ),
     "outputs_from_one": Bug.from_mistake(
-        M.OUTPUTS_FROM_ONE, {"forward": "one position late", "forward_hidden": "one position late"}
+        M.OUTPUTS_FROM_ONE,
+        {"forward": "one position late", "forward_hidden": "one position late", "teacher_forcing": NOTHING},
     ),
     "bos_fed_twice": Bug.from_mistake(
-        M.BOS_FED_TWICE, {"forward": "both fed tgt_in[:, 0]", "forward_hidden": "both fed tgt_in[:, 0]"}
+        M.BOS_FED_TWICE,
+        {"forward": "both fed tgt_in[:, 0]", "forward_hidden": "both fed tgt_in[:, 0]", "teacher_forcing": NOTHING},
     ),
     "mask_inverted": Bug.from_mistake(
-        M.MASK_INVERTED, {"forward": "the mask inverted", "forward_hidden": "the mask inverted"}
+        M.MASK_INVERTED,
+        {
+            "forward": "the mask inverted",
+            "forward_hidden": "the mask inverted",
+            # Where no row has padding the inverted mask has no True entry: the contract's ValueError.
+            "init": "ValueError",
+            "padding_ignored": "ValueError",
+            "batch_independence": "ValueError",
+            "none_equals_dot": "",
+            "teacher_forcing": "",
+            "no_mutation": "",
+            "bad_arguments": "",
+        },
     ),
     "mask_from_pad_id": Bug.from_mistake(
-        M.MASK_FROM_PAD_ID, {"forward": "built from the ids", "forward_hidden": "get attention weights"}
+        M.MASK_FROM_PAD_ID,
+        {
+            "forward": "built from the ids",
+            "forward_hidden": "get attention weights",
+            "padding_ignored": NOTHING,
+            "batch_independence": NOTHING,
+            "none_equals_dot": "",
+        },
     ),
     "mask_as_lengths": Bug.from_mistake(M.MASK_AS_LENGTHS, {"attention": "turned into lengths"}),
     "loss_log_of_softmax": Bug.from_mistake(M.LOSS_LOG_OF_SOFTMAX, {"masked_cross_entropy": "underflows to 0"}),
