@@ -46,7 +46,14 @@ BUGS = {
     "encoder_enforce_sorted": _as_bug(
         M.ENFORCE_SORTED,
         "the encoder packs with enforce_sorted=True, which refuses lengths in any order but decreasing.",
-        {"encoder": "enforce_sorted=True (pack_padded_sequence's default)"},
+        {
+            "encoder": "enforce_sorted=True (pack_padded_sequence's default)",
+            # Every check whose lengths are not in decreasing order: torch's RuntimeError.
+            "init": "RuntimeError",
+            "teacher_forcing": "",
+            "no_mutation": "",
+            "bad_arguments": "",
+        },
     ),
     "encoder_no_total_length": _as_bug(
         M.NO_TOTAL_LENGTH,
@@ -140,7 +147,12 @@ BUGS = {
     "h0_zero": _as_bug(
         M.H0_ZERO,
         "the decoder starts from zeros instead of the encoder's h_n.",
-        {"forward": "starts from zeros", "forward_hidden": "starts from zeros", "greedy_decode": "starts from zeros"},
+        {
+            "forward": "starts from zeros",
+            "forward_hidden": "starts from zeros",
+            "greedy_decode": "starts from zeros",
+            "teacher_forcing": NOTHING,
+        },
         demo=True,
     ),
     "feeds_predictions": _as_bug(
@@ -151,7 +163,7 @@ BUGS = {
     "state_not_carried": _as_bug(
         M.STATE_NOT_CARRIED,
         "forward gives every step h_prev = c: the decoder's state is never carried from one step to the next.",
-        {"forward": "given c as its previous state", "forward_hidden": VALUE},
+        {"forward": "given c as its previous state", "forward_hidden": VALUE, "teacher_forcing": NOTHING},
     ),
     # --- masked_cross_entropy ---
     "loss_over_pads": _as_bug(
