@@ -43,9 +43,7 @@ API_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
 # A forbidden operator's record (`guards._stop_operator`): the API, and the operator it was reached through
 # ("aten::cross_entropy_loss", or a Python version of one), each a name of that shape alone.
 _OPERATOR = r"[A-Za-z_][A-Za-z0-9_]*(?:(?:\.|::)[A-Za-z_][A-Za-z0-9_]*)*"
-API_CALL = re.compile(
-    rf"{API_NAME.pattern} \(reached through {_OPERATOR}(?:, a Python version of {_OPERATOR})?\)"
-)
+API_CALL = re.compile(rf"{API_NAME.pattern} \(reached through {_OPERATOR}(?:, a Python version of {_OPERATOR})?\)")
 IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # The most names a file's entry of the import probe's answer keeps, and their length.
 MAX_DEFINED = 1000
