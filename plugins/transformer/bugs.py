@@ -105,7 +105,6 @@ BUGS = {
         "the causal mask is triu(diagonal=2), so each position also sees the next.",
         {
             "attention": "off by one",
-            "causality": "sees token",
             "training": "future-token leak",
         },
     ),
