@@ -425,7 +425,7 @@ FORWARD_MISTAKES = (
     STATE_NOT_CARRIED,
     LOGITS_FROM_PREVIOUS,
     BILINEAR_IGNORES_W,
-    SCORES_UNMASKED,
+    # (not scores_unmasked: forward's answers under it are attend_padding's, which the attention check tells apart)
     OUTPUTS_FROM_ONE,
     BOS_FED_TWICE,
     MASK_INVERTED,
