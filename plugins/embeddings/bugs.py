@@ -114,7 +114,9 @@ BUGS = {
     "window_short_on_the_right": _made(
         M.PAIRS_SHORT_RIGHT,
         "skipgram_pairs loops over range(t - window, t + window), leaving t + window out.",
-        {"skipgram_pairs": "one short on the right", "bad_arguments": "own answer is wrong"},
+        {
+            "skipgram_pairs": "one short on the right",
+        },
     ),
     "counts_not_raised": _made(
         M.NO_POWER,
@@ -124,7 +126,9 @@ BUGS = {
     "power_after_normalising": _made(
         M.POWER_AFTER_NORMALISING,
         "noise_distribution returns (counts / counts.sum()) ** power.",
-        {"noise_distribution": "normalised first and then raised to the power", "no_mutation": "own answer is wrong"},
+        {
+            "noise_distribution": "normalised first and then raised to the power",
+        },
     ),
     "positive_term_sign": _made(
         M.POSITIVE_SIGN,
@@ -157,14 +161,14 @@ BUGS = {
         "step updates W, then takes C's gradients with the new W.",
         {
             "step": "W is updated before C's gradients are taken",
-            "no_mutation": "own answer is wrong",
-            "train": "wrong value at ['losses']",
         },
     ),
     "updates_one_at_a_time": _made(
         M.SEQUENTIAL_UPDATES,
         "step updates the context, then each negative in turn, word2vec.c style.",
-        {"step": "word2vec.c's order", "no_mutation": "own answer is wrong", "train": "wrong value at ['losses']"},
+        {
+            "step": "word2vec.c's order",
+        },
     ),
     "repeated_negatives_not_added": _made(
         M.NEGATIVES_OVERWRITE, "step updates C[negatives] with fancy indexing.", {"step": "buffered fancy indexing"}
@@ -213,7 +217,9 @@ BUGS = {
     "examples_newest_first": _made(
         M.EXAMPLES_NEWEST_FIRST,
         "make_examples reverses each context, newest token first.",
-        {"make_examples": "newest first", "no_mutation": "own answer is wrong"},
+        {
+            "make_examples": "newest first",
+        },
     ),
     "epoch_loss_mean_of_batches": _made(
         M.MEAN_OF_BATCHES, "train_ffnn averages its batches' losses.", {"train_ffnn": "mean of its batches' losses"}

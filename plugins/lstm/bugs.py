@@ -97,8 +97,6 @@ BUGS = {
         M.CELL_GRAD_NO_FORGET,
         {
             "lstm_backward": "collects f_t * dL/dC_t",
-            "long_sequence": "collects f_t * dL/dC_t",
-            "bptt_hidden": "wrong value",
         },
         "BPTT passes dC_t to C_{t-1} without multiplying it by f_t.",
     ),
@@ -106,7 +104,6 @@ BUGS = {
         M.MISSING_TANH_PRIME,
         {
             "lstm_backward": "without tanh's derivative",
-            "long_sequence": "without tanh's derivative",
         },
         "dC_t = dC_{t+1} f_{t+1} + dh_t * o_t, without the factor 1 - tanh(C_t)^2.",
     ),
@@ -206,7 +203,9 @@ BUGS = {
     ),
     "gru_reset_gradient_to_h_missing": Bug.from_mistake(
         M.GRU_RESET_TO_H_MISSING,
-        {"gru_backward": "through r_t * h_{t-1}", "long_sequence": "through r_t * h_{t-1}"},
+        {
+            "gru_backward": "through r_t * h_{t-1}",
+        },
         "GRU's backward forgets that h_{t-1} also reaches n_t through r_t * h_{t-1}.",
     ),
     "lstm_grad_C0_is_dC1": Bug.from_mistake(
@@ -216,12 +215,16 @@ BUGS = {
     ),
     "cell_gradient_carry_dropped": Bug.from_mistake(
         M.CELL_CARRY_DROPPED,
-        {"lstm_backward": "carried back from C_{t+1}", "long_sequence": "does not carry the cell state's gradient"},
+        {
+            "lstm_backward": "carried back from C_{t+1}",
+        },
         "dC_t = dh_t * o_t * (1 - tanh(C_t)^2), without the gradient from C_{t+1}.",
     ),
     "tanh_derivative_of_C": Bug.from_mistake(
         M.TANH_PRIME_OF_C,
-        {"lstm_backward": "1 - C_t^2", "long_sequence": "1 - C_t^2"},
+        {
+            "lstm_backward": "1 - C_t^2",
+        },
         "tanh's derivative in dC_t is 1 - C_t^2.",
     ),
     "cell_rows_shifted": Bug.from_mistake(

@@ -25,7 +25,6 @@ BUGS = {
         mistakes.BPTT_NO_CARRY,
         {
             "elman_backward": "carried back from step t+1",
-            "rnnlm": "carried back from step t+1",
             "bptt_hidden": "carried back",
         },
         "BPTT forgets the gradient that h_t receives from a_{t+1}.",
@@ -44,7 +43,10 @@ BUGS = {
                 .replace("d_logits.sum(axis=0)", "d_logits[0].copy()"),
             ),
         ),
-        {"bptt_hidden": "", "elman_backward": "overwritten at each time step", "rnnlm": "overwritten"},
+        {
+            "bptt_hidden": "",
+            "elman_backward": "overwritten at each time step",
+        },
     ),
     "derivative_at_preactivation": Bug(
         "the activation's derivative is applied to a_t, not expressed through h_t.",
@@ -57,11 +59,17 @@ BUGS = {
             ),
             ("* self.act_grad(h[t])", "* self.act_grad(a[t])"),
         ),
-        {"bptt_hidden": "", "elman_backward": "pre-activation", "rnnlm": "pre-activation"},
+        {
+            "bptt_hidden": "",
+            "elman_backward": "pre-activation",
+        },
     ),
     "transposed_w_ah_gradient": Bug.from_mistake(
         mistakes.TRANSPOSED_W_AH,
-        {"bptt_hidden": "", "elman_backward": "dW_ah is the sum over t", "rnnlm": ""},
+        {
+            "bptt_hidden": "",
+            "elman_backward": "dW_ah is the sum over t",
+        },
         "dW_ah is computed as h_prev.T @ delta.",
     ),
     "h0_ignored": Bug(
@@ -70,9 +78,6 @@ BUGS = {
         (("h0 = np.zeros(J) if h0 is None else np.array(h0, dtype=np.float64)", "h0 = np.zeros(J)"),),
         {
             "elman_forward": "h0 argument is ignored",
-            "elman_loss": "h0 argument is ignored",
-            "elman_backward": "h0 argument is ignored",
-            "bptt_hidden": "",
         },
     ),
     "grad_h0_missing_w_ah": Bug.from_mistake(
@@ -92,9 +97,6 @@ BUGS = {
         ),
         {
             "elman_loss": "mean over time steps",
-            "elman_backward": "mean over time steps",
-            "bptt_hidden": "",
-            "rnnlm": "",
         },
     ),
     "output_softmax_over_time": Bug(
