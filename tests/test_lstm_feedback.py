@@ -13,7 +13,8 @@ from lmgrade import catalog
 # Slow: grades the lstm catalogue (once a session per worker, with test_assignments.py's bug tests).
 pytestmark = pytest.mark.slow
 
-NAMED = re.compile(r"differs \(see ([^)]*)\)")
+# "X differs (see x)", or "Passes once X is fixed: <its named mistake> (see x)".
+NAMED = re.compile(r"(?:differs?|is fixed: [^\n]*?) \(see ([^)]*)\)")
 # Checks that grade one component on data the grader gives, and the bugs of that component.
 FED = {
     "named_grads": {"named_grads_keys"},
