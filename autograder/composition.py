@@ -141,20 +141,26 @@ def mistake_reason(component: Check, mistake) -> str:
 
 
 def mistake_note(component: Check, mistake) -> str:
-    """The first line of a composed check whose answers are exactly what a component's known mistake gives."""
+    """The first line of a composed check whose answers match what a component's known mistake gives."""
     named = subject(component)
     return (
         f"Passes once {named} is fixed: {mistake.explanation} (see {component.name}), and every answer of this "
-        f"check is exactly what that mistake gives on its cases, so the rest of your code does its part right "
-        f"and this check earns its points here. With your own {named}, this check saw:"
+        f"check matches what that mistake gives on its cases, as this check judges answers, so the rest of your "
+        f"code does its part right and this check earns its points here. With your own {named}, this check saw:"
     )
 
 
-def case_mistake_note(number: int, reason: str) -> str:
-    """A property check's case paid where its answer is exactly what a component's known mistake gives."""
+def case_mistake_note(numbers: list[int], reason: str) -> str:
+    """A property check's cases (numbered from 1) paid where each answer matches what a component's known
+    mistake gives."""
+    if len(numbers) > 1:
+        return (
+            f"Cases {_and([str(i) for i in numbers])} pass once this is fixed: {reason}. The property held, and "
+            f"each answer matches what that mistake gives, so they earn their points here."
+        )
     return (
-        f"Case {number} passes once this is fixed: {reason}. The property held, and the answer is exactly what "
-        f"that mistake gives, so it earns its points here."
+        f"Case {numbers[0]} passes once this is fixed: {reason}. The property held, and the answer matches "
+        f"what that mistake gives, so it earns its points here."
     )
 
 

@@ -186,13 +186,17 @@ class ExpectedValues:
         self.of(check)
         return check.limits.following(self._reference_s.get(check.name))
 
-    def mistake_answers(self, check: Check, cases: list[Case], mistake: Mistake) -> list[Any]:
-        """What a submission making `mistake` returns on every case (`Raised` where it raises)."""
-        key = (check.name, mistake)
+    def mistake_answers(
+        self, check: Check, cases: list[Case], mistake: Mistake, as_expected: bool = False
+    ) -> list[Any]:
+        """What a submission making `mistake` returns on every case (`Raised` where it raises); with
+        `as_expected`, as expected values (the parts only the reference computes, a sampler's table, included)."""
+        key = (check.name, mistake, as_expected)
         with self._lock:
             if key not in self._mistaken:
                 # (what a mistake raised is kept with its message)
-                stored_key = self._stored_key(check, cases, f"mistake {mistake.name} {mistake.edits!r} messages")
+                form = " as expected" if as_expected else ""
+                stored_key = self._stored_key(check, cases, f"mistake {mistake.name} {mistake.edits!r} messages{form}")
                 stored = self.store.get(stored_key) if stored_key is not None else None
                 if isinstance(stored, list) and len(stored) == len(cases):
                     answers = [
@@ -202,7 +206,7 @@ class ExpectedValues:
                         for a in stored
                     ]
                 else:
-                    answers = [self._mistaken_answer(check, case, mistake) for case in cases]
+                    answers = [self._mistaken_answer(check, case, mistake, as_expected) for case in cases]
                     if stored_key is not None:
                         self.store.put(
                             stored_key,
@@ -216,8 +220,10 @@ class ExpectedValues:
                 self._mistaken[key] = answers
             return self._mistaken[key]
 
-    def _mistaken_answer(self, check: Check, case: Case, mistake: Mistake) -> Any:
+    def _mistaken_answer(self, check: Check, case: Case, mistake: Mistake, as_expected: bool = False) -> Any:
         try:
+            if as_expected:
+                return self.oracle.mistaken(check, case, mistake, as_expected=True)
             return self.oracle.mistaken(check, case, mistake)
         except RecordedMistakeRaised as exc:  # the fixtures keep "Type: message"
             kind, _, message = str(exc).partition(":")

@@ -24,7 +24,7 @@ from typing import Any
 from . import atomic, composition, forbidden, stand_in, timing_grading, wire
 from .assignment import Assignment
 from .assignment_plugin import package_folder
-from .checks import Case, Check, Mistake
+from .checks import ANSWER, PROPERTY, Case, Check, Mistake
 from .expected import ExpectedValues, Raised
 from .expected_store import ExpectedStore
 from .explanations import needs_explaining
@@ -62,6 +62,14 @@ def _answers_alike(check: Check, case: Case, mistaken: Any, own: Any) -> bool:
         return outcome_verdict(check, case, mistaken, CaseOutcome("ok", value=own), True).passed
     except Exception:
         return False
+
+
+def _with_property(mistaken: Any, expected: Any) -> Any:
+    """A property check's case as a known mistake answers it inside the domain, with the reference's property:
+    the submission's run matches it where its answer is the mistake's and its property holds."""
+    if isinstance(mistaken, dict) and isinstance(expected, dict) and ANSWER in mistaken and PROPERTY in expected:
+        return {ANSWER: mistaken[ANSWER], PROPERTY: expected[PROPERTY]}
+    return mistaken
 
 
 class Grader:
@@ -407,7 +415,14 @@ class Grader:
             mistake = (named or {}).get(component.name)
             if mistake is None:
                 continue
-            answers = self.expected.mistake_answers(check, cases, mistake)
+            # As expected values: a sampler's draws are judged against the mistaken model's table.
+            answers = self.expected.mistake_answers(check, cases, mistake, as_expected=True)
+            if check.property_check:
+                # Only the call's own answer is the component's doing: the property (an exception outside the
+                # domain, an argument left unchanged) is this check's, judged on the submission's own run. A
+                # mistake modelled without the property (a pad with no validation) still explains the answer.
+                expected = self.cases_and_expected(check)[1]
+                answers = [_with_property(a, e) for a, e in zip(answers, expected)]
             matched = [
                 i
                 for i, (case, answer, own) in enumerate(zip(cases, answers, verdict.answers))
@@ -505,7 +520,11 @@ class Grader:
             own = verdict.output
         by_stand_in = sorted(i + 1 for i, why in rescued.items() if not why)
         lines = [composition.property_note(called, by_stand_in)] if by_stand_in else []
-        lines += [composition.case_mistake_note(i + 1, why) for i, why in sorted(rescued.items()) if why]
+        by_reason: dict[str, list[int]] = {}
+        for i, why in sorted(rescued.items()):
+            if why:
+                by_reason.setdefault(why, []).append(i + 1)
+        lines += [composition.case_mistake_note(numbers, why) for why, numbers in by_reason.items()]
         verdict.output = "\n".join([*lines, own])
         verdict.stood_in = tuple(c.name for c in called) if by_stand_in else ()
 

@@ -15,6 +15,7 @@ an answer made up from what the submission returned.
 
 from __future__ import annotations
 
+import contextlib
 import sys
 import tempfile
 import threading
@@ -67,8 +68,10 @@ class Oracle(Protocol):
         """Each case's recorded calls of the stand-in `names` (`stand_in.record`), or None where there are none."""
         ...
 
-    def mistaken(self, check: Check, case: Case, mistake: Mistake) -> Any:
-        """What a submission making `mistake` returns on `case` (raises where making it raises)."""
+    def mistaken(self, check: Check, case: Case, mistake: Mistake, as_expected: bool = False) -> Any:
+        """What a submission making `mistake` returns on `case` (raises where making it raises); with
+        `as_expected`, in the form of an expected value (a sampler's table of the mistaken model included),
+        where the oracle can compute it."""
 
 
 class LiveReference:
@@ -163,10 +166,11 @@ class LiveReference:
                 return None
         return tables
 
-    def mistaken(self, check: Check, case: Case, mistake: Mistake) -> Any:
-        """What a submission making `mistake` returns on `case`."""
+    def mistaken(self, check: Check, case: Case, mistake: Mistake, as_expected: bool = False) -> Any:
+        """What a submission making `mistake` returns on `case` (as an expected value, with `as_expected`)."""
         # A mistake may overflow or warn on purpose (softmax without its shift): quietly.
-        with REFERENCE_RUNS, np.errstate(all="ignore"), warnings.catch_warnings(), answering_as_a_submission():
+        answering = contextlib.nullcontext() if as_expected else answering_as_a_submission()
+        with REFERENCE_RUNS, np.errstate(all="ignore"), warnings.catch_warnings(), answering:
             warnings.simplefilter("ignore")
             return run_scenario(check, self._flawed_modules(mistake), case)
 
@@ -233,7 +237,8 @@ class RecordedReference:
                 )
         return [r.expected for r in recorded]
 
-    def mistaken(self, check: Check, case: Case, mistake: Mistake) -> Any:
+    def mistaken(self, check: Check, case: Case, mistake: Mistake, as_expected: bool = False) -> Any:
+        # Recorded as a submission answers: a sampler's table of the mistaken model is not kept.
         for recorded in self.fixtures.recorded(check.name):
             if _same_case(recorded.case, case):
                 answer = recorded.mistaken.get(mistake.name)

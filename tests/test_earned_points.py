@@ -39,7 +39,7 @@ class _FakeOracle:
     def protected_paths(self):
         return []
 
-    def mistaken(self, check, case, mistake):
+    def mistaken(self, check, case, mistake, as_expected=False):
         return self.answers[mistake.name][case.args]
 
 
@@ -63,7 +63,7 @@ def test_a_mistake_is_named_only_where_it_explains_every_answer(ngram):
 class _RaisingOracle(_FakeOracle):
     """Where an answer is an exception, making the mistake raises it."""
 
-    def mistaken(self, check, case, mistake):
+    def mistaken(self, check, case, mistake, as_expected=False):
         answer = super().mistaken(check, case, mistake)
         if isinstance(answer, Exception):
             raise answer

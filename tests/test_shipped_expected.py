@@ -19,7 +19,7 @@ class NeverRun(LiveReference):
     def expected(self, check, cases):
         raise AssertionError(f"the reference ran for {check.name}'s expected values")
 
-    def mistaken(self, check, case, mistake):
+    def mistaken(self, check, case, mistake, as_expected=False):
         raise AssertionError(f"the reference ran for {check.name}'s mistake {mistake.name}")
 
 

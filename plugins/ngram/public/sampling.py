@@ -80,7 +80,8 @@ def _shape_problem(draws, max_len: int, vocab: set) -> str | None:
             return f"sample must return a list of str, got {type(draw).__name__}: {draw!r:.100}"
         if len(draw) > max_len:
             return f"sample returned {len(draw)} tokens; max_len is {max_len}"
-        if EOS in draw or BOS in draw:
+        # BOS in the model's vocabulary: a known mistake's model (fit keeping BOS), whose sampler draws it.
+        if EOS in draw or (BOS in draw and BOS not in vocab):
             return f"sample returned {draw!r:.100}: BOS is never drawn and EOS ends the sample without being returned"
         unknown = [t for t in draw if t not in vocab]
         if unknown:
