@@ -359,6 +359,7 @@ class Grader:
             expected=list(expected),
             answers=[o.value if o.kind == "ok" else None for o in run.outcomes],
             printed=printed,
+            time_limits=(limits.cpu_s, limits.wall_s) if any(o.kind == "timeout" for o in run.outcomes) else None,
             not_implemented_in=composition.not_implemented_in(
                 [o.error for o in run.outcomes], read_sources(submission, self.assignment.spec.files), frames
             )

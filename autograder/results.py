@@ -43,6 +43,9 @@ class Verdict:
     # Where every case raised NotImplementedError, the functions that raised it (None: not so).
     not_implemented_in: tuple[str, ...] | None = None
     printed: str = ""  # what the feedback says of the submission's own prints, after its cases
+    # (CPU seconds, wall seconds): the limits the check's own run ran under, where a case of it was stopped by
+    # them (the sandbox's account, hidden checks included); None where none was.
+    time_limits: tuple[float, float] | None = None
 
     @property
     def max_score(self) -> float:
