@@ -4,6 +4,7 @@ from text a submission printed; never changing a score."""
 
 from __future__ import annotations
 
+import dataclasses
 import random
 import re
 from fnmatch import fnmatchcase
@@ -14,17 +15,31 @@ from disguise import reformatted, renamed
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from helpers import ROOT, SUBMISSIONS
+from helpers import ROOT, SUBMISSIONS, shortened
 from lmgrade import Case, Check, Tolerance, catalog, templates
 from lmgrade.checks import CaseVerdict
-from lmgrade.feedback import FORBIDDEN_HIDDEN, forbidden_message
-from lmgrade.regrade.graded import FORBIDDEN, MUCH_FASTER, TIMEOUT, CheckScore, Graded, observed_facts
+from lmgrade.feedback import FORBIDDEN_HIDDEN, UNANSWERED_HIDDEN, forbidden_message
+from lmgrade.grading import Grader
+from lmgrade.oracle import LiveReference
+from lmgrade.regrade.graded import (
+    BUDGET,
+    FORBIDDEN,
+    IMPORT,
+    MUCH_FASTER,
+    TIMEOUT,
+    CheckScore,
+    Graded,
+    grade_folder,
+    import_probe_limits,
+    limit_words,
+    observed_facts,
+)
 from lmgrade.regrade.insights import identical_groups
 from lmgrade.regrade.layout import Student, SubmissionFolder
 from lmgrade.regrade.near_duplicates import NearDuplicate, near_duplicates
 from lmgrade.regrade.report import render_report
 from lmgrade.regrade.review_queue import MAX_REASON_CHARS, review_queue
-from lmgrade.results import GradingRun, Verdict
+from lmgrade.results import GradingRun, Verdict, not_run
 from lmgrade.speed import Timing
 from lmgrade.timing_grading import Laps, judge_case
 
@@ -82,8 +97,10 @@ def test_what_the_grader_observed_is_read_from_the_opening_words_it_wrote_itself
     ) in facts
     (fast,) = [f for f in facts if f[0] == MUCH_FASTER]
     assert fast[1] == "attention_speed" and fast[2].startswith("0.5 ms against 10 ms") and fast[2].endswith("0.05x")
-    assert (TIMEOUT, "attention", "") in facts and [f for f in facts if f[1] == "feed_forward"] == [
-        (TIMEOUT, "feed_forward", "")
+    # The limit in the sandbox's own words, where a case's message has them (the first case of a check that names
+    # one: a case not run for lack of time names none).
+    assert (TIMEOUT, "attention", "8 s of wall clock") in facts and [f for f in facts if f[1] == "feed_forward"] == [
+        (TIMEOUT, "feed_forward", "8 s of CPU time")
     ]
     # Too slow is a failure, not a reason to look; the same words in a check that is not timed are nothing.
     assert not _observed({"attention_speed": [_timing_message(0.05)]})
@@ -122,6 +139,95 @@ def test_any_message_gives_facts_in_the_grader_s_own_words(messages, check):
             assert re.fullmatch(r"[\w.:* ]+", detail)
         if kind == MUCH_FASTER:
             assert detail == "" or re.fullmatch(r"[\d.]+ ?[µm]?s against [\d.]+ ?[µm]?s, [\d.]+x", detail)
+        if kind == TIMEOUT:  # the limit, a figure of the sandbox's words, or nothing
+            assert re.fullmatch(r"([\d.e+-]+ s of (CPU time|wall clock))?", detail)
+
+
+def test_a_hidden_check_stopped_by_a_time_limit_is_observed_with_the_limit_its_run_ran_under():
+    run = _run({"model": [UNANSWERED_HIDDEN, UNANSWERED_HIDDEN]})
+    # A hidden check's words say only 'no answer' (an exception, a crash or a limit): nothing to tell time by.
+    assert not observed_facts(_transformer(), run)
+    (model,) = [v for v in run.verdicts if v.check.name == "model"]
+    model.time_limits = (4.0, 12.5)  # what the grader records where the sandbox stopped a case of its run
+    assert observed_facts(_transformer(), run) == ((TIMEOUT, "model", "4 s of CPU time or 12.5 s of wall clock"),)
+
+
+def _every_check_says(output: str) -> GradingRun:
+    return GradingRun(Path("s"), "", [not_run(c, n, [], output) for n, c in enumerate(_transformer().checks, start=1)])
+
+
+def test_an_import_that_hung_or_a_grading_past_its_budget_is_one_fact_with_the_assignment_s_limit():
+    assignment = _transformer()
+    files = " and ".join(assignment.spec.files)
+    hung = observed_facts(
+        assignment,
+        _every_check_says(f"not graded: {files} could not be imported: it ran past its time limit (see above)"),
+    )
+    assert hung == ((TIMEOUT, IMPORT, limit_words(*import_probe_limits(assignment))),)
+    budget = f"{assignment.spec.grading_budget_s:g}"
+    over = f"not graded: this submission's grading ran past its budget of {budget} s (grading_budget_s)"
+    assert observed_facts(assignment, _every_check_says(over)) == ((TIMEOUT, BUDGET, f"{budget} s"),)
+    # The same words naming files the assignment has not, or another budget, are nobody's facts.
+    for forged in (
+        'not graded: =HYPERLINK("x") could not be imported: it ran past its time limit (see above)',
+        f"not graded: this submission's grading ran past its budget of {budget}1 s (grading_budget_s)",
+        f"{over}\nsee above",
+    ):
+        assert not observed_facts(assignment, _every_check_says(forged)), forged
+    queue = review_queue(assignment, [_row("loops", hung), _row("slow", [(TIMEOUT, BUDGET, "600 s")])], [], [])
+    assert [(e.submissions, e.reasons) for e in queue] == [
+        (
+            ("loops",),
+            (
+                f"its import ran past its time limit ({hung[0][2]}), so no check was graded: a loop or long work at "
+                "the top level of a file",
+            ),
+        ),
+        (("slow",), ("its grading ran past its budget of 600 s (grading_budget_s): the checks left scored 0",)),
+    ]
+
+
+FIT = '    def fit(self, corpus: list[list[str]]) -> "NGramLM":\n'
+
+
+def test_a_regraded_submission_that_hangs_is_in_the_queue_with_each_check_and_its_limit_hidden_ones_too(
+    ngram, tmp_path
+):
+    """Graded as a regrade grades (`grade_folder`), with limits short enough to wait out: a loop in fit stops the
+    hidden perplexity check too, whose feedback says only 'no answer'; a loop at import stops everything."""
+    assignment, variant = ngram
+    fast = shortened(assignment, cpu_s=1, wall_s=1.5, wall_factor=2)
+    fast = dataclasses.replace(fast, spec=dataclasses.replace(fast.spec, limits={**fast.spec.limits, "cpu_s": 1}))
+    reference = (ROOT / "reference" / "ngram" / "ngram.py").read_text()
+    sources = {
+        "fit_loops": reference.replace(FIT, FIT + "        while True:\n            pass\n", 1),
+        "import_loops": reference + "\nwhile True:\n    pass\n",
+    }
+    rows = []
+    with Grader(fast, variant, LiveReference(assignment.spec), secret="s", jobs=2) as grader:
+        for check in fast.checks:
+            grader.cases_and_expected(check)
+        for key, source in sources.items():
+            (tmp_path / key).mkdir()
+            (tmp_path / key / "ngram.py").write_text(source)
+            graded = Graded.from_dict(grade_folder(grader, fast, variant, tmp_path / key))
+            assert not graded.error, graded.error
+            rows.append((SubmissionFolder(key, tmp_path / key), graded))
+    fit_loops, import_loops = (graded for _, graded in rows)
+    hidden = [c.output for c in fit_loops.checks if c.name == "perplexity_hidden"]
+    assert hidden and UNANSWERED_HIDDEN in hidden[0] and "limit" not in hidden[0]
+    stopped = {check: limit for kind, check, limit in fit_loops.observed if kind == TIMEOUT}
+    assert {"fit", "perplexity_hidden"} <= set(stopped), fit_loops.observed
+    assert all(re.fullmatch(r"[\d.]+ s of CPU time or [\d.]+ s of wall clock", limit) for limit in stopped.values())
+    assert import_loops.observed == ((TIMEOUT, IMPORT, "1 s of CPU time or 20 s of wall clock"),)
+    queue = {e.submission: e.reasons for e in review_queue(fast, rows, [], [])}
+    (reason,) = queue["fit_loops"]
+    assert reason.startswith("stopped by a time limit (a loop, or code far slower than it should be) in checks ")
+    assert "perplexity_hidden" in reason and "s of wall clock" in reason and len(reason) <= MAX_REASON_CHARS
+    assert queue["import_loops"] == (
+        "its import ran past its time limit (1 s of CPU time or 20 s of wall clock), so no check was graded: a loop "
+        "or long work at the top level of a file",
+    )
 
 
 @cache
@@ -142,7 +248,15 @@ def test_the_queue_is_ranked_with_each_submission_and_each_group_once_and_every_
     assignment = _transformer()
     rows = [
         _row("clean"),
-        _row("slow", [(TIMEOUT, "attention", ""), (TIMEOUT, "feed_forward", "")]),
+        _row(
+            "slow",
+            [
+                (TIMEOUT, "attention", "4 s of CPU time or 8 s of wall clock"),
+                (TIMEOUT, "feed_forward", "4 s of CPU time or 8 s of wall clock"),
+                (TIMEOUT, "training", "60 s of CPU time or 90 s of wall clock"),
+                (TIMEOUT, "block", ""),
+            ],
+        ),
         _row(
             "forbidden",
             [
@@ -190,7 +304,8 @@ def test_the_queue_is_ranked_with_each_submission_and_each_group_once_and_every_
         "2 submissions share most of their code: 1 near-duplicate pair, 95% of fingerprints shared",
     )
     assert why["slow"] == (
-        "stopped by a time limit in checks attention, feed_forward: a loop, or code far slower than it should be",
+        "stopped by a time limit (a loop, or code far slower than it should be) in checks attention, feed_forward "
+        "(4 s of CPU time or 8 s of wall clock); training (60 s of CPU time or 90 s of wall clock); block",
     )
     assert all("\n" not in reason for e in queue for reason in e.reasons)
     entries = {e.submission: e for e in queue}

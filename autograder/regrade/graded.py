@@ -22,6 +22,7 @@ from ..grade import grade_submission
 from ..grading import Grader
 from ..hidden_inputs import HiddenInputs
 from ..results import CheckScore, Graded, GradingRun, describe_failure
+from ..sandbox.limits import Limits
 
 __all__ = [
     "CheckScore",
@@ -63,8 +64,11 @@ def zero_cause(run: GradingRun) -> str:
     return "wrong"
 
 
-# What a person should look at, as `Graded.observed` records it: (kind, check, detail).
+# What a person should look at, as `Graded.observed` records it: (kind, check, detail). A time limit's
+# detail is the limit (`limit_words`); an import that hung, or a grading past its budget, is a TIMEOUT of the
+# check named IMPORT or BUDGET, which no check is.
 TIMEOUT, FORBIDDEN, MUCH_FASTER = "timeout", "forbidden", "much faster"
+IMPORT, BUDGET = "(import)", "(budget)"
 # How the sandbox begins the message of a case stopped by a limit (`sandbox.pool.describe_death`), and of one
 # left unrun when its check's time ran out.
 TIMEOUT_OPENINGS = ("time limit exceeded", "CPU time limit exceeded", "not run: the check's time limit was used up")
@@ -74,6 +78,16 @@ IMPORT_OPENING = "could not import the submission: "  # `feedback.outcome_verdic
 FORBIDDEN_OPENING = "used "
 FASTER_WORDS = "flagged for review by the course staff"
 _API = re.compile(r"[A-Za-z0-9_.:*]{1,120}")
+_SECONDS = r"(\d{1,9}(?:\.\d{1,6})?(?:e[+-]?\d+)?)"
+# The sandbox's own words for a case it stopped (`sandbox.pool.describe_death`), its limit in them.
+_WALL_STOP = re.compile(rf"time limit exceeded: still running after {_SECONDS} s \(wall clock\)")
+_CPU_STOP = re.compile(rf"CPU time limit exceeded \({_SECONDS} s\)")
+# What every check of a submission says where its import hung (`import_probe.Imports.refusal`), or its grading
+# ran past its budget (`Grader.over_budget_message`): the whole of the check's output, in the grader's words.
+_IMPORT_HUNG = re.compile(r"not graded: (.+) could not be imported: it ran past its time limit \(see above\)")
+_OVER_BUDGET = re.compile(
+    rf"not graded: this submission's grading ran past its budget of {_SECONDS} s \(grading_budget_s\)"
+)
 _TIMES = re.compile(r"(\d[\d.]* ?[µm]?s) per call against the reference's (\d[\d.]* ?[µm]?s) \((\d[\d.]*)x")
 
 
@@ -105,11 +119,47 @@ def _forbidden_apis(message: str, forbidden: tuple[str, ...]) -> list[str]:
     return found
 
 
+def limit_words(cpu_s: float | None, wall_s: float | None) -> str:
+    """A time limit as a review reason says it: "4 s of CPU time or 8 s of wall clock"."""
+    said = [f"{cpu_s:g} s of CPU time" if cpu_s is not None else "", f"{wall_s:g} s of wall clock" if wall_s else ""]
+    return " or ".join(part for part in said if part)
+
+
+def _limit_stopped_at(message: str) -> str:
+    """The limit in the sandbox's own words for a case it stopped ("" where they name none: a case not run)."""
+    first = message.removeprefix(IMPORT_OPENING).split("\n")[0]
+    if wall := _WALL_STOP.fullmatch(first):
+        return limit_words(None, float(wall[1]))
+    if cpu := _CPU_STOP.fullmatch(first):
+        return limit_words(float(cpu[1]), None)
+    return ""
+
+
+def import_probe_limits(assignment: Assignment) -> tuple[float, float]:
+    """(CPU s, wall s) of the import probe's run: the assignment's limits (`import_probe.ImportProbe._probe`)."""
+    limits = Limits(**{**Limits().as_dict(), **assignment.spec.limits})
+    return limits.cpu_s, limits.wall_s
+
+
+def _stopped_whole(assignment: Assignment, output: str) -> tuple[str, str, str] | None:
+    """The fact a check's whole output states where the grader stopped every check of the submission: its import
+    hung (the files it names must be the assignment's), or its grading ran past its budget (the assignment's)."""
+    if (hung := _IMPORT_HUNG.fullmatch(output)) and set(hung[1].split(" and ")) <= set(assignment.spec.files):
+        return (TIMEOUT, IMPORT, limit_words(*import_probe_limits(assignment)))
+    budget = f"{assignment.spec.grading_budget_s:g}"
+    if (over := _OVER_BUDGET.fullmatch(output)) and over[1] == budget:
+        return (TIMEOUT, BUDGET, f"{budget} s")
+    return None
+
+
 def observed_facts(assignment: Assignment, run: GradingRun) -> tuple[tuple[str, str, str], ...]:
-    """What the grading observed that a person should look at, check by check, from the opening words of each
-    case's message, which the grader always writes itself (a submission's text, where a message holds some,
-    comes after them): a case stopped by a time limit, a forbidden API the assignment lists, a time much
-    below the reference's (with the grader's own figures). Never a line the submission printed."""
+    """What the grading observed that a person should look at, check by check: a check whose run a time limit
+    stopped, with that limit (`Verdict.time_limits`, the sandbox's account, for hidden checks too), an import
+    that hung or a grading past its budget (the whole of every check's output, in the grader's words, checked
+    against the assignment); from the opening words of each case's message, which the grader always writes
+    itself (a submission's text, where a message holds some, comes after them), a case stopped by a time
+    limit, a forbidden API the assignment lists, a time much below the reference's (with the grader's own
+    figures). Never a line the submission printed."""
     forbidden = _forbidden_names(assignment)
     timed = {c.name for c in assignment.checks if c.timing is not None}
     facts: list[tuple[str, str, str]] = []
@@ -120,17 +170,24 @@ def observed_facts(assignment: Assignment, run: GradingRun) -> tuple[tuple[str, 
 
     for verdict in run.verdicts:
         name = verdict.check.name
+        if (whole := _stopped_whole(assignment, verdict.output)) is not None:
+            add(whole)
+            continue
+        # The limit the check's run was stopped by: the grader's record of it, else the sandbox's words.
+        stopped = limit_words(*verdict.time_limits) if verdict.time_limits is not None else None
         for _, case in verdict.cases:
             if case.passed and name not in timed:
                 continue
             message = case.message
             if message.removeprefix(IMPORT_OPENING).startswith(TIMEOUT_OPENINGS):
-                add((TIMEOUT, name, ""))
+                stopped = stopped or _limit_stopped_at(message)
             for api in _forbidden_apis(message, forbidden):
                 add((FORBIDDEN, name, api))
             if name in timed and FASTER_WORDS in message.split("\n")[0]:
                 times = _TIMES.match(message)
                 add((MUCH_FASTER, name, f"{times[1]} against {times[2]}, {times[3]}x" if times else ""))
+        if stopped is not None:
+            add((TIMEOUT, name, stopped))
     return tuple(facts)
 
 

@@ -9,8 +9,10 @@ code. A submission is listed when:
   decides whether the use was the point of the exercise);
 - a timing check found it much faster than the reference (flagged, not
   paid: a person decides whether it is a real speed-up or a shortcut);
-- a check's case was stopped by its time limit (a loop, or code far slower
-  than it should be).
+- a time limit stopped it (a loop, or code far slower than it should be):
+  a check's run, with the limit it ran under (hidden checks too, whose
+  feedback says only "no answer"), its import (no check was graded), or its
+  whole grading (the assignment's `grading_budget_s`).
 
 A group is listed once, with its members: submissions joined by identical
 graded files (`insights.identical_groups`) or near-duplicate code
@@ -36,7 +38,7 @@ from ..assignment import Assignment
 from .cells import one_line, printable
 from .copy_groups import CopyGroup, copy_groups
 from .failures import remedy
-from .graded import FORBIDDEN, MUCH_FASTER, TIMEOUT, Graded
+from .graded import BUDGET, FORBIDDEN, IMPORT, MUCH_FASTER, TIMEOUT, Graded
 from .insights import IdenticalGroup
 from .layout import SubmissionFolder
 from .near_duplicates import NearDuplicate
@@ -105,11 +107,25 @@ def much_faster(graded: Graded) -> list[str]:
 
 
 def time_limits(graded: Graded) -> list[str]:
-    """The checks a case of which was stopped by its time limit, in one reason."""
-    checks = [check for kind, check, _ in graded.observed if kind == TIMEOUT]
-    if not checks:
-        return []
-    return [f"stopped by a time limit in {_checks(checks)}: a loop, or code far slower than it should be"]
+    """What time limits stopped, each with its limit: the import (no check graded), the grading's budget, the
+    checks a case of which a limit stopped (those of one limit together, in one reason)."""
+    out, stopped, count = [], [], 0
+    for limit, names in _by_detail(graded, TIMEOUT).items():
+        if IMPORT in names:
+            out.append(
+                f"its import ran past its time limit ({limit}), so no check was graded: a loop or long work at "
+                "the top level of a file"
+            )
+        if BUDGET in names:
+            out.append(f"its grading ran past its budget of {limit} (grading_budget_s): the checks left scored 0")
+        checks = [name for name in names if name not in (IMPORT, BUDGET)]
+        if checks:
+            stopped.append(f"{', '.join(checks)} ({limit})" if limit else ", ".join(checks))
+            count += len(checks)
+    if stopped:
+        where = f"check{'s' if count > 1 else ''} {'; '.join(stopped)}"
+        out.append(f"stopped by a time limit (a loop, or code far slower than it should be) in {where}")
+    return out
 
 
 def own_entry(submission: SubmissionFolder, graded: Graded) -> ReviewEntry | None:
