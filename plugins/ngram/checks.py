@@ -421,6 +421,7 @@ def ngram_checks() -> list[Check]:
             scenarios.sample,
             sample_cases,
             judge=judge_sample,
+            mistakes=M.SAMPLER,
             composes=("prob_mle", "prob_add_k"),
             limits=Limits(cpu_s=30, wall_s=45),
             timeout_hint=(

@@ -242,3 +242,52 @@ ASSERT_NOT_VALUE_ERROR = Mistake(
         ),
     ),
 )
+
+# Samplers' mistakes. A sampler's answers are draws: such a mistake is named where the submission's draws are
+# exactly those the mistaken reference draws from the same rng (every case, the seeded repeats included), which
+# a sampler drawing by another method than rng.choice over the sorted vocabulary does not give. The judge
+# (`public.sampling`) says what the draws show whatever the method. Never tried in pairs: public samplers carry
+# one of them, and each pair's draws are as long to make as a single's.
+_DRAW = "word = words[rng.choice(len(words), p=self._distribution(words, tuple(context)))]"
+SAMPLE_GREEDY = Mistake(
+    "sample_greedy",
+    "sample takes the likeliest word of p(. | context) at every step (an argmax) instead of drawing one with rng",
+    edits=(("ngram.py", _DRAW, "word = words[int(numpy.argmax(self._distribution(words, tuple(context))))]"),),
+    paired=False,
+)
+SAMPLE_STALE_CONTEXT = Mistake(
+    "sample_stale_context",
+    "sample never moves the context forward: every word is drawn from p(. | BOS ... BOS), the starting context; "
+    "after each word the context must drop its first token and take the word",
+    edits=(("ngram.py", "            context = context[1:] + [word] if self.n > 1 else context\n", ""),),
+    paired=False,
+)
+SAMPLE_SEEN_SUCCESSORS_ONLY = Mistake(
+    "sample_seen_successors_only",
+    "sample draws only from the words seen after each context: under add-k smoothing every word of the "
+    "vocabulary (EOS and UNK included) has probability (c(ctx, w) + k) / (c(ctx) + k * len(vocab)), unseen ones too",
+    edits=(
+        (
+            "ngram.py",
+            "            p = numpy.array([self.prob(w, context) for w in words])\n",
+            "            seen = self.counts.get(self._context(context), {})\n"
+            "            p = numpy.array([self.prob(w, context) if w in seen else 0.0 for w in words])\n"
+            "            p = p if p.sum() > 0 else numpy.ones(len(words))\n",
+        ),
+    ),
+    paired=False,
+)
+SAMPLE_KEEPS_EOS = Mistake(
+    "sample_keeps_eos",
+    "sample appends each drawn word before it checks for EOS (makemore's loop), so the EOS that ends a draw is "
+    "returned with it: the contract's draws stop at EOS without it",
+    edits=(
+        (
+            "ngram.py",
+            "            if word == EOS:\n                break\n            out.append(word)\n",
+            "            out.append(word)\n            if word == EOS:\n                break\n",
+        ),
+    ),
+    paired=False,
+)
+SAMPLER = (SAMPLE_GREEDY, SAMPLE_STALE_CONTEXT, SAMPLE_SEEN_SUCCESSORS_ONLY, SAMPLE_KEEPS_EOS)

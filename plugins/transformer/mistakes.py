@@ -264,6 +264,17 @@ GENERATE_ARGMAX = Mistake(
     edits=((T, SAMPLE, "next_token = probs.argmax(dim=-1, keepdim=True)"),),
 )
 
+# generate's answers are draws: its mistakes are named where the submission's draws are exactly the mistaken
+# reference's from the same generator (an argmax's are the same whatever the sampler's style; a sampler that
+# draws otherwise than torch.multinomial on the probabilities is told what its draws show, by the judge).
+TEMPERATURE = "logits = model(idx_cond)[:, -1, :] / temperature  # (1, V)"
+GENERATE_IGNORES_TEMPERATURE = Mistake(
+    "generate_ignores_temperature",
+    "generate samples from softmax(logits) without dividing the logits by the temperature first",
+    edits=((T, TEMPERATURE, "logits = model(idx_cond)[:, -1, :]  # (1, V)"),),
+)
+GENERATE_MISTAKES = (GENERATE_ARGMAX, GENERATE_NO_CROP, GENERATE_IGNORES_TEMPERATURE)
+
 GELU_TANH = Mistake(
     "gelu_tanh",
     'the feed-forward network uses the tanh approximation of GELU (approximate="tanh", as GPT-2 '
