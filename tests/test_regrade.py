@@ -184,7 +184,10 @@ def test_a_harness_fault_costs_that_row_only_and_a_changed_submission_is_graded_
     assert summary.failures == [("boom", "HarnessFault: the sandbox broke on this one")]
     rows = {r["submission"]: r for r in read_csv(tmp_path / "out" / "scores.csv")}
     assert rows["same"]["score"] == "100" and rows["boom"]["score"] == "0" and rows["boom"]["pad"] == ""
-    assert rows["boom"]["not graded"] == "HarnessFault: the sandbox broke on this one"
+    assert rows["boom"]["not graded"] == (
+        "HarnessFault: the sandbox broke on this one; to do: run the same command again; if it fails again, report "
+        "it to lmgrade's maintainers with the submission's results.json"
+    )
     document = json.loads((tmp_path / "out" / "results" / "boom" / "results.json").read_text())
     assert document["output"].startswith(HARNESS_FAULT_NOTE) and "sandbox broke" in document["output"]
     assert "boom</td><td>HarnessFault" in (tmp_path / "out" / "report.html").read_text()

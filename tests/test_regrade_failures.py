@@ -125,6 +125,14 @@ def _unreadable_class(tmp_path: Path, preexec) -> None:
         document = json.loads((tmp_path / "out" / "results" / key / "results.json").read_text())
         assert "PermissionError" in document["output"]
     assert done.stderr.count("to do: make every file of the submission readable") == 3
+    # Each failed row of the gradebooks says why and what to do, in its own "not graded" cell, scored 0.
+    with open(tmp_path / "out" / "gradebook_gradescope.csv", newline="", encoding="utf-8") as f:
+        gradebook = {row["Name"]: row for row in csv.DictReader(f)}
+    assert gradebook["a"]["Total Score"] == "100" and gradebook["a"]["not graded"] == ""
+    for key in ("b", "c", "d"):
+        why = gradebook[key]["not graded"]
+        assert gradebook[key]["Total Score"] == "0" and why.startswith("PermissionError"), gradebook[key]
+        assert "; to do: make every file of the submission readable" in why and "\n" not in why
     html = (tmp_path / "out" / "report.html").read_text()
     assert '<table id="failures">' in html and html.count("chmod -R u+rX FOLDER") >= 3
     assert "could not be graded" in done.stderr and "run the same command again" in done.stderr

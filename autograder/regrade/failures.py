@@ -4,7 +4,8 @@ A regrade never stops for one submission: whatever goes wrong in its row
 (an unreadable file, a full disk, a fault of the harness) becomes that row's
 `Graded.error`, one line naming the exception (`describe_failure`). `remedy`
 reads that line back and says what to do, for the CLI, the report and its
-review queue alike.
+review queue alike; `cause_and_remedy` puts both in the one cell of the
+submission's row in scores.csv and the gradebooks ("not graded").
 """
 
 from __future__ import annotations
@@ -35,3 +36,9 @@ def remedy(error: str) -> str:
 
 def disk_full(exc: BaseException) -> bool:
     return isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT)
+
+
+def cause_and_remedy(error: str) -> str:
+    """A failed submission's cause and what to do, on one line: its "not graded" cell in the CSVs."""
+    cause = " ".join(error.split())
+    return f"{cause}; to do: {remedy(error)}"

@@ -24,10 +24,14 @@ does not list) gets one row named by its folder, with no SID or email: no
 LMS can match it by itself, and `gradebook_note` says so. A submission the
 harness failed to grade keeps its rows, scored 0: an empty cell would leave
 the student's earlier grade in place on import, so a submission that made
-the grader fail on purpose would keep a grade it never earned. Its cause is
-in scores.csv's "not graded" column and the report's review queue, and
-`failed_note` tells the instructor, in one line, to fix it and regrade
-before importing.
+the grader fail on purpose would keep a grade it never earned. Where any
+submission could not be graded, both gradebooks end with a "not graded"
+column: each such row's cause and what to do, on one line
+(`failures.cause_and_remedy`, as in scores.csv and the report's review
+queue), empty in the other rows; and `failed_note` tells the instructor, in
+one line, to fix the causes and regrade before importing. A regrade that
+grades every submission writes no such column, so what is imported holds
+nothing but the LMS's own columns.
 
 Every text cell (names, SIDs, emails, folder names, the assignment's
 heading) is `cells.neutralised`: a name such as ``=1+1`` is never a formula.
@@ -42,7 +46,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .cells import neutralised
-from .failures import AGAIN
+from .failures import AGAIN, cause_and_remedy
 from .graded import Graded
 from .layout import SubmissionFolder
 from .scores_csv import points
@@ -51,6 +55,7 @@ GRADESCOPE = "gradebook_gradescope.csv"
 CANVAS = "gradebook_canvas.csv"
 GRADESCOPE_COLUMNS = ("Name", "SID", "Email", "Total Score")
 CANVAS_COLUMNS = ("Student", "ID", "SIS User ID", "SIS Login ID", "Section")
+NOT_GRADED_COLUMN = "not graded"  # last, and only where some submission could not be graded
 
 
 @dataclass(frozen=True)
@@ -61,6 +66,7 @@ class GradebookRow:
     score: str  # as scores.csv writes it; "0" where the submission could not be graded
     submission: str  # the folder it comes from
     known: bool  # whether the student came from the export's metadata
+    not_graded: str = ""  # why the submission could not be graded, and what to do ("" where it was graded)
 
 
 def gradebook_paths(csv_path: Path) -> tuple[Path, Path]:
@@ -74,10 +80,13 @@ def gradebook_rows(rows: list[tuple[SubmissionFolder, Graded]]) -> list[Gradeboo
     out = []
     for submission, graded in rows:
         score = "0" if graded.error else points(graded.score)
+        why = cause_and_remedy(graded.error) if graded.error else ""
         if not submission.students:
-            out.append(GradebookRow(submission.key, "", "", score, submission.key, known=False))
+            out.append(GradebookRow(submission.key, "", "", score, submission.key, known=False, not_graded=why))
         for student in submission.students:
-            out.append(GradebookRow(student.name, student.sid, student.email, score, submission.key, known=True))
+            out.append(
+                GradebookRow(student.name, student.sid, student.email, score, submission.key, True, not_graded=why)
+            )
     return out
 
 
@@ -106,7 +115,7 @@ def failed_note(rows: list[tuple[SubmissionFolder, Graded]]) -> str:
     which = _first_few(failed)
     return (
         f"gradebooks: {len(failed)} submission(s) could not be graded and are 0 there ({which}): fix each cause "
-        f"(scores.csv's \"not graded\" column, the report's review queue), {AGAIN}, before importing"
+        f"(their rows' \"not graded\" column, the report's review queue), {AGAIN}, before importing"
     )
 
 
@@ -120,15 +129,25 @@ def _text(*cells: str) -> list[str]:
     return [neutralised(cell) for cell in cells]
 
 
+def _with_causes(table: list[list[str]], rows: list[GradebookRow]) -> list[list[str]]:
+    """`table` with the "not graded" column last, where some row could not be graded."""
+    if not any(row.not_graded for row in rows):
+        return table
+    header, *lines = table
+    return [[*header, NOT_GRADED_COLUMN], *([*line, neutralised(row.not_graded)] for line, row in zip(lines, rows))]
+
+
 def gradescope_table(rows: list[GradebookRow]) -> list[list[str]]:
-    return [list(GRADESCOPE_COLUMNS), *([*_text(row.name, row.sid, row.email), row.score] for row in rows)]
+    table = [list(GRADESCOPE_COLUMNS), *([*_text(row.name, row.sid, row.email), row.score] for row in rows)]
+    return _with_causes(table, rows)
 
 
 def canvas_table(rows: list[GradebookRow], column: str) -> list[list[str]]:
-    return [
+    table = [
         [*CANVAS_COLUMNS, neutralised(column)],
         *([*_text(row.name, "", row.sid, row.email, ""), row.score] for row in rows),
     ]
+    return _with_causes(table, rows)
 
 
 def _write_csv(path: Path, table: list[list[str]]) -> None:

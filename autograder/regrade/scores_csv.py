@@ -2,7 +2,8 @@
 
 Columns: submission, student, email, score, max, then one per check in the
 assignment's order, then "not graded": why a submission could not be graded
-(empty for the others). Group members are joined with "; ". A submission
+and what to do about it, on one line (`failures.cause_and_remedy`; empty for
+the others). Group members are joined with "; ". A submission
 that could not be graded keeps its row, scored 0 with its check cells empty
 and its cause in "not graded": a submission that makes the grader fail never
 keeps its cell empty (`failures.remedy` says what to do). With per-student
@@ -25,6 +26,7 @@ from pathlib import Path
 
 from ..checks import Check
 from .cells import neutralised
+from .failures import cause_and_remedy
 from .graded import Graded
 from .layout import SubmissionFolder
 
@@ -79,7 +81,9 @@ def scores_table(
         else:
             was = []
         if graded.error:
-            table.append([*head, "0", maximum, *was, *("" for _ in checks), neutralised(graded.error)])
+            table.append(
+                [*head, "0", maximum, *was, *("" for _ in checks), neutralised(cause_and_remedy(graded.error))]
+            )
             continue
         by_name = {c.name: c.score for c in graded.checks}
         table.append(
