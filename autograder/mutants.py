@@ -158,6 +158,11 @@ class MutantsReport:
                         out[name].append(result.mutant.diff())
         return dict(sorted(out.items()))
 
+    def named_falsely(self, most: int = 1) -> dict[str, list[str]]:
+        """The known mistakes named elsewhere (`named_elsewhere`) on more than `most` mutants: what fails
+        `lmgrade selftest`."""
+        return {name: diffs for name, diffs in self.named_elsewhere().items() if len(diffs) > most}
+
     def tally(self, key: Callable[[MutantResult], str] | None = None) -> dict[str, Tally]:
         tallies: dict[str, Tally] = defaultdict(Tally)
         for result in self.results:
@@ -248,6 +253,35 @@ def sample(mutants: list[Mutant], max_mutants: int | None, seed: int) -> list[Mu
         return list(mutants)
     chosen = set(random.Random(seed).sample(range(len(mutants)), max_mutants))
     return [m for i, m in enumerate(mutants) if i in chosen]
+
+
+def naming_checks(assignment: Assignment) -> set[str]:
+    """The checks that can name a known mistake: those that declare some and time nothing."""
+    return {c.name for c in assignment.checks if c.mistakes and c.timing is None}
+
+
+def grade_for_names(grader: Grader, mutants: list[Mutant], folder: Path, made: int | None = None) -> MutantsReport:
+    """Each of `mutants` graded by `grader` on the checks that can name a known mistake (`naming_checks`),
+    one after the other, each in its own folder under `folder`: the report of what was named where
+    (`MutantsReport.named_elsewhere`). `made`: the mutants these were drawn from (default: these)."""
+    assignment = grader.assignment
+    only = naming_checks(assignment)
+    results = []
+    for index, mutant in enumerate(mutants):
+        verdicts = grader.grade(write_mutant(assignment, mutant, folder / f"m{index:05d}"), only=only)
+        failed = [v for v in verdicts if not v.passed]
+        results.append(
+            MutantResult(
+                mutant,
+                sum(v.score for v in verdicts),
+                sum(v.max_score for v in verdicts),
+                [v.check.name for v in failed],
+                sorted({v.mistake.name for v in failed if v.mistake is not None}),
+                variant=dict(grader.variant),
+            )
+        )
+    places = mistake_places(assignment)
+    return MutantsReport(assignment.name, len(mutants) if made is None else made, results, places=places)
 
 
 def write_mutant(assignment: Assignment, mutant: Mutant, folder: Path) -> Path:

@@ -15,7 +15,16 @@
   contract alone, in another style than the reference's (the sub-folders of
   the package's ``tests/submissions/ASSIGNMENT``, where there are any), in
   every variant (timing checks in the default one only: a time is judged
-  against the reference's own).
+  against the reference's own);
+- ``mistakes named elsewhere``: no known mistake made by edits is named on
+  more than one mutant of the reference (`lmgrade.mutants`) that changes
+  none of the lines its edits change: a name its answers matched where the
+  cause was another change. The mutants are a seeded sample
+  (``MUTANT_SAMPLE`` of them, ``mutant_sample`` sets another size, None all),
+  graded in the first variant proved, on the checks that declare mistakes
+  (`mutants.naming_checks`); the proof's line says how many were graded of
+  how many. ``lmgrade mutants`` grades them all and lists every one
+  (``named_elsewhere``).
 
 With a ``--set`` choice, only that variant is proved: its reference, stub,
 submissions that do no work, the bugs graded in it and the contract
@@ -64,6 +73,7 @@ from .degenerate import CONSTANTS, RAISES, write_degenerate
 from .expected_store import ExpectedStore, default_store
 from .flawed import Bug, write_flawed
 from .grading import Grader
+from .mutants import all_mutants, grade_for_names, sample
 from .oracle import LiveReference
 from .results import Verdict
 from .sandbox.limits import Limits
@@ -74,6 +84,11 @@ NOT_IMPLEMENTED = "not implemented"
 # The limits of a check a bug must run out of time on (its claim is that it never returns).
 HANG_LIMITS = {"cpu_s": 2.0, "wall_s": 4.0, "wall_factor": 0.0}
 TIME_LIMIT_WORDS = "time limit"
+# The mutants graded for the names of known mistakes: a seeded sample, so that selftest stays minutes long on
+# an assignment of hundreds of mutants (each is a grading); `lmgrade mutants` grades them all.
+MUTANT_SAMPLE = 24
+MUTANT_SEED = 0
+NAMED_ELSEWHERE = "mistakes named elsewhere"
 
 
 class Disproved(AssertionError):
@@ -114,6 +129,9 @@ class Step:
     prove: Callable[[list[Verdict], Assignment], str]  # what it shows; raises Disproved
     only: Callable[[Assignment], set[str] | None] = lambda assignment: None  # the checks graded (None: all)
     short: frozenset[str] = frozenset()  # checks graded with HANG_LIMITS
+    # A proof that is more than one submission's grading: it grades what it needs with the variant's grader,
+    # in folders under the one given, and says what it shows (raises Disproved); `write` and `prove` unused.
+    run: Callable[[Grader, Path], str] | None = None
 
 
 # --- What a grading must show ----------------------------------------------------------------------
@@ -215,6 +233,37 @@ def contract_submissions(folder: Path | None) -> list[Path]:
     return sorted(p for p in Path(folder).iterdir() if p.is_dir() and not p.name.startswith((".", "__")))
 
 
+def named_once_at_most(mutant_sample: int | None, seed: int = MUTANT_SEED) -> Callable[[Grader, Path], str]:
+    """The ``mistakes named elsewhere`` proof (see the module docstring)."""
+
+    def run(grader: Grader, folder: Path) -> str:
+        made = all_mutants(grader.assignment)
+        chosen = sample(made, mutant_sample, seed)
+        report = grade_for_names(grader, chosen, folder, made=len(made))
+        graded = f"{len(chosen)} mutants graded" + (
+            f", a seeded sample of the {len(made)} (seed {seed}; lmgrade mutants grades them all)"
+            if len(chosen) < len(made)
+            else f", all {len(made)}"
+        )
+        falsely = report.named_falsely()
+        if falsely:
+            said = "; ".join(
+                f"{name} is named on {len(diffs)} mutants that change none of its lines: {' | '.join(diffs)}"
+                for name, diffs in falsely.items()
+            )
+            raise Disproved(f"{said} ({graded})")
+        named = sum(bool(r.named) for r in report.results)
+        once = report.named_elsewhere()
+        also = f"; named once elsewhere: {', '.join(once)}" if once else ""
+        return f"no known mistake named falsely more than once; {graded}, {named} named one{also}"
+
+    return run
+
+
+def _unused(*args) -> Path:  # a proof that writes no submission of its own (`Step.run`)
+    raise AssertionError("a Step with run is not written")
+
+
 # --- The plan --------------------------------------------------------------------------------------
 
 
@@ -224,8 +273,10 @@ def plan(
     *,
     submissions: Path | None = None,
     pm: pluggy.PluginManager | None = None,
+    mutant_sample: int | None = MUTANT_SAMPLE,
 ) -> list[Step]:
-    """Every proof of assignment `name`, in the order they are made (see the module docstring)."""
+    """Every proof of assignment `name`, in the order they are made (see the module docstring);
+    `mutant_sample`: the mutants the last proof grades (None: all)."""
     spec = catalog.load_spec(name, pm)
     default = spec.resolve_variant({})
     chosen = Selection.parse(name, settings)
@@ -263,6 +314,7 @@ def plan(
                 return None if timed else {c.name for c in assignment.checks if c.timing is None}
 
             steps.append(Step(f"contract {folder.name}", s, write, full_marks, untimed))
+    steps.append(Step(NAMED_ELSEWHERE, selections[0], _unused, full_marks, run=named_once_at_most(mutant_sample)))
     return steps
 
 
@@ -332,6 +384,7 @@ def proofs(
     secret: str | None = None,
     store: ExpectedStore | None = None,
     select: Callable[[Step], bool] | None = None,
+    mutant_sample: int | None = MUTANT_SAMPLE,
 ) -> Iterator[Proof]:
     """Make the proofs of `name` (those `select` keeps), yielding each in plan order as it is made.
 
@@ -340,7 +393,11 @@ def proofs(
     makes no proof not yet begun. `store` holds the expected values (by default the user's, as
     `lmgrade grade` keeps); `secret` draws the cases (by default the course's).
     """
-    steps = [s for s in plan(name, settings, submissions=submissions, pm=pm) if select is None or select(s)]
+    steps = [
+        s
+        for s in plan(name, settings, submissions=submissions, pm=pm, mutant_sample=mutant_sample)
+        if select is None or select(s)
+    ]
     secret = course_secret() if secret is None else secret
     store = default_store() if store is None else store
     # Every mistake's answers are computed for the whole selftest only: a selection proves what it selects.
@@ -357,9 +414,12 @@ def proofs(
             start = time.perf_counter()
             grader = graders(step.selection, step.short)
             try:
-                folder = step.write(grader.assignment, grader.variant, Path(tmp) / f"s{number:04d}")
-                verdicts = grader.grade(folder, only=step.only(grader.assignment))
-                detail, passed = step.prove(verdicts, grader.assignment), True
+                if step.run is not None:
+                    detail, passed = step.run(grader, Path(tmp) / f"s{number:04d}"), True
+                else:
+                    folder = step.write(grader.assignment, grader.variant, Path(tmp) / f"s{number:04d}")
+                    verdicts = grader.grade(folder, only=step.only(grader.assignment))
+                    detail, passed = step.prove(verdicts, grader.assignment), True
             except Disproved as exc:
                 detail, passed = str(exc), False
             return Proof(step.name, step.selection.describe(), passed, detail, time.perf_counter() - start)
