@@ -139,7 +139,14 @@ def test_every_submission_gets_a_row_with_its_students(regraded):
     assert all(0 < float(by_key[k]["score"]) < 100 for k in ("submission_3", "submission_10"))
     checks = [c.name for c in catalog.load("ngram")[0].checks]
     assert list(rows[0])[5:] == [*checks, "not graded"] and all(r["max"] == "100" for r in rows)
-    assert summary.graded == 6 and summary.resumed == 0 and not summary.failures and len(counting.graded) == 6
+    assert summary.graded == 6 and summary.resumed == 0 and not summary.failures
+    # submission_1 holds the files of "late" (first in the layout's order), byte for byte: one grading, and
+    # each row and results.json its own.
+    assert sorted(counting.graded) == ["late", "submission_10", "submission_2", "submission_3", "submission_4"]
+    assert (out / "results" / "late" / "results.json").read_bytes() == (
+        out / "results" / "submission_1" / "results.json"
+    ).read_bytes()
+    assert by_key["late"]["score"] == by_key["submission_1"]["score"] == "100"
     # Every check's expected values were computed once, for the six submissions together.
     assert sorted(counting.expected) == sorted(checks)
 
@@ -170,7 +177,7 @@ def test_resuming_grades_nothing_and_writes_the_same_csv(regraded):
 def test_grading_everything_again_gives_identical_files(regraded, tmp_path):
     root, out, _, _ = regraded
     summary, counting = run(root, tmp_path, force=True)
-    assert len(counting.graded) == 6 and summary.graded == 6
+    assert len(counting.graded) == 5 and summary.graded == 6  # "late", submission_1's copy, graded with it
     assert (tmp_path / "scores.csv").read_bytes() == (out / "scores.csv").read_bytes()
     assert (tmp_path / "report.html").read_bytes() == (out / "report.html").read_bytes()
 
@@ -180,8 +187,10 @@ def test_a_harness_fault_costs_that_row_only_and_a_changed_submission_is_graded_
     for name in ("boom", "changed", "same"):
         (root / name).mkdir(parents=True)
         shutil.copy(ROOT / "reference" / "ngram" / "ngram.py", root / name)
-    summary, _ = run(root, tmp_path / "out", fail_on="boom")
+    summary, counting = run(root, tmp_path / "out", fail_on="boom")
     assert summary.failures == [("boom", "HarnessFault: the sandbox broke on this one")]
+    # The three hold the same files: the grading of the first failed, so the others were graded themselves.
+    assert sorted(counting.graded) == ["boom", "changed", "same"]
     rows = {r["submission"]: r for r in read_csv(tmp_path / "out" / "scores.csv")}
     assert rows["same"]["score"] == "100" and rows["boom"]["score"] == "0" and rows["boom"]["pad"] == ""
     assert rows["boom"]["not graded"] == (

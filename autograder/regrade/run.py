@@ -8,6 +8,14 @@ CSV, the gradebooks and the report are written at the end, from every
 submission's grade, in the layout's order, so the same grades always give
 the same files.
 
+Submissions with the same files (names and bytes: `submission_hash`) and
+the same grading (its fingerprint, which holds the hidden inputs' seed where
+they are drawn per student) are one grading: the first is graded, and every
+other gets its grade, as resuming would give it. A class often holds a
+submission uploaded twice, or copies; grading each again would only spend
+the same limits for the same verdicts (same submission, same score). Where
+the grading of the first failed, the others are graded themselves.
+
 No one submission stops a regrade: a folder or file that cannot be read, a
 grade that cannot be saved (a full disk), a fault of the harness or of the
 executor become the rows' `Graded.error`, and every other row is graded and
@@ -130,18 +138,32 @@ def regrade(
             summary.resumed += 1
     if listener:
         listener.started(len(layout.submissions), summary.resumed, len(grades) - summary.resumed)
+    copies = _same_grading(pending, lambda s: (hashes[s.key], fingerprint_of(s)))
     if pending:
+
+        def take(submission: SubmissionFolder, graded: Graded) -> None:
+            graded = _saved(store, submission, hashes[submission.key], fingerprint_of(submission), graded)
+            grades[submission.key] = graded
+            if not graded.error:
+                summary.graded += 1
+            if listener:
+                listener.finished(submission, graded)
+
         try:
             with make_executor() as executor:
                 if listener:
                     listener.grading(executor.capacity)
-                for submission, graded in executor.grade(pending):
-                    graded = _saved(store, submission, hashes[submission.key], fingerprint_of(submission), graded)
-                    grades[submission.key] = graded
-                    if not graded.error:
-                        summary.graded += 1
-                    if listener:
-                        listener.finished(submission, graded)
+                alone: list[SubmissionFolder] = []  # copies of a submission whose grading failed
+                for submission, graded in executor.grade([s for s in pending if s.key in copies]):
+                    take(submission, graded)
+                    for copy in copies[submission.key]:
+                        if graded.error:
+                            alone.append(copy)
+                        else:
+                            take(copy, graded)
+                if alone:
+                    for submission, graded in executor.grade(alone):
+                        take(submission, graded)
         except ExecutorError:
             if not grades.keys() & {s.key for s in pending}:
                 raise  # nothing was graded: the executor named is the user's to fix
@@ -178,6 +200,20 @@ def regrade(
             "run the same command again once it can be written"
         )
     return summary
+
+
+def _same_grading(
+    pending: list[SubmissionFolder], key: Callable[[SubmissionFolder], tuple[str, str]]
+) -> dict[str, list[SubmissionFolder]]:
+    """{the first submission of each grading: the others of the same grading}, in the layout's order."""
+    first: dict[tuple[str, str], str] = {}
+    copies: dict[str, list[SubmissionFolder]] = {}
+    for submission in pending:
+        same = first.setdefault(key(submission), submission.key)
+        copies.setdefault(same, [])
+        if same != submission.key:
+            copies[same].append(submission)
+    return copies
 
 
 def _saved(
