@@ -75,6 +75,12 @@ def _with_property(mistaken: Any, expected: Any) -> Any:
 class Grader:
     """Grades submissions of one assignment on this machine's `device` (auto, cpu, cuda); owns the sandbox pool."""
 
+    # Whether a check's run waits for the import probe's answer rather than go on beside it. Grading one
+    # submission, a run beside the probe uses a slot that would idle; with several submissions in flight (a
+    # regrade) another's run takes that slot, and a run beside a probe whose import hangs only spins until the
+    # probe's limit, on the CPU the probe needs. The verdicts are the same either way.
+    probe_first = False
+
     def __init__(
         self,
         assignment: Assignment,
@@ -299,6 +305,10 @@ class Grader:
                 cancellation=cancellation,
             )
 
+        if self.probe_first and probed is None:
+            probed = pending.wait()
+            if refused := unimportable(probed) or cut_short():
+                return refused
         run = run_within(limits)
         if refused := cut_short():
             return refused

@@ -3,20 +3,21 @@
 from __future__ import annotations
 
 import csv
+import dataclasses
 import json
 import shutil
 from pathlib import Path
 
 import pytest
 
-from helpers import ROOT, SUBMISSIONS, TEST_SECRET, validate
+from helpers import ROOT, SUBMISSIONS, TEST_SECRET, shortened, validate
 from lmgrade import catalog
 from lmgrade.errors import HarnessFault
 from lmgrade.flawed import write_flawed
 from lmgrade.grade import grade_submission
 from lmgrade.regrade import discover, regrade
 from lmgrade.regrade.executor import LocalExecutor
-from lmgrade.regrade.layout import METADATA
+from lmgrade.regrade.layout import METADATA, SubmissionFolder
 from lmgrade.results import HARNESS_FAULT_NOTE
 
 # Slow: regrades classes, on a Dask cluster too.
@@ -266,6 +267,33 @@ def test_a_dask_cluster_of_two_worker_processes_gives_the_same_files(regraded, t
             json.loads((folder / "results" / key / "results.json").read_text()) for folder in (out, tmp_path)
         )
         assert [t["output"] for t in here["tests"]] == [t["output"] for t in there["tests"]]
+
+
+def test_a_regrade_s_checks_wait_for_the_import_probe_so_an_import_that_hangs_costs_its_run_alone(tmp_path):
+    """Several submissions in flight keep every slot busy: no check's run goes on beside the probe, where it would
+    only spin until the probe's limit on the CPU the probe needs. The verdicts are those of a grading alone."""
+    assignment, variant = catalog.load("ngram")
+    fast = shortened(assignment, cpu_s=1, wall_s=1.5, wall_factor=2)
+    fast = dataclasses.replace(fast, spec=dataclasses.replace(fast.spec, limits={**fast.spec.limits, "cpu_s": 1}))
+    reference = (ROOT / "reference" / "ngram" / "ngram.py").read_text()
+    for name, source in (("loops", reference + "\nwhile True:\n    pass\n"), ("right", reference)):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "ngram.py").write_text(source)
+    with LocalExecutor(fast, variant, jobs=2, secret=TEST_SECRET) as executor:
+        assert executor.grader.probe_first
+        asked: list[tuple[str, str]] = []
+        run = executor.grader.pool.run
+
+        def counted(**kwargs):
+            asked.append((Path(kwargs["submission"]).name, kwargs["scenario"]))
+            return run(**kwargs)
+
+        executor.grader.pool.run = counted
+        graded = {s.key: g for s, g in executor.grade([SubmissionFolder("loops", tmp_path / "loops")])}
+        assert [scenario for _, scenario in asked] == ["lmgrade.loader:import_probe"]
+        assert all("could not be imported: it ran past its time limit" in c.output for c in graded["loops"].checks)
+        graded = {s.key: g for s, g in executor.grade([SubmissionFolder("right", tmp_path / "right")])}
+        assert graded["right"].score == 100 and asked[1][1] == "lmgrade.loader:import_probe"
 
 
 def test_where_the_gpu_checks_run_is_part_of_the_grading_fingerprint():

@@ -78,6 +78,9 @@ class LocalExecutor(Executor):
             protected=list(protected),
             store=default_store(),
         )
+        # `jobs` submissions in flight keep every slot busy: a check's run need not go on beside the import probe
+        # (where the import hangs, it would only spin beside it until the probe's limit).
+        self.grader.probe_first = self.capacity > 1
 
     def grade(self, submissions: Iterable[SubmissionFolder]) -> Iterator[tuple[SubmissionFolder, Graded]]:
         with ThreadPoolExecutor(max_workers=self.capacity, thread_name_prefix="regrade") as pool:
