@@ -604,7 +604,7 @@ def transformer_checks() -> list[Check]:
             get_batch_cases,
             files=T,
             tolerance=FLOAT64,
-            mistakes=(M.BATCH_TARGET_UNSHIFTED, M.BATCH_START_PAST_END),
+            mistakes=(M.BATCH_TARGET_UNSHIFTED, M.BATCH_START_PAST_END, M.BATCH_GLOBAL_RNG),
             uses=("train.get_batch",),
             limits=quick,
             grades=("train.get_batch",),

@@ -252,6 +252,13 @@ PERPLEXITY_DROPS_LAST_WINDOW = Mistake(
     edits=((T, WINDOWS, "for start in range(0, inputs.shape[0] - context_length + 1, context_length):"),),
 )
 
+BATCH_GLOBAL_RNG = Mistake(
+    "batch_global_rng",
+    "get_batch draws the starts from torch's global generator (torch.randint without generator=, as nanoGPT's "
+    "get_batch does) instead of the generator it is given: pass generator=generator",
+    edits=((T, STARTS, "torch.randint(0, N - context_length, (batch_size,), device=on)"),),
+)
+
 GENERATE_NO_CROP = Mistake(
     "generate_no_crop",
     "generate feeds the model the whole sequence instead of cropping it to the last context_length tokens",
