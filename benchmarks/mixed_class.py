@@ -152,12 +152,15 @@ def check_rows(out: Path, kinds: dict[str, str]) -> list[str]:
 
 
 def seconds_by_kind(out: Path, kinds: dict[str, str]) -> dict[str, float]:
-    """Summed grading time per kind: each results.json's checks' wall time."""
+    """Summed grading time per kind: each results.json's checks' wall time, once per grading (a copy byte for
+    byte of another submission gets that one's grade, results.json and time: counted once)."""
     summed: dict[str, float] = {}
+    seen: set[bytes] = set()
     for name, kind in kinds.items():
         found = list(out.rglob(f"{name}/results.json")) or list(out.rglob(f"{name}*.json"))
-        if not found:
+        if not found or found[0].read_bytes() in seen:
             continue
+        seen.add(found[0].read_bytes())
         document = json.loads(found[0].read_text())
         seconds = document.get("execution_time") or sum(t.get("execution_time", 0) for t in document.get("tests", []))
         summed[kind] = summed.get(kind, 0.0) + float(seconds or 0)
