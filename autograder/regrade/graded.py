@@ -120,8 +120,8 @@ def _forbidden_apis(message: str, forbidden: tuple[str, ...]) -> list[str]:
 
 
 def limit_words(cpu_s: float | None, wall_s: float | None) -> str:
-    """A time limit as a review reason says it: "4 s of CPU time or 8 s of wall clock"."""
-    said = [f"{cpu_s:g} s of CPU time" if cpu_s is not None else "", f"{wall_s:g} s of wall clock" if wall_s else ""]
+    """A time limit as a review reason says it: "4 s CPU or 8 s wall clock"."""
+    said = [f"{cpu_s:g} s CPU" if cpu_s is not None else "", f"{wall_s:g} s wall clock" if wall_s else ""]
     return " or ".join(part for part in said if part)
 
 

@@ -124,7 +124,7 @@ def time_limits(graded: Graded) -> list[str]:
             count += len(checks)
     if stopped:
         where = f"check{'s' if count > 1 else ''} {'; '.join(stopped)}"
-        out.append(f"stopped by a time limit (a loop, or code far slower than it should be) in {where}")
+        out.append(f"stopped by a time limit (a loop, or code far too slow) in {where}")
     return out
 
 
