@@ -72,6 +72,13 @@ def _with_property(mistaken: Any, expected: Any) -> Any:
     return mistaken
 
 
+def _own_output(verdict: Verdict) -> str:
+    """What a check paid for its components' failures says of its own run after the note: its cases, no
+    mistake named (the components' to name), and what the submission printed."""
+    reveal = verdict.check.visibility == "visible"
+    return summarize(verdict.cases, reveal, None) + ("\n" + verdict.printed if verdict.printed else "")
+
+
 class Grader:
     """Grades submissions of one assignment on this machine's `device` (auto, cpu, cuda); owns the sandbox pool."""
 
@@ -241,8 +248,10 @@ class Grader:
         wrong: str | None = None,
         cancellation: Cancellation | None = None,
         timed_out: set[str] | None = None,
+        named: tuple[tuple[str, Mistake], ...] = (),
     ) -> Verdict:
-        """One check's verdict; `wrong` names a failed check of the code it composes (timing checks say so).
+        """One check's verdict; `wrong` names a failed check of the code it composes (timing checks say so), and
+        `named` the known mistakes named on such checks (a timing check's laps may be exactly theirs).
 
         With `imports` still to come (`PendingImports`), the check's run goes on beside the import probe's;
         its verdict waits for the probe. `cancellation`: the submission's grading's, which ends its runs where
@@ -285,7 +294,8 @@ class Grader:
             )
         if check.timing is not None:
             probed = probed or pending.wait()
-            return unimportable(probed) or cut_short() or self.grade_timing(check, number, submission, cases, wrong)
+            timed = unimportable(probed) or cut_short()
+            return timed or self.grade_timing(check, number, submission, cases, wrong, named)
         # Limits follow the reference's time once it is known; until then (an untouched stub needs no
         # reference run at all) the check's floors.
         # The reference's time may be stored apart from its values: then it sets them from the first run.
@@ -383,9 +393,16 @@ class Grader:
         return f"not graded: this submission's grading ran past its budget of {budget:g} s (grading_budget_s)"
 
     def grade_timing(
-        self, check: Check, number: int, submission: Path, cases: list[Case], wrong: str | None = None
+        self,
+        check: Check,
+        number: int,
+        submission: Path,
+        cases: list[Case],
+        wrong: str | None = None,
+        named: tuple[tuple[str, Mistake], ...] = (),
     ) -> Verdict:
-        """A timing check: the submission's laps against the reference's, interleaved (`speed`)."""
+        """A timing check: the submission's laps against the reference's, interleaved (`speed`); `named`: the
+        known mistakes named on the failed checks of the timed code (`wrong`), as (check name, mistake)."""
         reference = self.reference_submission()
         if reference is None:
             return not_run(
@@ -394,8 +411,12 @@ class Grader:
                 cases,
                 "not run here: timing is judged against the reference solution, which only the course's autograder has",
             )
+        explained = tuple(
+            timing_grading.Explaining(component, mistake, lambda m=mistake: self.oracle.flawed_modules(m))
+            for component, mistake in named
+        )
         return timing_grading.grade_timing(
-            self.pool, check, number, submission, reference, lambda: self.oracle.modules, cases, wrong
+            self.pool, check, number, submission, reference, lambda: self.oracle.modules, cases, wrong, explained
         )
 
     @staticmethod
@@ -453,10 +474,8 @@ class Grader:
     def _paid(self, verdict: Verdict, note: str, stood_in: tuple[str, ...]) -> None:
         """A composed check paid in full: its own answers were its failed components' doing, so a known mistake
         they match is the components' to name (on their own checks), never this check's."""
-        reveal = verdict.check.visibility == "visible"
-        own = summarize(verdict.cases, reveal, None) + ("\n" + verdict.printed if verdict.printed else "")
         verdict.score, verdict.mistake = verdict.check.points, None
-        verdict.output = note + "\n" + own
+        verdict.output = note + "\n" + _own_output(verdict)
         verdict.stood_in = stood_in
 
     def _stand_in_rescue(
@@ -521,12 +540,11 @@ class Grader:
         """A property check's cases `rescued` paid: by the stand-in run of `called` (reason "") or by the known
         mistake a reason names."""
         check = verdict.check
-        reveal = check.visibility == "visible"
         passed = sum(v.passed for _, v in verdict.cases) + len(rescued)
         verdict.score = check.points * passed / len(verdict.cases)
         if passed == len(verdict.cases):  # every failure was the components' doing
             verdict.mistake = None
-            own = summarize(verdict.cases, reveal, None) + ("\n" + verdict.printed if verdict.printed else "")
+            own = _own_output(verdict)
         else:
             own = verdict.output
         by_stand_in = sorted(i + 1 for i, why in rescued.items() if not why)
@@ -691,12 +709,15 @@ class Grader:
             number, check = item
             if on_check_start:
                 on_check_start(check)
-            wrong = None
-            if check.timing is not None:  # its runs replace a failed component alike on both sides
+            wrong, mistakes = None, ()
+            if check.timing is not None:  # a time is judged on right answers, or on a named mistake's
                 with report_lock:
                     components = composition.failed_components(check, by_name, failed) if check.composes else []
+                    mistakes = tuple((c.name, named[c.name]) for c in components if c.name in named)
                 wrong = ", ".join(c.name for c in components) or None
-            verdict = self.grade_check(check, number, submission, uses, imports, wrong, cancellation, timed_out)
+            verdict = self.grade_check(
+                check, number, submission, uses, imports, wrong, cancellation, timed_out, mistakes
+            )
             probed = imports.wait()  # an import failure is told before any verdict
             # A check whose own files are missing or do not import has nothing a stand-in could complete, nor
             # one whose grading was cancelled (its import hangs, or it ran past its budget).

@@ -68,6 +68,10 @@ class Oracle(Protocol):
         """Each case's recorded calls of the stand-in `names` (`stand_in.record`), or None where there are none."""
         ...
 
+    def flawed_modules(self, mistake: Mistake) -> dict:
+        """The reference's modules with `mistake` made in them (a timing check's laps recomputed as a known
+        mistake gives them); only where there is a reference."""
+
     def mistaken(self, check: Check, case: Case, mistake: Mistake, as_expected: bool = False) -> Any:
         """What a submission making `mistake` returns on `case` (raises where making it raises); with
         `as_expected`, in the form of an expected value (a sampler's table of the mistaken model included),
@@ -128,8 +132,8 @@ class LiveReference:
                 ) from exc
         return out
 
-    def _flawed_modules(self, mistake: Mistake) -> dict:
-        """Fresh copies of the reference modules with `mistake` made in them."""
+    def flawed_modules(self, mistake: Mistake) -> dict:
+        """Fresh copies of the reference modules with `mistake` made in them (kept for the next ask)."""
         with self._lock:
             if mistake not in self._flawed:
                 self._flawed[mistake] = self._make_flawed(mistake)
@@ -172,7 +176,7 @@ class LiveReference:
         answering = contextlib.nullcontext() if as_expected else answering_as_a_submission()
         with REFERENCE_RUNS, np.errstate(all="ignore"), warnings.catch_warnings(), answering:
             warnings.simplefilter("ignore")
-            return run_scenario(check, self._flawed_modules(mistake), case)
+            return run_scenario(check, self.flawed_modules(mistake), case)
 
 
 def one_thread() -> None:

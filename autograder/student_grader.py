@@ -54,8 +54,10 @@ class StudentExpectedValues:
     def reference_seconds(self, check: Check) -> float | None:
         return self._of(check).reference_seconds(check)
 
-    def mistake_answers(self, check: Check, cases: list[Case], mistake: Mistake) -> list[Any]:
-        return self._of(check).mistake_answers(check, cases, mistake)
+    def mistake_answers(
+        self, check: Check, cases: list[Case], mistake: Mistake, as_expected: bool = False
+    ) -> list[Any]:
+        return self._of(check).mistake_answers(check, cases, mistake, as_expected)
 
     def diagnose(self, check: Check, cases: list[Case], outcomes: list[CaseOutcome]) -> Mistake | None:
         return self._of(check).diagnose(check, cases, outcomes)

@@ -29,10 +29,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import wire
-from .checks import Case, CaseVerdict, Check
+from .checks import Case, CaseVerdict, Check, Mistake
 from .comparison import compare
 from .feedback import HIDDEN_FAILURES, WRONG_HIDDEN, describe_output, outcome_verdict, summarize
-from .oracle import OracleError
+from .oracle import REFERENCE_RUNS, OracleError
 from .results import Verdict
 from .scenario_call import call_scenario
 
@@ -46,10 +46,12 @@ def grade_timing(
     modules: Callable[[], dict],
     cases: list[Case],
     wrong: str | None = None,
+    explained: tuple[Explaining, ...] = (),
 ) -> Verdict:
     """The submission's laps against those of the reference's files in `reference`; the reference's
     modules (`modules()`, asked for only then) recompute a lap the reference's own runs lack; `wrong`
-    names a failed check of the timed code."""
+    names a failed check of the timed code, and `explained` the known mistakes named on such checks, whose
+    answers the submission's laps may be."""
     timing, reveal = check.timing, check.visibility == "visible"
     laps = (timing.warmup + timing.laps) * len(cases)
     runs: dict[str, list] = {"reference": [], "submission": []}
@@ -100,6 +102,7 @@ def grade_timing(
                     check.device,
                     wrong,
                     rounds=len(runs["submission"]),
+                    mistaken=[(e, reference_fingerprints(check, case, e.modules)) for e in explained],
                 ),
             )
         )
@@ -159,21 +162,32 @@ def clear(check: Check, runs: dict[str, list], n_cases: int) -> bool:
     return True
 
 
+@dataclass(frozen=True)
+class Explaining:
+    """A known mistake named on a failed check of the timed code: where every lap's answers are what it
+    gives, the answers are that check's to judge, and the time is judged on its own."""
+
+    component: str  # the failed check that named it
+    mistake: Mistake
+    modules: Callable[[], dict]  # the reference's modules with the mistake made
+
+
 def reference_fingerprints(
     check: Check, case: Case, modules: Callable[[], dict], lapped: dict[int, list] | None = None
 ) -> Callable[[int], list]:
     """The reference's fingerprint of a lap, from its nonce: from its own laps (`lapped`, by nonce) where they
-    hold it, else recomputed here (set up once per case)."""
+    hold it, else recomputed here (set up once per case, one reference run at a time)."""
     timing, state, lapped = check.timing, [], lapped or {}
 
     def recompute(nonce: int) -> list:
         if nonce in lapped:
             return lapped[nonce]
-        if not state:
-            state.append(call_scenario(timing.setup, modules(), wire.decode(wire.encode(case.args))))
-        if timing.reset is not None:
-            timing.reset(state[0])
-        return wire.decode(wire.encode(timing.step(state[0], nonce)))
+        with REFERENCE_RUNS:
+            if not state:
+                state.append(call_scenario(timing.setup, modules(), wire.decode(wire.encode(case.args))))
+            if timing.reset is not None:
+                timing.reset(state[0])
+            return wire.decode(wire.encode(timing.step(state[0], nonce)))
 
     return recompute
 
@@ -231,20 +245,35 @@ def judge_case(
     device: str,
     wrong: str | None = None,
     rounds: int | None = None,
+    mistaken: list[tuple[Explaining, Callable[[int], list[float]]]] | None = None,
 ) -> CaseVerdict:
     """The verdict of one case from both sides' laps; `recompute(nonce)` is the reference's fingerprint.
 
     Every lap's fingerprint is compared, so a submission wrong on any lap fails whatever its times.
     `wrong` names the numeric check of the timed code that failed in this grading, if one did:
     a differing fingerprint is then a wrong answer, and said to be one. `rounds` is how many
-    rounds ran (all of the check's by default).
+    rounds ran (all of the check's by default). `mistaken`: the known mistakes named on such checks, each
+    with its fingerprint of a lap; where one gives every lap's answers, the time is judged on its own.
     """
     timing = check.timing
     expected_laps = (rounds or timing.rounds) * (timing.warmup + timing.laps)
     if len(student.laps) < expected_laps:
         return CaseVerdict(False, f"finished {len(student.laps)} of {expected_laps} timed calls")
+    tolerance = check.tolerance_of(case)
+    explained = None
     for nonce, fingerprint in student.laps:
-        diff = compare(recompute(nonce), fingerprint, check.tolerance_of(case), reveal=False)
+        diff = compare(recompute(nonce), fingerprint, tolerance, reveal=False)
+        if diff is not None and explained is None and wrong:
+            explained = next(
+                (
+                    e
+                    for e, theirs in mistaken or []
+                    if all(compare(theirs(n), fp, tolerance, reveal=False) is None for n, fp in student.laps)
+                ),
+                None,
+            )
+            if explained is not None:
+                break
         if diff is not None and wrong:
             return CaseVerdict(
                 False,
@@ -270,6 +299,12 @@ def judge_case(
             False,
             f"{times}: more than {timing.suspicious:g}x faster than the reference, "
             "flagged for review by the course staff rather than paid",
+        )
+    if explained is not None:
+        times = (
+            f"every timed call's answers are what a known mistake gives: {explained.mistake.explanation} (see "
+            f"{explained.component}); {explained.component} judges the answers, and this check the time alone: "
+            f"{times}"
         )
     if ratio > bound:
         return CaseVerdict(

@@ -38,8 +38,10 @@ MAX_DEPTH = 64
 MAX_DOCUMENT_BYTES = 4 * 2**20
 MAX_ARRAY_BYTES = 64 * 2**20
 MAX_ARRAYS = 100_000
-# What the grading process itself sends a child (cases, a stand-in's recorded calls) may be larger.
+# What the grading process itself sends a run (cases, a stand-in's recorded calls) may be larger: a
+# transformer's training run records about 1800 calls of its attention, some 70 MiB of arrays.
 MAX_REQUEST_DOCUMENT_BYTES = 64 * 2**20
+MAX_REQUEST_ARRAY_BYTES = 256 * 2**20
 # Integers as numpy holds them: int64 and uint64. A count, an index or a seed fits.
 INT_RANGE = (-(2**63), 2**64)
 # numpy kinds that are plain data: booleans, integers, floats, complex numbers, strings.
@@ -198,12 +200,12 @@ class Encoded:
         return self.count
 
 
-def decode(data: bytes, *, max_document_bytes: int = MAX_DOCUMENT_BYTES) -> Any:
+def decode(data: bytes, *, max_document_bytes: int = MAX_DOCUMENT_BYTES, max_array_bytes: int = MAX_ARRAY_BYTES) -> Any:
     """Decode what `encode` wrote; never unpickles, never executes anything, never inflates.
 
     Raises `WireError` for bytes `encode` cannot have written, for values that
     are not plain data, and for values larger than the caps (`max_document_bytes`,
-    `MAX_ARRAY_BYTES`), checked from the lengths before anything is allocated.
+    `max_array_bytes`), checked from the lengths before anything is allocated.
     """
     if len(data) < _HEADER.size:
         raise WireError("undecodable result (truncated)")
@@ -212,10 +214,10 @@ def decode(data: bytes, *, max_document_bytes: int = MAX_DOCUMENT_BYTES) -> Any:
         raise WireError("undecodable result (truncated)")
     if n > max_document_bytes:
         raise WireError(f"the answer's structure is {_mb(n)}, more than the grader accepts ({_mb(max_document_bytes)})")
-    if len(data) - _HEADER.size - n > MAX_ARRAY_BYTES:
+    if len(data) - _HEADER.size - n > max_array_bytes:
         raise WireError(
             f"the answer's arrays are {_mb(len(data) - _HEADER.size - n)}, more than the grader accepts "
-            f"({_mb(MAX_ARRAY_BYTES)})"
+            f"({_mb(max_array_bytes)})"
         )
     view = memoryview(data)
     try:

@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sandbox_fixtures import sandbox_pool, submission_of
 
-from lmgrade import Case, CaseContext, Check, Tolerance
+from lmgrade import Case, CaseContext, Check, Mistake, Tolerance
 from lmgrade.assignment import AssignmentError, bind, load_assignment, on_device
 from lmgrade.device import DeviceError, cuda_available, resolve
 from lmgrade.sandbox.limits import Limits
@@ -21,7 +21,7 @@ from lmgrade.sandbox.pool import Output
 from lmgrade.sandbox.protocol import NONCE, TICK_END, TICK_READY, pack_tick
 from lmgrade.sandbox.stopwatch import Timekeeper
 from lmgrade.speed import Timing
-from lmgrade.timing_grading import Laps, clear, grade_timing, judge_case
+from lmgrade.timing_grading import Explaining, Laps, clear, grade_timing, judge_case
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -282,6 +282,45 @@ def test_far_faster_than_the_reference_is_flagged_not_paid():
 def test_a_fingerprint_unlike_the_references_fails_however_fast():
     verdict = _judge(_laps(0.01, wrong=True))
     assert not verdict.passed and "differ from the reference" in verdict.message
+
+
+def _explaining(name: str = "attention") -> Explaining:
+    return Explaining(name, Mistake("scaled", "the scores are scaled wrong", lambda modules: None), lambda: {})
+
+
+@pytest.mark.parametrize("seconds, passes", [(0.02, True), (0.05, False)])
+def test_laps_that_are_exactly_a_named_mistakes_are_timed_on_their_own(seconds, passes):
+    # Every lap's answers are what the failed component's named mistake gives: that check judges them, and
+    # the time is judged as a right answer's would be, within the bound or not.
+    verdict = judge_case(
+        _check(),
+        Case("x", {}),
+        _laps(0.01),
+        _laps(seconds, wrong=True),
+        lambda nonce: [float(nonce)],
+        "cpu",
+        wrong="attention",
+        mistaken=[(_explaining(), lambda nonce: [float(nonce) + 100])],
+    )
+    assert verdict.passed is passes
+    assert "the scores are scaled wrong (see attention)" in verdict.message
+    assert ("slower than the allowed" in verdict.message) is not passes
+
+
+def test_laps_a_named_mistake_explains_only_in_part_earn_nothing():
+    student = _laps(0.02, wrong=True)
+    student.laps[-1] = (student.laps[-1][0], [-1.0])  # one lap neither the reference's nor the mistake's
+    verdict = judge_case(
+        _check(),
+        Case("x", {}),
+        _laps(0.01),
+        student,
+        lambda nonce: [float(nonce)],
+        "cpu",
+        wrong="attention",
+        mistaken=[(_explaining(), lambda nonce: [float(nonce) + 100])],
+    )
+    assert not verdict.passed and "it runs your code that failed attention" in verdict.message
 
 
 def test_missing_laps_fail():

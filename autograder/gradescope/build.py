@@ -56,7 +56,7 @@ class BuiltZip:
     config: ZipConfig
     torch: str | None  # the torch requirement setup.sh installs, if any
     entries: list[str]
-    worst_case_s: float  # the checks' wall-time limits added up (a timing check's once per sandboxed run)
+    worst_case_s: float  # the checks' wall-time limits in its gradings added up (a timing check's once per run)
 
 
 def _render(name: str, context: dict) -> str:
@@ -86,10 +86,21 @@ def record_expected(assignment: Assignment, variant: dict, secret: str, folder: 
     user's store holds already (from a `grade` or an earlier zip) are copied, not
     computed again.
     """
+    return _recorded(assignment, variant, secret, folder)[0]
+
+
+def _recorded(assignment: Assignment, variant: dict, secret: str, folder: Path) -> tuple[list, float]:
+    """`record_expected`'s entries, and the wall seconds a submission that uses every check's limit takes:
+    the limits the zip's gradings will set (each check's floor, or its multiple of the reference's time
+    recorded here, which the zip ships), a timing check's once per sandboxed run."""
     store = RecordingStore(folder, default_store())
     with Grader(assignment, variant, LiveReference(assignment.spec), secret=secret, store=store) as grader:
         grader.record_expected()
-    return [(path.relative_to(folder).as_posix(), path.read_bytes()) for path in sorted(folder.rglob("*.wire"))]
+        worst_case_s = sum(
+            grader.limits_of(c).wall_s * (c.timing.sandboxed_runs if c.timing else 1) for c in assignment.checks
+        )
+    entries = [(path.relative_to(folder).as_posix(), path.read_bytes()) for path in sorted(folder.rglob("*.wire"))]
+    return entries, worst_case_s
 
 
 def build_zip(
@@ -151,7 +162,7 @@ def build_zip(
             "users": MAX_DEFAULT_JOBS,
         }
         kept = [r for r in requirements if requirement_name(r) != TORCH]
-        expected = record_expected(assignment, variant, secret, Path(tmp) / EXPECTED_FOLDER)
+        expected, worst_case_s = _recorded(assignment, variant, secret, Path(tmp) / EXPECTED_FOLDER)
         entries = [
             ("setup.sh", _render("setup.sh", context).encode(), 0o755),
             ("run_autograder", _render("run_autograder", context).encode(), 0o755),
@@ -177,5 +188,5 @@ def build_zip(
         config=config,
         torch=torch,
         entries=[name for name, _, _ in entries],
-        worst_case_s=sum(c.limits.wall_s * (c.timing.sandboxed_runs if c.timing else 1) for c in assignment.checks),
+        worst_case_s=worst_case_s,
     )

@@ -106,7 +106,9 @@ def read_message(f) -> tuple[dict, bytes] | None:
     return json.loads(f.read(n_json)), f.read(n_blob)
 
 
-def _read_exactly(fd: int, n: int) -> bytes | None:
+def read_exactly(fd: int, n: int) -> bytes | None:
+    """The next `n` bytes from `fd`, read as they come (a pipe hands out less at a time); None where the pipe
+    ends before them."""
     chunks, left = [], n
     while left:
         chunk = os.read(fd, min(left, 1 << 20))
@@ -120,11 +122,11 @@ def _read_exactly(fd: int, n: int) -> bytes | None:
 def read_message_exactly(fd: int) -> tuple[dict, bytes] | None:
     """The next message from `fd`, not a byte more (or None at its end): what follows it in the pipe is
     still unread, for a process forked after this read not to hold it."""
-    head = _read_exactly(fd, _LENGTHS.size)
+    head = read_exactly(fd, _LENGTHS.size)
     if head is None:
         return None
     n_json, n_blob = _LENGTHS.unpack(head)
-    doc, blob = _read_exactly(fd, n_json), _read_exactly(fd, n_blob)
+    doc, blob = read_exactly(fd, n_json), read_exactly(fd, n_blob)
     if doc is None or blob is None:
         return None
     return json.loads(doc), blob

@@ -317,7 +317,15 @@ class Server:
         timekeeper = Timekeeper(laps, nonce_w, sealed.header.get("nonces")) if laps else None
         questions = None
         if question_r is not None:
-            record = wire.decode(sealed.blob, max_document_bytes=wire.MAX_REQUEST_DOCUMENT_BYTES) if sealed.blob else []
+            record = (
+                wire.decode(
+                    sealed.blob,
+                    max_document_bytes=wire.MAX_REQUEST_DOCUMENT_BYTES,
+                    max_array_bytes=wire.MAX_REQUEST_ARRAY_BYTES,
+                )
+                if sealed.blob
+                else []
+            )
             questions = stand_in_channel.Questions(answer_w, Answerer(record))
         # CUDA reserves far more address space than it uses: its runs are
         # bounded by resident memory and process count, watched from here.

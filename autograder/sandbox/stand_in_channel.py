@@ -21,7 +21,7 @@ from collections.abc import Callable
 
 from .. import wire
 from ..recorded_calls import NoRecordedCall
-from .protocol import write_all
+from .protocol import read_exactly, write_all
 
 QUESTION_FD, ANSWER_FD = 6, 7
 LENGTH = struct.Struct(">Q")
@@ -35,14 +35,10 @@ _here: Callable[[bytes], bytes] | None = None  # an answerer in this very proces
 
 
 def _read_exactly(fd: int, n: int) -> bytes:
-    chunks, left = [], n
-    while left:
-        chunk = os.read(fd, left)
-        if not chunk:
-            raise NoRecordedCall("the grader's stand-in is gone")
-        chunks.append(chunk)
-        left -= len(chunk)
-    return b"".join(chunks)
+    data = read_exactly(fd, n)
+    if data is None:
+        raise NoRecordedCall("the grader's stand-in is gone")
+    return data
 
 
 def ask(question: dict) -> dict:

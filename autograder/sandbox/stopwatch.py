@@ -21,7 +21,7 @@ from __future__ import annotations
 import os
 import time
 
-from .protocol import NONCE, TICK_END, TICK_READY, pack_tick, unpack_ticks, write_all
+from .protocol import NONCE, TICK_END, TICK_READY, pack_tick, read_exactly, unpack_ticks, write_all
 
 # The child's ends of the two tick pipes (next to the result pipe, fd 3).
 TICK_FD, NONCE_FD = 4, 5
@@ -32,12 +32,9 @@ enabled = False
 
 
 def _read_exactly(fd: int, n: int) -> bytes:
-    data = b""
-    while len(data) < n:
-        chunk = os.read(fd, n - len(data))
-        if not chunk:
-            raise RuntimeError("the grader's clock stopped answering (too many laps?)")
-        data += chunk
+    data = read_exactly(fd, n)
+    if data is None:
+        raise RuntimeError("the grader's clock stopped answering (too many laps?)")
     return data
 
 

@@ -510,8 +510,8 @@ MODEL_MISTAKES = (
 def transformer_checks() -> list[Check]:
     # Each check's reference run takes well under a second here (generate and training a few): these limits
     # leave slow but correct code ample room, and add up to what Gradescope's default timeout grades whole.
-    quick = Limits(cpu_s=10, wall_s=20)
-    slow = Limits(cpu_s=30, wall_s=40, wall_factor=20.0)
+    quick = Limits(cpu_s=8, wall_s=16)
+    slow = Limits(cpu_s=30, wall_s=40, wall_factor=10.0)
     L, Mo, T = ("layers.py",), ("layers.py", "model.py"), ("layers.py", "model.py", "train.py")
     # What each scenario runs, for the forbidden APIs found in the source.
     LM, CE = ("model.TransformerLM",), ("model.cross_entropy",)
@@ -736,6 +736,9 @@ def transformer_checks() -> list[Check]:
             uses=("train.train", "train.evaluate_perplexity", *LM, *CE),
             composes=("train", "evaluate_perplexity"),
             limits=Limits(cpu_s=30, wall_s=45, wall_factor=10.0),
+            # What it judges: the two functions' run together, so that a failed model runs here with the
+            # grader's stand-in beneath the student's training loop (a leak of the attention is the attention's).
+            grades=("train.train", "train.evaluate_perplexity"),
         ),
         # Timing: the fingerprints are float32 sums over many entries, in any order of operations.
         Check(
@@ -748,7 +751,7 @@ def transformer_checks() -> list[Check]:
             timing=speed.ATTENTION,
             uses=("layers.CausalSelfAttention",),
             composes=("attention",),
-            limits=Limits(cpu_s=10, wall_s=15),
+            limits=Limits(cpu_s=8, wall_s=12),
         ),
         Check(
             "train_step_speed",
@@ -759,7 +762,7 @@ def transformer_checks() -> list[Check]:
             timing=speed.TRAIN_STEP,
             uses=(*LM, *CE),
             composes=("model", "cross_entropy"),
-            limits=Limits(cpu_s=15, wall_s=20),
+            limits=Limits(cpu_s=10, wall_s=15),
         ),
     ]
 

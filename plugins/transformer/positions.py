@@ -477,7 +477,7 @@ def position_checks(variant: dict) -> list[Check]:
     from .checks import ATTENTION_MISTAKES, FLOAT64
     from .public import scenarios
 
-    quick = Limits(cpu_s=20, wall_s=40)
+    quick = Limits(cpu_s=8, wall_s=16)
     positions = positions_of(variant)
     if positions == SINUSOIDAL:
         return [
