@@ -4,8 +4,9 @@
 
 Grades every catalogue bug of each assignment (in its own variant) and lists the checks it loses points
 on that its `loses` does not name. A bug that loses nowhere else is in one place; the share of such
-bugs per assignment is what docs/benchmarks.md reports, with the exceptions named. Timing checks are
-listed apart: a time is judged on right answers only, so a bug in the code they time costs them too.
+bugs per assignment is what docs/benchmarks.md reports, with the exceptions named. Timing checks count
+as any other: a time is judged on right answers, or on answers exactly those of the known mistake named
+on the failed check of the timed code.
 
 With --runs N > 1, each bug is graded N times (jobs alternating 1 and --jobs) and any difference in a
 check's score or feedback between the runs is printed: the same submission, the same score.
@@ -57,14 +58,12 @@ def study(name: str, jobs: int, runs: int) -> tuple[int, int, list[str]]:
                             lines.append(f"  {bug_name}: DIFFERS between runs on {', '.join(moved)}")
                     lost = {c for c, (score, most, _) in first.items() if score < most}
                     timing = {c.name for c in assignment.checks if c.timing is not None}
-                    elsewhere = sorted(lost - set(bug.loses) - timing)
-                    timed = sorted((lost - set(bug.loses)) & timing)
+                    elsewhere = sorted(lost - set(bug.loses))
                     if not elsewhere:
                         alone += 1
                     else:
-                        lines.append(f"  {bug_name}: also loses {', '.join(elsewhere)}")
-                    if timed:
-                        lines.append(f"  {bug_name}: also loses the timing check {', '.join(timed)}")
+                        named = [f"{c} (timing)" if c in timing else c for c in elsewhere]
+                        lines.append(f"  {bug_name}: also loses {', '.join(named)}")
         finally:
             for grader in graders:
                 grader.close()
