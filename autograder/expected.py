@@ -86,6 +86,12 @@ class ExpectedValues:
                 self._cases[check.name] = draw_cases(check, self.assignment.name, self.variant, self.secret)
             return self._cases[check.name]
 
+    def drawn_from(self, check: Check) -> tuple:
+        """What the check's cases are drawn from here: its seed's secret and the variant. A cache of anything
+        computed on those cases (a stand-in's record) is keyed by it, so that no grader hands one student's
+        hidden cases' record to another's runs."""
+        return (check.name, case_secret(check.visibility, self.secret), tuple(sorted(self.variant.items())))
+
     def _stored_key(self, check: Check, cases: list[Case], what: str = "expected") -> str | None:
         """The store's key of the check's expected values on `cases` (or a mistake's answers); None without one."""
         if self.store is None or check.device != "cpu":

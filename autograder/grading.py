@@ -561,7 +561,7 @@ class Grader:
         # Encoded once per grader and set of names: a sampler's record holds thousands of calls (megabytes),
         # and every submission that fails the same components sends the same one. The record goes to the
         # run's supervisor, which answers the child's calls from it one at a time: never to the child.
-        key = (check.name, names)
+        key = (self.expected.drawn_from(check), names)
         with self._lock:
             encoded = self._stand_in_cases.get(key)
         if encoded is None:
@@ -590,7 +590,7 @@ class Grader:
     def stand_in_tables(self, check: Check, names: tuple[str, ...]) -> list | None:
         """The calls the reference makes of `names` on each case of `check`, recorded once per grader and
         set of names; None where they cannot be (no reference and no record of them, or too many calls)."""
-        key = (check.name, names)
+        key = (self.expected.drawn_from(check), names)
         with self._lock:
             if key in self._stand_in_tables:
                 return self._stand_in_tables[key]

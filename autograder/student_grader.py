@@ -42,6 +42,9 @@ class StudentExpectedValues:
     def cases(self, check: Check) -> list[Case]:
         return self._of(check).cases(check)
 
+    def drawn_from(self, check: Check) -> tuple:
+        return self._of(check).drawn_from(check)
+
     def of(self, check: Check) -> tuple[list[Case], list[Any]]:
         return self._of(check).of(check)
 
@@ -71,18 +74,14 @@ class StudentGrader(Grader):
     """`shared`, grading one student's hidden inputs (drawn from `secret`): see the module's docstring.
 
     Made without `Grader.__init__`: it starts nothing and owns nothing. Closing it closes nothing; the
-    shared grader's pool, import probe and reference copy serve it, and are closed with the shared grader.
-    A cache a `Grader` keeps by check must be one of its private dicts: this one starts with its own.
+    shared grader's pool, import probe, reference copy and caches serve it, and are closed with the shared
+    grader. The caches are keyed by what their entries were computed from (`drawn_from`: a check's seed
+    and the variant), so a public check's stand-in record serves the class, and a hidden one's only the
+    student whose cases it was recorded on.
     """
 
     def __init__(self, shared: Grader, secret: str):
         self.__dict__.update(vars(shared))
-        # The grader's caches (its private dicts, keyed by check: the stand-in records, their encoded cases)
-        # hold what was computed on the cases it drew: this student's start empty, so that no hidden case
-        # drawn for the course or another student reaches this one's runs.
-        for name, value in vars(shared).items():
-            if name.startswith("_") and isinstance(value, dict):
-                setattr(self, name, {})
         self.shared = shared
         own = ExpectedValues(shared.assignment, shared.variant, shared.oracle, secret=secret, store=shared.store)
         self.expected = StudentExpectedValues(shared.expected, own)
@@ -92,13 +91,6 @@ class StudentGrader(Grader):
 
     def reference_submission(self):
         return self.shared.reference_submission()
-
-    def stand_in_tables(self, check: Check, names: tuple[str, ...]) -> list | None:
-        """The reference's calls of `names` on the check's cases: the shared grader's for a public check
-        (recorded once for the class), this student's own for a hidden one, whose cases are this student's."""
-        if not is_hidden(check):
-            return self.shared.stand_in_tables(check, names)
-        return super().stand_in_tables(check, names)
 
 
 def for_student(grader: Grader, hidden: HiddenInputs | None) -> Grader:
