@@ -380,3 +380,34 @@ def test_a_forbidden_api_in_a_component_is_judged_without_fault(tmp_path):
         verdicts = by_name(grader.grade(folder, only=only))
     assert verdicts["layer_norm"].score == 0 and "which this assignment forbids" in verdicts["layer_norm"].output
     assert set(verdicts) == only
+
+
+def test_a_property_case_whose_own_call_makes_a_named_mistake_is_judged_on_its_property(ngram, ngram_grader, tmp_path):
+    """pad leaves out the BOS markers (named on pad) but refuses a bad n. bad_arguments' cases that call pad
+    itself get no stand-in (it would answer the call the case is about), yet each answer inside the domain is
+    exactly what the named mistake gives (its model of pad validates nothing): the property is judged, and
+    held, so they are paid, each case told why."""
+    folder = _bug(ngram, tmp_path, "no_bos_padding")
+    verdicts = by_name(ngram_grader.grade(folder, only={"pad", "count_ngrams", "bad_arguments"}))
+    assert verdicts["pad"].mistake is not None and verdicts["pad"].mistake.name == "no_bos"
+    bad_arguments = verdicts["bad_arguments"]
+    assert bad_arguments.score == bad_arguments.max_score, bad_arguments.output
+    direct = [str(i + 1) for i, (case, _) in enumerate(bad_arguments.cases) if case.label.startswith("pad(")]
+    assert len(direct) == 3
+    assert f"Cases {', '.join(direct[:-1])} and {direct[-1]} pass once this is fixed: pad: the start is not" in (
+        bad_arguments.output
+    )
+
+
+def test_a_sampler_over_a_named_mistakes_vocabulary_is_judged_against_that_mistakes_model(
+    ngram, ngram_grader, tmp_path
+):
+    """fit keeps BOS in the vocabulary (named on fit): sample then draws BOS, as that mistake's model does.
+    Its draws are tested against the mistaken model's exact table, not the reference's: paid, and told so."""
+    folder = _bug(ngram, tmp_path, "bos_in_vocab")
+    verdicts = by_name(ngram_grader.grade(folder, only={"fit", "prob_mle", "prob_add_k", "sample"}))
+    assert verdicts["fit"].mistake is not None and verdicts["fit"].mistake.name == "bos_in_vocab"
+    sample = verdicts["sample"]
+    assert sample.passed and sample.mistake is None, sample.output
+    assert sample.output.startswith("Passes once fit is fixed: BOS is counted in the vocabulary"), sample.output
+    assert "BOS is never drawn" in sample.output  # what its own draws showed against the reference's model
