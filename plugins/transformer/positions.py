@@ -222,12 +222,20 @@ TABLE_PARAMETER = Mistake(
     "contract asks for a buffer, register_buffer('pos_enc', table, persistent=False)",
     edits=((M, BUFFER, "self.pos_enc = nn.Parameter(sinusoidal_table(context_length, d_model))"),),
 )
+ROPE_Q_ONLY = Mistake(
+    "rope_q_only",
+    "RoPE rotates the queries only: the keys must be rotated by the same angles, so that the score of query t "
+    "and key s depends on t - s alone, not on where the tokens are",
+    edits=((L, ROTATE_QK, "q = rotate(q)"),),
+)
+
 
 # RoPE's positions starting at 1 is no mistake: q and k turn by one more step alike, and their scores depend
 # on t - s only. The same for RoPE after the scaling by 1/sqrt(d_head): a rotation commutes with a scale.
 ROPE_MISTAKES = (
     ROPE_ROTATE_HALF,
     ROPE_ROTATES_V,
+    ROPE_Q_ONLY,
     ROPE_ANGLE_D_MODEL,
     ROPE_TURNS_BACKWARD,
     ROPE_BEFORE_PROJECTIONS,
