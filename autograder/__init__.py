@@ -13,45 +13,50 @@ from __future__ import annotations
 
 import importlib
 
+from .core import old_names
+
 # name -> the module of lmgrade that defines it ("module:name" where it is named otherwise there),
-# imported on first use: `import lmgrade` itself imports nothing (the Gradescope supervisor, which
-# needs none of it, starts in a few milliseconds).
+# imported on first use: `import lmgrade` itself imports only the finder of the old module names
+# (core/old_names.py; the Gradescope supervisor, which needs none of it, starts in a few milliseconds).
 _LAZY = {
-    "ANSWER": "checks",
-    "PROPERTY": "checks",
-    "Case": "checks",
-    "CaseContext": "checks",
-    "CaseVerdict": "checks",
-    "Check": "checks",
-    "Mistake": "checks",
-    "property_result": "checks",
-    "asked_beside": "checks",
-    "raised": "checks",
-    "takes_args_whole": "scenario_call",
-    "expected_only": "expected_parts",
-    "explained": "explanations",
-    "UNEXPLAINED": "explanations",
-    "Tolerance": "comparison",
-    "compare": "comparison",
-    "hookimpl": "hookspecs",
-    "lazy_import": "lazy_import",
+    "ANSWER": "declare.checks",
+    "PROPERTY": "declare.checks",
+    "Case": "declare.checks",
+    "CaseContext": "declare.checks",
+    "CaseVerdict": "declare.checks",
+    "Check": "declare.checks",
+    "Mistake": "declare.checks",
+    "property_result": "declare.checks",
+    "asked_beside": "declare.checks",
+    "raised": "declare.checks",
+    "takes_args_whole": "core.scenario_arguments",
+    "expected_only": "core.expected_only",
+    "explained": "core.explanations",
+    "UNEXPLAINED": "core.explanations",
+    "Tolerance": "core.comparison",
+    "compare": "core.comparison",
+    "hookimpl": "declare.hookspecs",
+    "lazy_import": "core.lazy_import",
     "Limits": "sandbox.limits",
-    "AssignmentPlugin": "assignment_plugin",
-    "AssignmentSource": "assignment_plugin",
-    "Bug": "flawed",
-    "AGREE": "gradcheck",
-    "NOT_MEASURED": "gradcheck",
-    "agreement": "gradcheck",
-    "finite_differences": "gradcheck",
-    "warnings_of": "gradcheck",
-    "which_half": "gradcheck",
-    "markov_sequences": "sequences",
-    "LEVEL": "stats",
-    "fit_problem": "stats",
-    "seeding_problem": "stats",
-    "Timing": "speed",
-    "run_laps": "speed",
+    "AssignmentPlugin": "declare.assignment_plugin",
+    "AssignmentSource": "declare.assignment_plugin",
+    "Bug": "declare.flawed",
+    "AGREE": "grading.gradcheck",
+    "NOT_MEASURED": "grading.gradcheck",
+    "agreement": "grading.gradcheck",
+    "finite_differences": "grading.gradcheck",
+    "warnings_of": "grading.gradcheck",
+    "which_half": "grading.gradcheck",
+    "markov_sequences": "core.sequences",
+    "LEVEL": "core.stats",
+    "fit_problem": "core.stats",
+    "seeding_problem": "core.stats",
+    "Timing": "grading.timing_laps",
+    "run_laps": "grading.timing_laps",
 }
+
+# The modules' names before the harness was in folders still import, with a DeprecationWarning.
+old_names.install()
 
 __all__ = list(_LAZY)
 __version__ = "0.1.0"

@@ -18,17 +18,17 @@ import tempfile
 import time
 from pathlib import Path
 
-from lmgrade import catalog, torch_requirement
-from lmgrade.expected_store import default_store
-from lmgrade.flawed import write_flawed
-from lmgrade.grade import grade_submission
-from lmgrade.grading import Grader
-from lmgrade.oracle import LiveReference
-from lmgrade.plugin_manager import get_manager
+from lmgrade.core.seeds import course_secret
+from lmgrade.core.selection import Selection
+from lmgrade.declare import catalog, torch_requirement
+from lmgrade.declare.flawed import write_flawed
+from lmgrade.declare.plugin_manager import get_manager
+from lmgrade.grading.expected_store import default_store
+from lmgrade.grading.grader import Grader
+from lmgrade.grading.oracle import LiveReference
+from lmgrade.grading.submission_grading import grade_submission
 from lmgrade.reports.page import render_page
 from lmgrade.sandbox.limits import default_jobs
-from lmgrade.seeds import course_secret
-from lmgrade.selection import Selection
 
 # The check whose section each screenshot shows: one demo bug's, where it shows best.
 SHOWN = {

@@ -24,7 +24,7 @@ from hostile_frames import documents, error_reports, frame_streams, payloads, tr
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from lmgrade import catalog  # noqa: E402
+from lmgrade.declare import catalog  # noqa: E402
 
 
 def main() -> None:

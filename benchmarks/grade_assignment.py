@@ -35,11 +35,11 @@ sys.path.insert(0, str(ROOT))
 
 from timing import median_time  # noqa: E402
 
-from lmgrade import catalog, templates  # noqa: E402
-from lmgrade.checks import CaseContext  # noqa: E402
-from lmgrade.grading import Grader  # noqa: E402
-from lmgrade.loader import load_files  # noqa: E402
-from lmgrade.oracle import LiveReference, run_scenario  # noqa: E402
+from lmgrade.declare import catalog, templates  # noqa: E402
+from lmgrade.declare.checks import CaseContext  # noqa: E402
+from lmgrade.grading.grader import Grader  # noqa: E402
+from lmgrade.grading.oracle import LiveReference, run_scenario  # noqa: E402
+from lmgrade.submissions.loader import load_files  # noqa: E402
 
 
 def main() -> None:

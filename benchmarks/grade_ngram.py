@@ -29,7 +29,8 @@ sys.path.insert(0, str(ROOT))
 
 from timing import median_time  # noqa: E402
 
-from lmgrade import catalog, wire  # noqa: E402
+from lmgrade.boundary import wire  # noqa: E402
+from lmgrade.declare import catalog  # noqa: E402
 from lmgrade.sandbox.limits import Limits  # noqa: E402
 from lmgrade.sandbox.pool import SandboxPool  # noqa: E402
 
@@ -103,8 +104,8 @@ def main() -> None:
 
         assignment, variant = catalog.load("ngram")
         checks = {c.name: c for c in assignment.checks}
-        from lmgrade.checks import CaseContext
-        from lmgrade.oracle import LiveReference
+        from lmgrade.declare.checks import CaseContext
+        from lmgrade.grading.oracle import LiveReference
 
         sample = checks["sample"]
         case = sample.make_cases(CaseContext(np.random.default_rng(0), variant))[0]

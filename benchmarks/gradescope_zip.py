@@ -26,8 +26,8 @@ sys.path.insert(0, str(ROOT))
 
 from timing import median_time  # noqa: E402
 
-from lmgrade import catalog  # noqa: E402
-from lmgrade.gradescope.local import clean_env, install  # noqa: E402
+from lmgrade.course.gradescope.local import clean_env, install  # noqa: E402
+from lmgrade.declare import catalog  # noqa: E402
 
 SECRET = "benchmark-secret"
 

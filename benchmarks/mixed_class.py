@@ -39,8 +39,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from lmgrade import catalog  # noqa: E402
-from lmgrade.flawed import write_flawed  # noqa: E402
+from lmgrade.declare import catalog  # noqa: E402
+from lmgrade.declare.flawed import write_flawed  # noqa: E402
 
 KINDS = {
     "correct": 25,

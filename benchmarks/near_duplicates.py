@@ -47,12 +47,12 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 from disguise import no_ops, padded, part_of, reformatted, renamed, reordered, starred  # noqa: E402
 
-from lmgrade import catalog, templates  # noqa: E402
-from lmgrade.flawed import write_flawed  # noqa: E402
-from lmgrade.regrade import near_duplicates  # noqa: E402
-from lmgrade.regrade.graded import Graded  # noqa: E402
-from lmgrade.regrade.layout import SubmissionFolder  # noqa: E402
-from lmgrade.regrade.near_duplicates import THRESHOLD, class_near_duplicates  # noqa: E402
+from lmgrade.course.regrade import near_duplicates  # noqa: E402
+from lmgrade.course.regrade.graded import Graded  # noqa: E402
+from lmgrade.course.regrade.layout import SubmissionFolder  # noqa: E402
+from lmgrade.course.regrade.near_duplicates import THRESHOLD, class_near_duplicates  # noqa: E402
+from lmgrade.declare import catalog, templates  # noqa: E402
+from lmgrade.declare.flawed import write_flawed  # noqa: E402
 
 DISGUISES = {
     "renamed": lambda text, stub: renamed(text, stub),
@@ -140,7 +140,7 @@ def measure(name: str, root: Path) -> dict:
 
 
 def grade_some(name: str, root: Path, count: int) -> None:
-    from lmgrade.grade import grade_submission
+    from lmgrade.grading.submission_grading import grade_submission
 
     assignment, variant = catalog.load(name)
     original = grade_submission(assignment, variant, root / "reference").score

@@ -1,4 +1,4 @@
-"""A padded notebook read by the bounded reader (`lmgrade.notebook_reader`) against nbformat's whole parse.
+"""A padded notebook read by the bounded reader (`lmgrade.submissions.notebook_reader`) against nbformat's whole parse.
 
     python benchmarks/notebook_bounds.py [--objects 1400000] [--nbformat-objects 300000]
 
@@ -22,8 +22,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from lmgrade import notebook  # noqa: E402
-from lmgrade.submission_limits import UnreadableSubmission  # noqa: E402
+from lmgrade.submissions import notebook  # noqa: E402
+from lmgrade.submissions.limits import UnreadableSubmission  # noqa: E402
 
 
 def padded(path: Path, objects: int) -> Path:

@@ -22,11 +22,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from lmgrade import catalog  # noqa: E402
-from lmgrade.flawed import write_flawed  # noqa: E402
-from lmgrade.grading import Grader  # noqa: E402
-from lmgrade.oracle import LiveReference  # noqa: E402
-from lmgrade.selection import Selection  # noqa: E402
+from lmgrade.core.selection import Selection  # noqa: E402
+from lmgrade.declare import catalog  # noqa: E402
+from lmgrade.declare.flawed import write_flawed  # noqa: E402
+from lmgrade.grading.grader import Grader  # noqa: E402
+from lmgrade.grading.oracle import LiveReference  # noqa: E402
 
 
 def study(name: str, jobs: int, runs: int) -> tuple[int, int, list[str]]:

@@ -25,7 +25,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from lmgrade import catalog  # noqa: E402
+from lmgrade.declare import catalog  # noqa: E402
 
 
 def make_class(assignment: str, copies: int, root: Path) -> Path:

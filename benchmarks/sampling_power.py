@@ -48,11 +48,11 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from lmgrade import catalog  # noqa: E402
-from lmgrade.checks import CaseContext  # noqa: E402
-from lmgrade.flawed import write_flawed  # noqa: E402
-from lmgrade.loader import load_files  # noqa: E402
-from lmgrade.oracle import one_thread, run_scenario  # noqa: E402
+from lmgrade.declare import catalog  # noqa: E402
+from lmgrade.declare.checks import CaseContext  # noqa: E402
+from lmgrade.declare.flawed import write_flawed  # noqa: E402
+from lmgrade.grading.oracle import one_thread, run_scenario  # noqa: E402
+from lmgrade.submissions.loader import load_files  # noqa: E402
 
 CHECKS = {"ngram": "sample", "rnn": "sample", "transformer": "generate"}
 NEVER_RETURNS = "time limit exceeded"

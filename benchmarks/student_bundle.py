@@ -34,7 +34,7 @@ sys.path.insert(0, str(ROOT))
 
 from timing import median_time  # noqa: E402
 
-from lmgrade import catalog  # noqa: E402
+from lmgrade.declare import catalog  # noqa: E402
 
 
 def quiet(args: list, cwd: Path) -> None:

@@ -22,12 +22,12 @@ import torch
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from lmgrade.checks import CaseContext  # noqa: E402
-from lmgrade.flawed import write_flawed  # noqa: E402
-from lmgrade.loader import load_files  # noqa: E402
+from lmgrade.declare.checks import CaseContext  # noqa: E402
+from lmgrade.declare.flawed import write_flawed  # noqa: E402
 from lmgrade.plugins.transformer.bugs import BUGS  # noqa: E402
 from lmgrade.plugins.transformer.checks import training_cases  # noqa: E402
 from lmgrade.plugins.transformer.public.training import training  # noqa: E402
+from lmgrade.submissions.loader import load_files  # noqa: E402
 
 FILES = ("layers.py", "model.py", "train.py")
 

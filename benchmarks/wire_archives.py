@@ -22,7 +22,7 @@ sys.path.insert(0, str(ROOT))
 
 from timing import median_time  # noqa: E402
 
-from lmgrade import npy_members, wire  # noqa: E402
+from lmgrade.boundary import npy_members, wire  # noqa: E402
 
 
 def main() -> None:

@@ -5,10 +5,10 @@ import os
 import pytest
 
 from helpers import ROOT, SLOW_CHECKS, TEST_SECRET, shortened, write_bugs
-from lmgrade import catalog
-from lmgrade.grading import Grader
-from lmgrade.oracle import LiveReference
-from lmgrade.selection import Selection
+from lmgrade.core.selection import Selection
+from lmgrade.declare import catalog
+from lmgrade.grading.grader import Grader
+from lmgrade.grading.oracle import LiveReference
 
 
 def pytest_addoption(parser):

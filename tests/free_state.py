@@ -10,7 +10,7 @@ catalogue of bugs, so they follow it.
 
 from __future__ import annotations
 
-from lmgrade.flawed import Bug
+from lmgrade.declare.flawed import Bug
 
 FREE = {
     "rnn": [

@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from lmgrade import catalog, templates
-from lmgrade.flawed import write_flawed
+from lmgrade.declare import catalog, templates
+from lmgrade.declare.flawed import write_flawed
 from lmgrade.sandbox.limits import Limits
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -105,7 +105,7 @@ def lmgrade(*args, cwd=None, timeout=300):
 
 def invoke(*args):
     """`lmgrade ARGS` in this process (click's runner): for what a usage error or a listing says."""
-    from lmgrade.cli import main
+    from lmgrade.cli.app import main
 
     return CliRunner().invoke(main, [str(a) for a in args])
 

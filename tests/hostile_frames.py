@@ -18,8 +18,8 @@ import zipfile
 import numpy as np
 from hypothesis import strategies as st
 
-from lmgrade import wire
-from lmgrade.sandbox.protocol import CASE_RESULT, CASE_START, DONE, HELLO, pack_frame
+from lmgrade.boundary import wire
+from lmgrade.boundary.protocol import CASE_RESULT, CASE_START, DONE, HELLO, pack_frame
 
 TAGS = ["$float", "$array", "$scalar", "dtype", "$tensor", "device", "$tuple", "$set", "$dict"]
 OUTCOME_KEYS = ["ok", "error", "import_error", "forbidden", "timeout", "", "OK"]

@@ -6,8 +6,8 @@ import textwrap
 
 import pytest
 
-from lmgrade import catalog, templates
-from lmgrade.assignment import AssignmentError, load_assignment
+from lmgrade.declare import catalog, templates
+from lmgrade.declare.assignment import AssignmentError, load_assignment
 
 GOOD = textwrap.dedent("""
     [assignment]
@@ -85,7 +85,7 @@ def test_unknown_variant_and_bad_choice(tmp_path):
 
 
 def test_a_broken_template_names_the_file_and_line(tmp_path):
-    from lmgrade.assignment import Assignment
+    from lmgrade.declare.assignment import Assignment
 
     spec = load_assignment(write(tmp_path, GOOD, template="line one\n{% if %}\n"))
     with pytest.raises(AssignmentError, match=r"toy.py.j2:2: template syntax error"):

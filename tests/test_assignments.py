@@ -2,7 +2,7 @@
 reference and for correct submissions written from the contract alone, zero
 for the stub and for submissions that do no work, points lost on the right
 check, with the right words, for every bug of the catalogue. Each proof is
-`lmgrade.selftest`'s (what `lmgrade selftest` makes), made here with the
+`lmgrade.prove.selftest`'s (what `lmgrade selftest` makes), made here with the
 suite's graders, case by case."""
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ from helpers import (
     suite_bugs,
     variant_params,
 )
-from lmgrade import catalog, composition, templates
-from lmgrade.selftest import NOT_IMPLEMENTED, full_marks, loses_where_it_says, zero
+from lmgrade.declare import catalog, composition, templates
+from lmgrade.prove.selftest import NOT_IMPLEMENTED, full_marks, loses_where_it_says, zero
 
 
 def _grader_and_assignment(graders, name, pairs):

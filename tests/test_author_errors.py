@@ -15,9 +15,9 @@ import pytest
 from test_authoring_kit import NAME, PACKAGE, as_installed
 
 from helpers import TEST_SECRET, invoke
-from lmgrade import catalog
-from lmgrade.author_errors import Declared, bad_scenarios, on_the_reference, stale_bugs, stale_mistakes
-from lmgrade.plugin_manager import make_manager
+from lmgrade.declare import catalog
+from lmgrade.declare.plugin_manager import make_manager
+from lmgrade.prove.author_errors import Declared, bad_scenarios, on_the_reference, stale_bugs, stale_mistakes
 
 REFERENCE_LINE = "return e / e.sum(axis=-1, keepdims=True)"
 

@@ -20,13 +20,14 @@ from pathlib import Path
 import pytest
 
 from helpers import ROOT, TEST_SECRET, invoke, lmgrade
-from lmgrade import Bug, Mistake, catalog
-from lmgrade.checks import Case, CaseVerdict, Check
-from lmgrade.flawed import apply, without_docstring, write_flawed
-from lmgrade.plugin_manager import make_manager
-from lmgrade.results import Verdict
-from lmgrade.scaffold import DOTTED, TEMPLATE, words, write_package
-from lmgrade.selftest import Disproved, loses_where_it_says, selftest
+from lmgrade import Bug, Mistake
+from lmgrade.declare import catalog
+from lmgrade.declare.checks import Case, CaseVerdict, Check
+from lmgrade.declare.flawed import apply, without_docstring, write_flawed
+from lmgrade.declare.plugin_manager import make_manager
+from lmgrade.declare.scaffold import DOTTED, TEMPLATE, words, write_package
+from lmgrade.prove.selftest import Disproved, loses_where_it_says, selftest
+from lmgrade.reports.results import Verdict
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -229,7 +230,7 @@ def _verdicts(scores: dict[str, float], outputs: dict[str, str], checks: list[Ch
 
 def test_a_bug_proof_says_why_it_does_not_hold():
     """Loses nothing on a check it names; loses without the catalogue's words; loses elsewhere."""
-    from lmgrade.assignment import Assignment
+    from lmgrade.declare.assignment import Assignment
 
     checks = [_check("a"), _check("b", composes=("a",)), _check("c")]
     assignment = Assignment(catalog.load_spec("ngram"), checks)
@@ -347,4 +348,4 @@ def test_the_generated_package_installs_is_listed_and_passes_its_own_tests(tmp_p
         "-m", "lmgrade.cli", "selftest", NAME, "--submissions", folder / "tests" / "submissions" / NAME, cwd=tmp_path
     )
     assert proved.returncode == 0, proved.stdout + proved.stderr
-    assert proved.stdout.strip().splitlines()[-1] == f"{NAME}: 11 proofs hold"
+    assert proved.stdout.strip().splitlines()[-1] == f"{NAME}: 12 proofs hold"

@@ -30,7 +30,7 @@ from cheats.catalogue import (
     write_cheat,
 )
 
-from lmgrade import catalog
+from lmgrade.declare import catalog
 
 FOUND = "CHEAT-FOUND"
 IPC_RMID = 0

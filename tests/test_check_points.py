@@ -10,8 +10,9 @@ import textwrap
 
 import pytest
 
-from lmgrade import Case, Check, catalog
-from lmgrade.assignment import AssignmentError, bind, load_assignment
+from lmgrade import Case, Check
+from lmgrade.declare import catalog
+from lmgrade.declare.assignment import AssignmentError, bind, load_assignment
 
 TOY = textwrap.dedent("""
     [assignment]

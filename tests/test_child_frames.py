@@ -15,12 +15,12 @@ from hostile_frames import documents, error_reports, frame_streams, payloads, tr
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from lmgrade import composition, wire
-from lmgrade.checks import Case, CaseVerdict
-from lmgrade.feedback import HIDDEN_FAILURES, frames, outcome_verdict, summarize
-from lmgrade.import_probe import ImportProbe
-from lmgrade.results import Verdict
-from lmgrade.sandbox import schema
+from lmgrade.boundary import schema, wire
+from lmgrade.declare import composition
+from lmgrade.declare.checks import Case, CaseVerdict
+from lmgrade.grading.feedback import HIDDEN_FAILURES, frames, outcome_verdict, summarize
+from lmgrade.grading.import_probe import ImportProbe
+from lmgrade.reports.results import Verdict
 from lmgrade.sandbox.pool import CaseOutcome, RunReport, SandboxPool
 
 # A hundred examples each: the suite's share stays within seconds (the benchmark runs thousands).

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from helpers import invoke, lmgrade
-from lmgrade import catalog
+from lmgrade.declare import catalog
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -186,8 +186,8 @@ def test_check_case_shows_a_public_case_in_full_and_how_to_rerun_it(tmp_path):
 
 
 def test_check_case_fits_a_screen_or_two_unless_asked_for_everything(tmp_path):
-    from lmgrade import catalog
-    from lmgrade.flawed import write_flawed
+    from lmgrade.declare import catalog
+    from lmgrade.declare.flawed import write_flawed
 
     spec = catalog.load_spec("rnn")
     folder = write_flawed(

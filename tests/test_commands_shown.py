@@ -17,10 +17,10 @@ from click.testing import CliRunner
 from markdown_it import MarkdownIt
 
 from helpers import ROOT, variant_params
-from lmgrade import catalog, templates
-from lmgrade.bundle import texts
-from lmgrade.cli import main
-from lmgrade.selection import Selection
+from lmgrade.cli.app import main
+from lmgrade.core.selection import Selection
+from lmgrade.course.bundle import texts
+from lmgrade.declare import catalog, templates
 
 _SHOWN = re.compile(r"^\s*(?:\$\s+)?(lmgrade\s.*?)\s*(?:#.*)?$")
 _QUOTED = re.compile(r"`(lmgrade [^`]+)`")

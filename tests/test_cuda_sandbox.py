@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from sandbox_fixtures import run_calls, submission_of
 
-from lmgrade.device import cuda_available
+from lmgrade.core.device import cuda_available
 from lmgrade.sandbox import child, devices, landlock
 from lmgrade.sandbox.limits import Limits
 from lmgrade.sandbox.pool import SandboxPool

@@ -11,10 +11,10 @@ import time
 import pytest
 
 from helpers import shortened
-from lmgrade import catalog, composition
-from lmgrade.expected_store import ExpectedStore
-from lmgrade.grading import Grader
-from lmgrade.oracle import LiveReference
+from lmgrade.declare import catalog, composition
+from lmgrade.grading.expected_store import ExpectedStore
+from lmgrade.grading.grader import Grader
+from lmgrade.grading.oracle import LiveReference
 
 
 def test_grading_twice_gives_the_same_result(ngram_grader, buggy):

@@ -174,8 +174,12 @@ def rendered_names(text: str) -> set[str]:
 def test_the_api_reference_renders_every_public_name():
     rendered = rendered_names(API_PAGE.read_text(encoding="utf-8"))
     wanted = {f"lmgrade.{module}.{name}" for name, module in _lazy_exports().items()}
-    wanted |= {"lmgrade.selection.Selection", "lmgrade.hookspecs.lmgrade_checks", "lmgrade.hookspecs.lmgrade_bugs"}
-    wanted |= {"lmgrade.hookspecs.lmgrade_assignments", "lmgrade.hookspecs.lmgrade_equivalent_mutants"}
+    wanted |= {
+        "lmgrade.core.selection.Selection",
+        "lmgrade.declare.hookspecs.lmgrade_checks",
+        "lmgrade.declare.hookspecs.lmgrade_bugs",
+    }
+    wanted |= {"lmgrade.declare.hookspecs.lmgrade_assignments", "lmgrade.declare.hookspecs.lmgrade_equivalent_mutants"}
     assert not wanted - rendered, f"docs/api.md renders none of {sorted(wanted - rendered)}"
 
 
@@ -207,13 +211,13 @@ def undocumented(module: str, name: str) -> list[str]:
 
 
 def test_every_public_name_and_field_has_a_docstring():
-    wanted = {**_lazy_exports(), "Selection": "selection"}
+    wanted = {**_lazy_exports(), "Selection": "core.selection"}
     missing = [f"lmgrade.{module}: {what}" for name, module in wanted.items() for what in undocumented(module, name)]
     assert not missing, "docstrings the API reference renders are missing: " + ", ".join(missing)
 
 
 def test_an_undocumented_field_is_found(tmp_path, monkeypatch):
-    module = ROOT / "autograder" / "checks.py"
+    module = ROOT / "autograder" / "declare" / "checks.py"
     tree = ast.parse(module.read_text(encoding="utf-8"))
     check = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "Check")
     fields = [n.target.id for n in check.body if isinstance(n, ast.AnnAssign)]
@@ -227,9 +231,9 @@ def test_an_undocumented_field_is_found(tmp_path, monkeypatch):
 
 
 def _allowed_toml_keys() -> set[str]:
-    """Every key autograder/assignment.py accepts: the sets its readers' `only(...)` calls allow."""
+    """Every key autograder/declare/assignment.py accepts: the sets its readers' `only(...)` calls allow."""
     keys: set[str] = set()
-    for node in ast.walk(_module_source("assignment")):
+    for node in ast.walk(_module_source("declare.assignment")):
         if isinstance(node, ast.Call) and getattr(node.func, "attr", "") == "only" and node.args:
             if isinstance(node.args[0], ast.Set):
                 keys |= {e.value for e in node.args[0].elts if isinstance(e, ast.Constant)}
@@ -247,7 +251,7 @@ def test_every_key_of_assignment_toml_is_described():
 
 
 def test_the_assignment_toml_example_loads_and_uses_every_key(tmp_path):
-    from lmgrade.assignment import load_assignment
+    from lmgrade.declare.assignment import load_assignment
 
     page = (DOCS / "assignment-toml.md").read_text(encoding="utf-8")
     example = next(t.content for t in MarkdownIt("commonmark").parse(page) if t.type == "fence" and t.info == "toml")
@@ -270,7 +274,7 @@ def test_the_assignment_toml_example_loads_and_uses_every_key(tmp_path):
 
 def _template_variables() -> set[str]:
     """The names templates.render gives every template: its context's keys (each variant's name aside)."""
-    for node in ast.walk(_module_source("templates")):
+    for node in ast.walk(_module_source("declare.templates")):
         if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", "") == "context":
             return {k.value for k in node.value.keys if isinstance(k, ast.Constant)}
     raise AssertionError("templates.render has no `context`")

@@ -12,7 +12,7 @@ import pytest
 
 from helpers import ROOT, TEST_SECRET, invoke
 from lmgrade.sandbox import server
-from lmgrade.submission_limits import MAX_SUBMISSION_BYTES, MAX_UNPACKED_FILES
+from lmgrade.submissions.limits import MAX_SUBMISSION_BYTES, MAX_UNPACKED_FILES
 
 DOCS = ROOT / "docs"
 
@@ -49,8 +49,8 @@ def test_the_zip_figures_are_those_a_build_prints(tmp_path, monkeypatch):
 def test_the_selftest_example_lists_the_proofs_of_the_generated_package(tmp_path, monkeypatch):
     from test_authoring_kit import NAME, as_installed
 
-    from lmgrade.plugin_manager import make_manager
-    from lmgrade.selftest import plan
+    from lmgrade.declare.plugin_manager import make_manager
+    from lmgrade.prove.selftest import plan
 
     block = stated("authoring-kit.md", r"```\n(ok   reference[^`]*?)\n(\w+): (\d+) proofs hold\n```")
     names = [re.match(r"ok   (.+?): ", line).group(1) for line in block.group(1).splitlines()]

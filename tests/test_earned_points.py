@@ -8,13 +8,13 @@ import pytest
 from degenerate import write_degenerate
 
 from helpers import TEST_SECRET
-from lmgrade import catalog
-from lmgrade.checks import Case, CaseContext, Check, Mistake, explains
-from lmgrade.comparison import Tolerance
-from lmgrade.grading import Grader
-from lmgrade.oracle import LiveReference
+from lmgrade.core.comparison import Tolerance
+from lmgrade.core.seeds import PUBLIC_SECRET, check_rng
+from lmgrade.declare import catalog
+from lmgrade.declare.checks import Case, CaseContext, Check, Mistake, explains
+from lmgrade.grading.grader import Grader
+from lmgrade.grading.oracle import LiveReference
 from lmgrade.sandbox.pool import CaseOutcome
-from lmgrade.seeds import PUBLIC_SECRET, check_rng
 
 
 def test_a_property_is_paid_only_beside_a_right_answer(ngram, ngram_grader, tmp_path):
@@ -131,7 +131,7 @@ def test_a_property_that_holds_earns_nothing_beside_a_wrong_answer(graders, tmp_
     """backward's W_ah gradient off by a tenth, a mistake no one has named: backward twice gives the same
     answer, so the property holds, but a wrong answer never earns it; the modules' cases, right and
     repeatable, still pay."""
-    from lmgrade.flawed import Bug, write_flawed
+    from lmgrade.declare.flawed import Bug, write_flawed
 
     grader = graders("rnn")
     spec = grader.assignment.spec
@@ -151,7 +151,7 @@ def test_a_property_that_holds_earns_nothing_beside_a_wrong_answer(graders, tmp_
 def test_a_property_beside_an_answer_a_component_mistake_explains_is_paid(graders, tmp_path):
     """A BPTT bug makes backward's answer wrong, and its own check names the mistake: the property check's
     case is paid where its answer is exactly that mistake's, and says so."""
-    from lmgrade.flawed import write_flawed
+    from lmgrade.declare.flawed import write_flawed
 
     grader = graders("rnn")
     spec = grader.assignment.spec

@@ -9,14 +9,16 @@ import types
 import pytest
 from sandbox_fixtures import sandbox_pool, submission_of
 
-from lmgrade import UNEXPLAINED, catalog, expected_only, explained, stand_in
-from lmgrade.expected import draw_cases
-from lmgrade.expected_parts import answering_as_a_submission
-from lmgrade.explanations import not_explaining
-from lmgrade.oracle import LiveReference, run_scenario
+from lmgrade import UNEXPLAINED, expected_only, explained
+from lmgrade.core.expected_only import answering_as_a_submission
+from lmgrade.core.explanations import not_explaining
+from lmgrade.core.selection import Selection
+from lmgrade.declare import catalog
+from lmgrade.grading import stand_in
+from lmgrade.grading.expected_values import draw_cases
+from lmgrade.grading.oracle import LiveReference, run_scenario
 from lmgrade.plugins.transformer.public.judges import judge_generate
 from lmgrade.sandbox.limits import Limits
-from lmgrade.selection import Selection
 
 # The two parts a scenario's answer may leave out: the block that leaves it out, the part, and what it is then.
 PARTS = pytest.mark.parametrize(

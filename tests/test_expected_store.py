@@ -8,10 +8,10 @@ import shutil
 import pytest
 
 from helpers import TEST_SECRET
-from lmgrade import catalog
-from lmgrade.expected_store import ExpectedStore, default_folder
-from lmgrade.grading import Grader
-from lmgrade.oracle import LiveReference
+from lmgrade.declare import catalog
+from lmgrade.grading.expected_store import ExpectedStore, default_folder
+from lmgrade.grading.grader import Grader
+from lmgrade.grading.oracle import LiveReference
 
 
 class CountingReference(LiveReference):
@@ -103,7 +103,7 @@ def test_the_store_can_be_turned_off_or_moved(monkeypatch, tmp_path):
 
 def test_the_zips_recorded_values_leave_nothing_to_compute(tmp_path):
     """What run_autograder grades with: every check's expected values and mistakes' answers, recorded."""
-    from lmgrade.gradescope.build import record_expected
+    from lmgrade.course.gradescope.build import record_expected
 
     assignment, variant = catalog.load("ngram")
     entries = record_expected(assignment, variant, "course secret", tmp_path / "expected")
@@ -134,7 +134,7 @@ def test_a_gpu_checks_values_are_never_stored(ngram_copy, tmp_path):
 
 
 def test_a_recording_store_shares_its_entries_with_the_users_store(tmp_path):
-    from lmgrade.expected_store import RecordingStore
+    from lmgrade.grading.expected_store import RecordingStore
 
     users = ExpectedStore(tmp_path / "user")
     users.put("ab" + "0" * 62, {"expected": [1, 2], "seconds": 0.5})

@@ -9,8 +9,8 @@ import pytest
 from sandbox_fixtures import sandbox_pool, submission_of
 
 from lmgrade import UNEXPLAINED
-from lmgrade.explanations import needs_explaining
-from lmgrade.flawed import write_flawed
+from lmgrade.core.explanations import needs_explaining
+from lmgrade.declare.flawed import write_flawed
 from lmgrade.plugins.rnn.bugs import BUGS
 from lmgrade.sandbox.limits import Limits
 

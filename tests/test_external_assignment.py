@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from lmgrade.gradescope.local import clean_env, install
+from lmgrade.course.gradescope.local import clean_env, install
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "docs" / "examples" / "lmgrade-tiny"
@@ -124,7 +124,7 @@ def test_student_bundle_carries_the_public_package(venv, tmp_path):
         "tinylm/public/__init__.py",
         "tinylm/public/scenarios.py",
         "lmgrade_fixtures/tiny/fixtures.json",
-        "lmgrade/cli.py",
+        "lmgrade/cli/__init__.py",
     } <= members
     assert not [
         m

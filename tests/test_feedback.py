@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from lmgrade.checks import Case, CaseVerdict
-from lmgrade.feedback import MAX_FEEDBACK_CHARS, summarize
+from lmgrade.declare.checks import Case, CaseVerdict
+from lmgrade.grading.feedback import MAX_FEEDBACK_CHARS, summarize
 
 
 def test_feedback_of_one_check_stays_short():
@@ -61,7 +61,13 @@ def test_the_defences_line_says_what_was_in_force():
 
 def test_every_outcome_of_a_hidden_case_is_one_of_four_sentences_and_a_visible_one_says_more():
     from lmgrade import Check, Tolerance
-    from lmgrade.feedback import HIDDEN_FAILURES, NOT_IMPLEMENTED, UNANSWERED_HIDDEN, WRONG_HIDDEN, outcome_verdict
+    from lmgrade.grading.feedback import (
+        HIDDEN_FAILURES,
+        NOT_IMPLEMENTED,
+        UNANSWERED_HIDDEN,
+        WRONG_HIDDEN,
+        outcome_verdict,
+    )
     from lmgrade.sandbox.pool import CaseOutcome
 
     check = Check("c", "c", scenario=lambda m, a: a, make_cases=lambda ctx: [], tolerance=Tolerance(rtol=0, atol=0))
@@ -88,7 +94,7 @@ def test_every_outcome_of_a_hidden_case_is_one_of_four_sentences_and_a_visible_o
 def test_printed_output_names_the_submissions_files_as_the_student_has_them():
     """A warning names its file in the sandbox's copy, a folder of a new name each run: shown relative, the
     same submission gets the same feedback every time."""
-    from lmgrade.feedback import describe_output
+    from lmgrade.grading.feedback import describe_output
     from lmgrade.sandbox.pool import Output
 
     printed = [

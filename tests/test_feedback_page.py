@@ -15,13 +15,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from markupsafe import escape
 
-from lmgrade import pictures
-from lmgrade.checks import Case, CaseVerdict, Check, Mistake
-from lmgrade.hookspecs import hookimpl
-from lmgrade.plugin_manager import make_manager
+from lmgrade.declare.checks import Case, CaseVerdict, Check, Mistake
+from lmgrade.declare.hookspecs import hookimpl
+from lmgrade.declare.plugin_manager import make_manager
+from lmgrade.reports import pictures
 from lmgrade.reports.gradescope import page_pointer, results_json
 from lmgrade.reports.page import render_page, write_page
-from lmgrade.results import CheckScore, GradingRun, Verdict
+from lmgrade.reports.results import CheckScore, GradingRun, Verdict
 
 pytest.importorskip("matplotlib", reason="the pictures need matplotlib (the html extra)")
 

@@ -16,9 +16,9 @@ import numpy as np
 import pytest
 from test_docs_site import CHROMIUM_FLAGS, PAGE_TIMEOUT_MS, chromium
 
-from lmgrade.plugin_manager import get_manager
+from lmgrade.declare.plugin_manager import get_manager
 from lmgrade.reports.page import write_page
-from lmgrade.results import GradingRun
+from lmgrade.reports.results import GradingRun
 
 pytest.importorskip("matplotlib", reason="the pictures need matplotlib (the html extra)")
 

@@ -44,7 +44,7 @@ def test_html_does_not_go_with_case_and_an_unwritable_folder_is_refused(referenc
 def test_without_matplotlib_the_page_has_its_text_and_says_how_to_get_the_pictures(monkeypatch):
     from test_feedback_page import _check, _verdict
 
-    from lmgrade.results import GradingRun
+    from lmgrade.reports.results import GradingRun
 
     monkeypatch.setattr(feedback_page, "pictures_available", lambda: False)
     run = GradingRun(".", "", [_verdict(_check("one"), 1, [[1.0, 2.0, 3.0]], [[1.0, 2.0, 4.0]], output="off")])

@@ -13,12 +13,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from helpers import ROOT
-from lmgrade import catalog
-from lmgrade.regrade.cells import FORMULA_STARTS, neutralised, one_line, printable
-from lmgrade.regrade.graded import CheckScore, Graded
-from lmgrade.regrade.layout import discover
-from lmgrade.regrade.scores_csv import scores_table
-from lmgrade.submission import content_hash, prepare
+from lmgrade.course.regrade.cells import FORMULA_STARTS, neutralised, one_line, printable
+from lmgrade.course.regrade.graded import CheckScore, Graded
+from lmgrade.course.regrade.layout import discover
+from lmgrade.course.regrade.scores_csv import scores_table
+from lmgrade.declare import catalog
+from lmgrade.submissions.submitted_files import content_hash, prepare
 
 REFERENCE = ROOT / "reference" / "ngram" / "ngram.py"
 # What a file name on Linux may hold: any byte but "/" and NUL (a hidden folder is never a submission).

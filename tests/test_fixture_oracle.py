@@ -9,12 +9,13 @@ import sys
 import pytest
 
 from helpers import TEST_SECRET
-from lmgrade import catalog, wire
-from lmgrade.expected import draw_cases
-from lmgrade.fixtures import ARRAYS, DOCUMENT, Fixtures, describe, record, visible_checks
-from lmgrade.oracle import FixtureError, LiveReference, RecordedMistakeRaised, RecordedReference
-from lmgrade.seeds import PUBLIC_SECRET
-from lmgrade.selection import Selection
+from lmgrade.boundary import wire
+from lmgrade.core.seeds import PUBLIC_SECRET
+from lmgrade.core.selection import Selection
+from lmgrade.course.bundle.fixtures import ARRAYS, DOCUMENT, Fixtures, describe, record, visible_checks
+from lmgrade.declare import catalog
+from lmgrade.grading.expected_values import draw_cases
+from lmgrade.grading.oracle import FixtureError, LiveReference, RecordedMistakeRaised, RecordedReference
 
 
 @pytest.fixture(scope="module")
@@ -124,7 +125,7 @@ def test_check_imports_and_explains_itself_without_fork_rlimits_or_flock(referen
 
 
 def test_public_checks_leave_out_timing_and_hidden_checks_and_say_why():
-    from lmgrade.bundle.public import public_checks
+    from lmgrade.course.bundle.public import public_checks
 
     public = public_checks(Selection("transformer"))
     assignment, _ = catalog.load("transformer")

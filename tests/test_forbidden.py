@@ -1,4 +1,4 @@
-"""`lmgrade.forbidden`: each way of reaching a forbidden API is found, a student's own names are not.
+"""`lmgrade.boundary.forbidden`: each way of reaching a forbidden API is found, a student's own names are not.
 
 The forbidden list is the transformer assignment's contract. Every positive
 case names the line and the api it expects, so a resolution form that stops
@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 import torch  # noqa: F401 - imported so that paths can also be matched by identity, as in the grader
 
-from lmgrade.forbidden import Finding, reached, relevant, scan
+from lmgrade.boundary.forbidden import Finding, reached, relevant, scan
 
 ROOT = Path(__file__).resolve().parents[1]
 SDPA = "torch.nn.functional.scaled_dot_product_attention"

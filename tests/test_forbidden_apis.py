@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from lmgrade import catalog
-from lmgrade.flawed import apply
+from lmgrade.declare import catalog
+from lmgrade.declare.flawed import apply
 
 # A forbidden call in the attention costs its own checks, the properties and timings that run it, and the
 # training run; the block, model, train, evaluate_perplexity and generate checks are paid by their stand-in

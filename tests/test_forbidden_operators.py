@@ -13,9 +13,9 @@ from typing import NamedTuple
 
 import pytest
 
-from lmgrade import catalog
-from lmgrade.assignment import AssignmentError, load_assignment
-from lmgrade.flawed import apply
+from lmgrade.declare import catalog
+from lmgrade.declare.assignment import AssignmentError, load_assignment
+from lmgrade.declare.flawed import apply
 
 LAYER_NORM_LINE = "        mean = x.mean(dim=-1, keepdim=True)"
 ATTENTION_LINE = "        att = q @ k.transpose(-2, -1) / math.sqrt(self.d_head)  # (B, n_heads, T, T)"

@@ -6,7 +6,7 @@ import pytest
 from free_state import FREE
 
 from helpers import graded_in, study_unless, variant_params
-from lmgrade.flawed import write_flawed
+from lmgrade.declare.flawed import write_flawed
 
 # Slow: grades every variant of every assignment.
 pytestmark = pytest.mark.slow

@@ -15,13 +15,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from helpers import ROOT, SUBMISSIONS, lmgrade
-from lmgrade import templates
-from lmgrade.regrade import discover, regrade
-from lmgrade.regrade.cells import FORMULA_STARTS
-from lmgrade.regrade.executor import Executor
-from lmgrade.regrade.gradebook import CANVAS, GRADESCOPE, NOT_GRADED_COLUMN, write_gradebooks
-from lmgrade.regrade.graded import CheckScore, Graded, grade_folder
-from lmgrade.regrade.layout import METADATA, Student, SubmissionFolder
+from lmgrade.course.regrade import discover, regrade
+from lmgrade.course.regrade.cells import FORMULA_STARTS
+from lmgrade.course.regrade.executor import Executor
+from lmgrade.course.regrade.gradebook import CANVAS, GRADESCOPE, NOT_GRADED_COLUMN, write_gradebooks
+from lmgrade.course.regrade.graded import CheckScore, Graded, grade_folder
+from lmgrade.course.regrade.layout import METADATA, Student, SubmissionFolder
+from lmgrade.declare import templates
 
 EXPORT = """\
 submission_3:

@@ -13,7 +13,7 @@ import re
 
 import pytest
 
-from lmgrade import catalog
+from lmgrade.declare import catalog
 
 NAMED = re.compile(r"see (?:the check )?(\w+)(?:\)|: fix that first)")
 # Bugs whose feedback names other checks: in a function a method builds on, or beside a property.

@@ -2,7 +2,7 @@
 
 The zip is built by `lmgrade gradescope`, installed by its own setup.sh into
 a throwaway virtual environment and run in temporary folders laid out like
-/autograder, as `lmgrade gradescope --try` does (`lmgrade.gradescope.trial`,
+/autograder, as `lmgrade gradescope --try` does (`lmgrade.course.gradescope.trial`,
 with the scripts' local-run settings). Every results.json must be valid
 Gradescope JSON with the scores `lmgrade grade` gives the same submission.
 The throwaway environment reuses this interpreter's libraries, so pip
@@ -27,13 +27,13 @@ from pathlib import Path
 import pytest
 
 from helpers import TEST_SECRET, study_unless, validate
-from lmgrade import catalog
-from lmgrade.flawed import write_flawed
-from lmgrade.gradescope.layout import CONFIG_NAME, EXPECTED_FOLDER, Layout
-from lmgrade.gradescope.local import LocalInstall, clean_env, install
-from lmgrade.gradescope.trial import install_for_trial
+from lmgrade.core.selection import Selection
+from lmgrade.course.gradescope.layout import CONFIG_NAME, EXPECTED_FOLDER, Layout
+from lmgrade.course.gradescope.local import LocalInstall, clean_env, install
+from lmgrade.course.gradescope.trial import install_for_trial
+from lmgrade.declare import catalog
+from lmgrade.declare.flawed import write_flawed
 from lmgrade.reports.gradescope import NOT_GRADED
-from lmgrade.selection import Selection
 
 # Slow: builds zips and wheels, installs them into virtual environments.
 pytestmark = pytest.mark.slow
@@ -317,7 +317,7 @@ def test_a_stopped_run_leaves_valid_results_with_what_finished(installed, sig):
     layout = installed.new_root(looping_submission())
     # The supervisor itself, as a timeout's signal would find it.
     proc = subprocess.Popen(
-        [str(installed.venv / "bin" / "python"), "-I", "-m", "lmgrade.gradescope.supervise"],
+        [str(installed.venv / "bin" / "python"), "-I", "-m", "lmgrade.course.gradescope.supervise"],
         cwd=layout.root,
         env=installed.env(layout),
         stdout=subprocess.PIPE,

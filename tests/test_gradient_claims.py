@@ -12,9 +12,10 @@ import numpy as np
 import pytest
 
 from helpers import TEST_SECRET
-from lmgrade import AGREE, NOT_MEASURED, Tolerance, agreement, catalog, compare, finite_differences, which_half
-from lmgrade.expected import draw_cases
-from lmgrade.oracle import LiveReference, run_scenario
+from lmgrade import AGREE, NOT_MEASURED, Tolerance, agreement, compare, finite_differences, which_half
+from lmgrade.declare import catalog
+from lmgrade.grading.expected_values import draw_cases
+from lmgrade.grading.oracle import LiveReference, run_scenario
 
 SCALES = (1.0, 30.0)
 # Arguments whose values the scenario relies on as they are (probabilities, token ids, sizes).

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from lmgrade.errors import HarnessFault
-from lmgrade.grade import grade_submission
-from lmgrade.results import HARNESS_FAULT_NOTE
+from lmgrade.core.errors import HarnessFault
+from lmgrade.grading.submission_grading import grade_submission
+from lmgrade.reports.results import HARNESS_FAULT_NOTE
 
 
 def test_one_call_grades_and_keeps_results(ngram, reference_submission, tmp_path):
@@ -63,9 +63,9 @@ def test_an_untouched_stub_costs_no_expected_values_no_training_and_no_timing(tm
     """Where no case answered, nothing is compared: the reference never runs, for answers, training or laps."""
     from conftest import TEST_SECRET
 
-    from lmgrade import catalog, templates
-    from lmgrade.grading import Grader
-    from lmgrade.oracle import LiveReference
+    from lmgrade.declare import catalog, templates
+    from lmgrade.grading.grader import Grader
+    from lmgrade.grading.oracle import LiveReference
 
     assignment, variant = catalog.load("transformer")
     assignment = assignment.on("cpu")

@@ -8,10 +8,10 @@ import pytest
 from markdown_it import MarkdownIt
 
 from helpers import variant_params
-from lmgrade import catalog, templates
-from lmgrade.checks import Check
-from lmgrade.handout import cell, how_checks_pay
-from lmgrade.selection import Selection
+from lmgrade.core.selection import Selection
+from lmgrade.declare import catalog, templates
+from lmgrade.declare.checks import Check
+from lmgrade.declare.handout import cell, how_checks_pay
 
 
 def _tables(markdown: str) -> list[list[list[str]]]:

@@ -17,9 +17,9 @@ from pathlib import Path
 import pytest
 
 from helpers import ROOT, shortened
-from lmgrade.assignment import AssignmentError, load_assignment
-from lmgrade.grading import Grader
-from lmgrade.oracle import LiveReference
+from lmgrade.declare.assignment import AssignmentError, load_assignment
+from lmgrade.grading.grader import Grader
+from lmgrade.grading.oracle import LiveReference
 from lmgrade.sandbox.limits import Limits
 from lmgrade.sandbox.pool import Cancellation, SandboxPool
 
@@ -92,7 +92,7 @@ def test_a_function_that_hangs_costs_each_check_one_case(ngram, tmp_path):
     by_name = {v.check.name: v for v in verdicts}
     assert by_name["pad"].passed and by_name["count_ngrams"].passed
     # fit has no stand-in: a stand-in run of a check that calls it would hang again, and none is made.
-    assert "lmgrade.stand_in:replay" not in asked
+    assert "lmgrade.grading.stand_in:replay" not in asked
     ran_out = [v for v in verdicts if any("time limit exceeded" in c.message for _, c in v.cases)]
     assert {"fit", "prob_mle", "sample"} <= {v.check.name for v in ran_out}
     for verdict in ran_out:
@@ -124,7 +124,7 @@ def test_a_cancelled_run_runs_no_case(tmp_path):
     cancellation.cancel("over budget")  # the first reason stays
     with SandboxPool(preload=[], forbidden_modules=[], protected=[], jobs=1) as pool:
         report = pool.run(
-            scenario="lmgrade.loader:import_probe",
+            scenario="lmgrade.submissions.loader:import_probe",
             submission=folder,
             files=["ngram.py"],
             cases=[None, None],

@@ -5,8 +5,8 @@ from __future__ import annotations
 import dataclasses
 
 from helpers import ROOT, TEST_SECRET
-from lmgrade.grading import Grader
-from lmgrade.oracle import LiveReference
+from lmgrade.grading.grader import Grader
+from lmgrade.grading.oracle import LiveReference
 
 REFERENCE = (ROOT / "reference" / "ngram" / "ngram.py").read_text()
 
@@ -115,7 +115,7 @@ def pad(sentence, n):
 
 def test_results_written_into_the_graded_folder_are_not_part_of_the_submission(ngram, tmp_path):
     """`lmgrade grade . --results results.json`: checks copy the folder while its results are rewritten."""
-    from lmgrade.grade import grade_submission
+    from lmgrade.grading.submission_grading import grade_submission
 
     assignment, variant = ngram
     folder = _submission(tmp_path, LISTS_ITS_FOLDER)

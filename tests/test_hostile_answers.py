@@ -23,10 +23,10 @@ import numpy as np
 import pytest
 
 from helpers import ROOT
-from lmgrade import wire
-from lmgrade.comparison import Tolerance, compare
-from lmgrade.feedback import HIDDEN_FAILURES, UNANSWERED_HIDDEN
-from lmgrade.grade import grade_submission
+from lmgrade.boundary import wire
+from lmgrade.core.comparison import Tolerance, compare
+from lmgrade.grading.feedback import HIDDEN_FAILURES, UNANSWERED_HIDDEN
+from lmgrade.grading.submission_grading import grade_submission
 
 REFERENCE = (ROOT / "reference" / "ngram" / "ngram.py").read_text()
 
@@ -463,8 +463,8 @@ def test_a_stub_raising_from_a_forged_file_name_is_graded_without_opening_it(ngr
 
 
 def test_where_a_stub_raised_is_found_in_the_graders_own_read_and_a_forged_name_opens_nothing(monkeypatch):
-    from lmgrade import composition
-    from lmgrade.feedback import frames
+    from lmgrade.declare import composition
+    from lmgrade.grading.feedback import frames
 
     source = "class NGramLM:\n    def fit(self, corpus):\n        raise NotImplementedError\n"
 
@@ -502,8 +502,8 @@ def test_a_visible_traceback_shows_the_students_frames_and_the_graders_call_in_w
 @pytest.mark.parametrize("name", ["rnn", "lstm"])
 def test_a_hidden_gradient_check_says_only_that_backward_disagrees(name):
     """How the backward disagrees with finite differences is text the child sends: a hidden case leaves it out."""
-    from lmgrade import catalog
-    from lmgrade.checks import Case
+    from lmgrade.declare import catalog
+    from lmgrade.declare.checks import Case
 
     check = next(c for c in catalog.load(name)[0].checks if c.name == "bptt_hidden")
     key = "backward against finite differences of loss"
@@ -517,8 +517,8 @@ def test_a_hidden_gradient_check_says_only_that_backward_disagrees(name):
 
 def test_an_import_failure_in_a_hidden_check_says_no_answer_only(ngram):
     """The submission may fail to import inside a check alone (it can read the check's inputs from memory)."""
-    from lmgrade.checks import Case
-    from lmgrade.feedback import outcome_verdict
+    from lmgrade.declare.checks import Case
+    from lmgrade.grading.feedback import outcome_verdict
     from lmgrade.sandbox.pool import CaseOutcome
 
     checks = {c.name: c for c in ngram[0].checks}

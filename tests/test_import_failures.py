@@ -6,11 +6,11 @@ import json
 import sys
 from pathlib import Path
 
-from lmgrade.checks import CaseVerdict
-from lmgrade.grade import grade_submission
-from lmgrade.import_probe import ImportProbe
+from lmgrade.boundary.schema import case_result
+from lmgrade.declare.checks import CaseVerdict
+from lmgrade.grading.import_probe import ImportProbe
+from lmgrade.grading.submission_grading import grade_submission
 from lmgrade.sandbox.pool import RunReport
-from lmgrade.sandbox.schema import case_result
 
 ROOT = Path(__file__).resolve().parents[1]
 PAD = "def pad(sentence: list[str], n: int) -> list[str]:"
@@ -108,9 +108,9 @@ def test_the_import_probe_runs_beside_the_first_checks_and_its_failure_is_told_b
     import threading
 
     from helpers import TEST_SECRET
-    from lmgrade import catalog
-    from lmgrade.grading import Grader
-    from lmgrade.oracle import LiveReference
+    from lmgrade.declare import catalog
+    from lmgrade.grading.grader import Grader
+    from lmgrade.grading.oracle import LiveReference
 
     assignment, variant = catalog.load("ngram")
     submission = tmp_path / "submission"
@@ -122,7 +122,7 @@ def test_the_import_probe_runs_beside_the_first_checks_and_its_failure_is_told_b
         run = grader.pool.run
 
         def recording(**kw):
-            if kw["scenario"] == "lmgrade.loader:import_probe":
+            if kw["scenario"] == "lmgrade.submissions.loader:import_probe":
                 # Held until a check's run starts: one starts only if the checks do not wait for the probe.
                 assert a_check_started.wait(10), "no check ran beside the import probe"
             else:

@@ -20,9 +20,9 @@ import pytest
 from sandbox_fixtures import sandbox_pool, submission_of
 
 from helpers import ROOT, TEST_SECRET
-from lmgrade import catalog
-from lmgrade.grading import Grader
-from lmgrade.oracle import LiveReference
+from lmgrade.declare import catalog
+from lmgrade.grading.grader import Grader
+from lmgrade.grading.oracle import LiveReference
 from lmgrade.sandbox import ipc, landlock, privileges
 from lmgrade.sandbox.limits import Limits
 
@@ -69,7 +69,7 @@ THIEF = textwrap.dedent('''
 
 
     def stolen(n):
-        wire = sys.modules["lmgrade.wire"]
+        wire = sys.modules["lmgrade.boundary.wire"]
         header = re.compile(re.escape(bytes([CASE_RESULT, 0, 0, 0])) + b"[\\\\x00-" + bytes([n - 1]) + b"]", re.S)
         answers = {}
         for pid in (os.getpid(), os.getppid()):
@@ -262,8 +262,8 @@ INSTALLED = textwrap.dedent("""
     from pathlib import Path
     sys.path.insert(0, sys.argv[1])
     from lmgrade import catalog
-    from lmgrade.grading import Grader
-    from lmgrade.oracle import LiveReference
+    from lmgrade.grading.grader import Grader
+    from lmgrade.grading.oracle import LiveReference
     from lmgrade.sandbox.limits import Limits
 
     assert Path(catalog.__file__).is_relative_to(sys.argv[1])

@@ -95,7 +95,7 @@ def test_the_console_script_is_lmgrade_cli():
 
 @pytest.mark.slow
 def test_the_wheel_installs_only_lmgrade(tmp_path):
-    from lmgrade.gradescope.wheel import build_wheel
+    from lmgrade.course.gradescope.wheel import build_wheel
 
     wheel = build_wheel(ROOT, tmp_path)
     with zipfile.ZipFile(wheel) as zf:
@@ -103,8 +103,8 @@ def test_the_wheel_installs_only_lmgrade(tmp_path):
         names = zf.namelist()
     assert tops == {"lmgrade", wheel.name.split("-")[0] + "-" + wheel.name.split("-")[1] + ".dist-info"}
     for expected in (
-        "lmgrade/cli.py",
-        "lmgrade/plugin_manager.py",
+        "lmgrade/cli/__init__.py",
+        "lmgrade/declare/plugin_manager.py",
         "lmgrade/plugins/ngram/__init__.py",
         "lmgrade/assignments/ngram/assignment.toml",
         "lmgrade/plugins/ngram/equivalent_mutants.toml",

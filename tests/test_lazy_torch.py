@@ -8,7 +8,9 @@ import sys
 import types
 
 from helpers import ROOT
-from lmgrade import catalog, device, lazy_import, templates
+from lmgrade import lazy_import
+from lmgrade.core import device
+from lmgrade.declare import catalog, templates
 
 
 def test_a_lazy_module_is_imported_by_its_first_attribute_and_copies_nothing(tmp_path, monkeypatch):

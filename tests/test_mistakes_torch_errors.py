@@ -15,8 +15,8 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from lmgrade.checks import Case, Check, Mistake  # noqa: E402
-from lmgrade.expected import ExpectedValues, same_message  # noqa: E402
+from lmgrade.declare.checks import Case, Check, Mistake  # noqa: E402
+from lmgrade.grading.expected_values import ExpectedValues, same_message  # noqa: E402
 from lmgrade.sandbox.child import describe_exception  # noqa: E402
 from lmgrade.sandbox.pool import CaseOutcome  # noqa: E402
 

@@ -7,9 +7,10 @@ import json
 import pytest
 
 from helpers import TEST_SECRET, lmgrade, study_unless
-from lmgrade import catalog, mutants
-from lmgrade.mutants import all_mutants, label, load_equivalents, run_mutants
-from lmgrade.selection import Selection
+from lmgrade.core.selection import Selection
+from lmgrade.declare import catalog
+from lmgrade.prove import mutants
+from lmgrade.prove.mutants import all_mutants, label, load_equivalents, run_mutants
 
 # Slow: grades samples of mutants.
 pytestmark = pytest.mark.slow

@@ -13,9 +13,10 @@ import pytest
 from click.testing import CliRunner
 from rich.console import Console
 
-from lmgrade import cli, mutants
-from lmgrade.mutants import MutantResult, MutantsReport, equivalent_entry, label, load_equivalents
-from lmgrade.mutation import Mutant
+from lmgrade.cli import app as cli
+from lmgrade.prove import mutants
+from lmgrade.prove.mutants import MutantResult, MutantsReport, equivalent_entry, label, load_equivalents
+from lmgrade.prove.mutation import Mutant
 
 if sys.version_info >= (3, 11):
     import tomllib

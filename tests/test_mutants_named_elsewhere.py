@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from lmgrade import catalog
-from lmgrade.mutants import MutantResult, MutantsReport, mistake_places
-from lmgrade.mutation import Mutant
+from lmgrade.core.selection import Selection
+from lmgrade.declare import catalog
 from lmgrade.plugins.seq2seq import mistakes as M
-from lmgrade.selection import Selection
+from lmgrade.prove.mutants import MutantResult, MutantsReport, mistake_places
+from lmgrade.prove.mutation import Mutant
 
 
 def _seq2seq():

@@ -14,8 +14,8 @@ import re
 from test_authoring_kit import NAME, PACKAGE, generated  # noqa: F401 (the fixture)
 
 from helpers import TEST_SECRET
-from lmgrade.plugin_manager import make_manager
-from lmgrade.selftest import NAMED_ELSEWHERE, plan, selftest
+from lmgrade.declare.plugin_manager import make_manager
+from lmgrade.prove.selftest import NAMED_ELSEWHERE, plan, selftest
 
 RETURN = '"return e / e.sum(axis=-1, keepdims=True)", "return e / e.sum(axis=0, keepdims=True)"'
 EXP = "e = np.exp(x - x.max(axis=-1, keepdims=True))"

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from lmgrade.mutation import OPERATORS, make_mutants
+from lmgrade.prove.mutation import make_mutants
+from lmgrade.prove.mutation_operators import OPERATORS
 
 NGRAM = (Path(__file__).resolve().parents[1] / "reference" / "ngram" / "ngram.py").read_text()
 

@@ -15,16 +15,16 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from helpers import ROOT, SUBMISSIONS
-from lmgrade import templates
-from lmgrade.regrade.graded import Graded
-from lmgrade.regrade.layout import SubmissionFolder
-from lmgrade.regrade.near_duplicates import (
+from lmgrade.course.regrade.graded import Graded
+from lmgrade.course.regrade.layout import SubmissionFolder
+from lmgrade.course.regrade.near_duplicates import (
     THRESHOLD,
     class_near_duplicates,
     fingerprints,
     near_duplicates,
     normalised_tokens,
 )
+from lmgrade.declare import templates
 
 REFERENCE = ROOT / "reference" / "ngram" / "ngram.py"
 
@@ -125,7 +125,7 @@ def test_pairs_of_identical_files_are_left_to_the_identical_groups(tmp_path, stu
 
 def test_fingerprints_are_the_same_in_every_process():
     code = (
-        "from lmgrade.regrade.near_duplicates import fingerprints; import pathlib; "
+        "from lmgrade.course.regrade.near_duplicates import fingerprints; import pathlib; "
         f"print(sorted(fingerprints([pathlib.Path({str(REFERENCE)!r}).read_text()]))[:5])"
     )
     runs = {
@@ -218,7 +218,7 @@ def test_no_source_stops_the_comparison(source):
 
 
 def test_a_source_larger_than_is_parsed_is_compared_as_written(monkeypatch):
-    from lmgrade.regrade import syntax_tree
+    from lmgrade.course.regrade import syntax_tree
 
     source = "def f(x):\n    pass; return g(x, *())\n"
     parsed = normalised_tokens(source)
@@ -241,7 +241,7 @@ def test_a_folder_or_file_that_cannot_be_read_is_left_out_of_the_comparison(tmp_
             raise PermissionError(13, "Permission denied", str(folder))
         return real(folder, files)
 
-    from lmgrade.regrade import near_duplicates as module
+    from lmgrade.course.regrade import near_duplicates as module
 
     real = module.locate
     monkeypatch.setattr(module, "locate", unreadable)

@@ -14,12 +14,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from helpers import ROOT, lmgrade, variant_params
-from lmgrade import catalog, notebook, notebook_reader, starter_notebook, templates
-from lmgrade.cli import main
-from lmgrade.grade import grade_submission
-from lmgrade.selection import Selection
-from lmgrade.submission import prepare
-from lmgrade.submission_limits import UnreadableSubmission
+from lmgrade.cli.app import main
+from lmgrade.core.selection import Selection
+from lmgrade.declare import catalog, starter_notebook, templates
+from lmgrade.grading.submission_grading import grade_submission
+from lmgrade.submissions import notebook, notebook_reader
+from lmgrade.submissions.limits import UnreadableSubmission
+from lmgrade.submissions.submitted_files import prepare
 
 REFERENCE_NGRAM = (ROOT / "reference" / "ngram" / "ngram.py").read_text()
 

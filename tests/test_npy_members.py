@@ -8,7 +8,7 @@ import zipfile
 import numpy as np
 import pytest
 
-from lmgrade import npy_members, wire
+from lmgrade.boundary import npy_members, wire
 
 ARRAYS = [
     np.arange(12.0).reshape(3, 4),

@@ -9,17 +9,8 @@ from pathlib import Path
 import pytest
 
 from helpers import ROOT, TEST_SECRET, shortened
-from lmgrade import catalog, wire
-from lmgrade.assignment import AssignmentError, load_assignment
-from lmgrade.checks import CaseContext
-from lmgrade.expected_store import ExpectedStore
-from lmgrade.grade import grade_submission
-from lmgrade.gradescope import grade as gradescope_grade
-from lmgrade.gradescope.config import CheckEntry, ZipConfig
-from lmgrade.gradescope.layout import ROOT_ENV
-from lmgrade.gradescope.metadata import METADATA, read_submitters
-from lmgrade.grading import Grader
-from lmgrade.hidden_inputs import (
+from lmgrade.boundary import wire
+from lmgrade.core.hidden_inputs import (
     COURSE,
     HiddenInputs,
     hidden_inputs,
@@ -27,14 +18,24 @@ from lmgrade.hidden_inputs import (
     per_student_asked,
     student_identity,
 )
-from lmgrade.oracle import LiveReference
-from lmgrade.regrade import discover, regrade
-from lmgrade.regrade.executor import LocalExecutor
-from lmgrade.regrade.layout import METADATA as EXPORT_METADATA
-from lmgrade.regrade.layout import Student, read_metadata
-from lmgrade.seeds import check_rng, derive_seed
-from lmgrade.selection import Selection
-from lmgrade.student_grader import StudentGrader, for_student, is_hidden
+from lmgrade.core.seeds import check_rng, derive_seed
+from lmgrade.core.selection import Selection
+from lmgrade.course.gradescope import grade as gradescope_grade
+from lmgrade.course.gradescope.config import CheckEntry, ZipConfig
+from lmgrade.course.gradescope.layout import ROOT_ENV
+from lmgrade.course.gradescope.metadata import METADATA, read_submitters
+from lmgrade.course.regrade import discover, regrade
+from lmgrade.course.regrade.executor import LocalExecutor
+from lmgrade.course.regrade.layout import METADATA as EXPORT_METADATA
+from lmgrade.course.regrade.layout import Student, read_metadata
+from lmgrade.declare import catalog
+from lmgrade.declare.assignment import AssignmentError, load_assignment
+from lmgrade.declare.checks import CaseContext
+from lmgrade.grading.expected_store import ExpectedStore
+from lmgrade.grading.grader import Grader
+from lmgrade.grading.oracle import LiveReference
+from lmgrade.grading.per_student import StudentGrader, for_student, is_hidden
+from lmgrade.grading.submission_grading import grade_submission
 
 ADA = "ada@example.edu"
 GRACE = "grace@example.edu"
@@ -289,7 +290,7 @@ def test_a_regrade_says_which_seed_each_submission_was_graded_with(tmp_path, ngr
 
 
 def test_a_regrade_without_per_student_inputs_has_no_seed_column(tmp_path, ngram):
-    from lmgrade.regrade.scores_csv import scores_table
+    from lmgrade.course.regrade.scores_csv import scores_table
 
     assignment, _ = ngram
     assert "seed" not in scores_table(assignment.checks, [])[0]
@@ -298,7 +299,7 @@ def test_a_regrade_without_per_student_inputs_has_no_seed_column(tmp_path, ngram
 
 
 def test_the_student_bundle_is_unaffected(ngram):
-    from lmgrade.fixtures import describe
+    from lmgrade.course.bundle.fixtures import describe
 
     assignment, variant = ngram
     recorded = describe(assignment, variant)
@@ -307,8 +308,8 @@ def test_the_student_bundle_is_unaffected(ngram):
 
 
 def test_a_dask_worker_draws_the_students_inputs_from_its_own_secret(monkeypatch, ngram):
-    from lmgrade.regrade import cluster
-    from lmgrade.regrade.content import grading_fingerprint, read_files
+    from lmgrade.course.regrade import cluster
+    from lmgrade.course.regrade.content import grading_fingerprint, read_files
 
     monkeypatch.setenv("LMGRADE_SECRET", TEST_SECRET)
     monkeypatch.setattr(cluster, "_graders", {})  # this test's grader only, closed below

@@ -8,14 +8,14 @@ import textwrap
 
 import pytest
 
-from lmgrade import catalog
-from lmgrade.grading import Grader
-from lmgrade.oracle import LiveReference
-from lmgrade.plugin_manager import make_manager
+from lmgrade.declare import catalog
+from lmgrade.declare.plugin_manager import make_manager
+from lmgrade.grading.grader import Grader
+from lmgrade.grading.oracle import LiveReference
 
 PLUGIN = textwrap.dedent("""
     from lmgrade import hookimpl
-    from lmgrade.checks import Case, Check
+    from lmgrade.declare.checks import Case, Check
     from lmgrade.sandbox.limits import Limits
 
 
@@ -81,7 +81,7 @@ def test_each_assignment_hides_the_other_references_from_the_sandbox():
 
 
 def test_assignment_toml_may_name_another_reference_package(tmp_path):
-    from lmgrade.assignment import load_assignment
+    from lmgrade.declare.assignment import load_assignment
 
     toml = (catalog.assignment_folders()["ngram"] / "assignment.toml").read_text()
     assert load_assignment(catalog.assignment_folders()["ngram"] / "assignment.toml").reference_package is None
@@ -93,7 +93,7 @@ def test_assignment_toml_may_name_another_reference_package(tmp_path):
 
 
 def test_hooks_have_docstrings():
-    from lmgrade import hookspecs
+    from lmgrade.declare import hookspecs
 
     for name in ("lmgrade_assignments", "lmgrade_checks"):
         assert getattr(hookspecs, name).__doc__.strip()
@@ -111,7 +111,7 @@ def test_an_entry_point_plugin_adds_a_check_that_runs(installed_plugin, referenc
 
 
 def test_a_check_named_in_the_toml_but_provided_by_no_plugin_is_an_error(tmp_path):
-    from lmgrade.assignment import AssignmentError, bind, load_assignment
+    from lmgrade.declare.assignment import AssignmentError, bind, load_assignment
 
     spec = load_assignment(catalog.assignment_folders()["ngram"] / "assignment.toml")
     with pytest.raises(AssignmentError, match=r"\[checks.pad\]: no plugin provides"):
@@ -120,7 +120,7 @@ def test_a_check_named_in_the_toml_but_provided_by_no_plugin_is_an_error(tmp_pat
 
 BROKEN = textwrap.dedent("""
     from lmgrade import hookimpl
-    from lmgrade.checks import Case, Check
+    from lmgrade.declare.checks import Case, Check
 
 
     def scenario(modules, args):

@@ -17,18 +17,18 @@ import pytest
 from degenerate import RAISES, write_degenerate
 
 from helpers import ROOT, TEST_SECRET, distinctive_reference_lines, shortened
-from lmgrade import catalog
-from lmgrade.assignment import Assignment, AssignmentError, bind, load_assignment
-from lmgrade.bundle.sources import grader_files
-from lmgrade.fixtures import Fixtures, describe, record
-from lmgrade.flawed import without_docstring
-from lmgrade.grading import Grader
-from lmgrade.oracle import RecordedReference
+from lmgrade.core.seeds import PUBLIC_SECRET
+from lmgrade.core.selection import Selection
+from lmgrade.course.bundle.fixtures import Fixtures, describe, record
+from lmgrade.course.bundle.sources import grader_files
+from lmgrade.course.regrade import discover, regrade
+from lmgrade.course.regrade.executor import LocalExecutor
+from lmgrade.declare import catalog
+from lmgrade.declare.assignment import Assignment, AssignmentError, bind, load_assignment
+from lmgrade.declare.flawed import without_docstring
+from lmgrade.grading.grader import Grader
+from lmgrade.grading.oracle import RecordedReference
 from lmgrade.plugins.transformer.positions import ROPE_ANGLE_D_MODEL
-from lmgrade.regrade import discover, regrade
-from lmgrade.regrade.executor import LocalExecutor
-from lmgrade.seeds import PUBLIC_SECRET
-from lmgrade.selection import Selection
 
 # Slow: grades every positions variant, and regrades one.
 pytestmark = pytest.mark.slow
@@ -172,7 +172,7 @@ def test_the_recorded_public_checks_of_each_variant_grade_the_reference(tmp_path
 
 @pytest.mark.study  # the suite regrades in the default variants (test_regrade.py)
 def test_a_regrade_in_the_rope_variant(tmp_path):
-    from lmgrade.regrade.content import grading_fingerprint
+    from lmgrade.course.regrade.content import grading_fingerprint
 
     fingerprints = {
         positions: grading_fingerprint(*catalog.load(Selection("transformer", {"positions": positions})), TEST_SECRET)

@@ -14,7 +14,7 @@ import pytest
 from degenerate import write_degenerate
 
 from helpers import ROOT
-from lmgrade.flawed import without_docstring
+from lmgrade.declare.flawed import without_docstring
 
 # Appended to the submission's layers.py: at import, in the child, every property scenario of the
 # transformer is given this module's code (the fork server bound the functions before the import, so

@@ -12,11 +12,12 @@ from __future__ import annotations
 import pytest
 
 from helpers import ASSIGNMENTS, TEST_SECRET
-from lmgrade import catalog, wire
-from lmgrade.expected import ExpectedValues, draw_cases
-from lmgrade.oracle import LiveReference
-from lmgrade.seeds import PUBLIC_SECRET, case_secret
-from lmgrade.student_grader import is_hidden
+from lmgrade.boundary import wire
+from lmgrade.core.seeds import PUBLIC_SECRET, case_secret
+from lmgrade.declare import catalog
+from lmgrade.grading.expected_values import ExpectedValues, draw_cases
+from lmgrade.grading.oracle import LiveReference
+from lmgrade.grading.per_student import is_hidden
 
 
 def _args(cases) -> list[bytes]:

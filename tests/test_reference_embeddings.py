@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 import torch
 
-from lmgrade.loader import load_files
 from lmgrade.plugins.transformer.corpus import sparse_markov
+from lmgrade.submissions.loader import load_files
 
 ROOT = Path(__file__).resolve().parents[1]
 

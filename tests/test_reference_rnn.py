@@ -11,7 +11,7 @@ import pytest
 import torch
 
 from helpers import numeric_grad, rel_error
-from lmgrade.loader import load_files
+from lmgrade.submissions.loader import load_files
 
 ROOT = Path(__file__).resolve().parents[1]
 ACTIVATIONS = ["sigmoid", "tanh"]

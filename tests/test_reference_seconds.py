@@ -6,10 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from helpers import TEST_SECRET
-from lmgrade import catalog
-from lmgrade.expected_store import ExpectedStore
-from lmgrade.grading import Grader
-from lmgrade.oracle import LiveReference
+from lmgrade.declare import catalog
+from lmgrade.grading.expected_store import ExpectedStore
+from lmgrade.grading.grader import Grader
+from lmgrade.grading.oracle import LiveReference
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -20,7 +20,7 @@ import pytest
 import torch
 import torch.nn as nn
 
-from lmgrade.loader import load_files
+from lmgrade.submissions.loader import load_files
 
 ROOT = Path(__file__).resolve().parents[1]
 s2s = load_files(ROOT / "reference" / "seq2seq", ["seq2seq.py"])["seq2seq"]

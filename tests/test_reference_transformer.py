@@ -17,7 +17,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from lmgrade.loader import load_files
+from lmgrade.submissions.loader import load_files
 
 ROOT = Path(__file__).resolve().parents[1]
 FILES = ["layers.py", "model.py", "train.py"]

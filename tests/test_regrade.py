@@ -11,14 +11,14 @@ from pathlib import Path
 import pytest
 
 from helpers import ROOT, SUBMISSIONS, TEST_SECRET, shortened, validate
-from lmgrade import catalog
-from lmgrade.errors import HarnessFault
-from lmgrade.flawed import write_flawed
-from lmgrade.grade import grade_submission
-from lmgrade.regrade import discover, regrade
-from lmgrade.regrade.executor import LocalExecutor
-from lmgrade.regrade.layout import METADATA, SubmissionFolder
-from lmgrade.results import HARNESS_FAULT_NOTE
+from lmgrade.core.errors import HarnessFault
+from lmgrade.course.regrade import discover, regrade
+from lmgrade.course.regrade.executor import LocalExecutor
+from lmgrade.course.regrade.layout import METADATA, SubmissionFolder
+from lmgrade.declare import catalog
+from lmgrade.declare.flawed import write_flawed
+from lmgrade.grading.submission_grading import grade_submission
+from lmgrade.reports.results import HARNESS_FAULT_NOTE
 
 # Slow: regrades classes, on a Dask cluster too.
 pytestmark = pytest.mark.slow
@@ -241,7 +241,7 @@ def test_the_report_shows_the_distribution_the_checks_and_the_mistakes(regraded)
 
 def test_a_dask_cluster_of_two_worker_processes_gives_the_same_files(regraded, tmp_path, monkeypatch):
     distributed = pytest.importorskip("distributed")
-    from lmgrade.regrade import ExecutorError, make_executor, parse_executor
+    from lmgrade.course.regrade import ExecutorError, make_executor, parse_executor
 
     root, out, _, _ = regraded
     assignment, variant = catalog.load("ngram")
@@ -290,14 +290,14 @@ def test_a_regrade_s_checks_wait_for_the_import_probe_so_an_import_that_hangs_co
 
         executor.grader.pool.run = counted
         graded = {s.key: g for s, g in executor.grade([SubmissionFolder("loops", tmp_path / "loops")])}
-        assert [scenario for _, scenario in asked] == ["lmgrade.loader:import_probe"]
+        assert [scenario for _, scenario in asked] == ["lmgrade.submissions.loader:import_probe"]
         assert all("could not be imported: it ran past its time limit" in c.output for c in graded["loops"].checks)
         graded = {s.key: g for s, g in executor.grade([SubmissionFolder("right", tmp_path / "right")])}
-        assert graded["right"].score == 100 and asked[1][1] == "lmgrade.loader:import_probe"
+        assert graded["right"].score == 100 and asked[1][1] == "lmgrade.submissions.loader:import_probe"
 
 
 def test_where_the_gpu_checks_run_is_part_of_the_grading_fingerprint():
-    from lmgrade.regrade.content import grading_fingerprint
+    from lmgrade.course.regrade.content import grading_fingerprint
 
     unbound, variant = catalog.load("transformer")
     on_cpu = unbound.on("cpu")

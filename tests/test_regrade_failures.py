@@ -17,12 +17,12 @@ from pathlib import Path
 import pytest
 
 from helpers import ROOT, TEST_SECRET
-from lmgrade.regrade import discover, regrade
-from lmgrade.regrade.executor import Executor, LocalExecutor
-from lmgrade.regrade.graded import CheckScore, Graded, grade_folder
-from lmgrade.regrade.layout import METADATA
-from lmgrade.regrade.records import ResultsFolder
-from lmgrade.regrade.run import OutputError
+from lmgrade.course.regrade import discover, regrade
+from lmgrade.course.regrade.executor import Executor, LocalExecutor
+from lmgrade.course.regrade.graded import CheckScore, Graded, grade_folder
+from lmgrade.course.regrade.layout import METADATA
+from lmgrade.course.regrade.records import ResultsFolder
+from lmgrade.course.regrade.run import OutputError
 
 REFERENCE = ROOT / "reference" / "ngram" / "ngram.py"
 UNPRIVILEGED = 65534  # "nobody" on Debian and Ubuntu
@@ -157,7 +157,7 @@ def test_a_full_disk_costs_the_rows_it_stops_and_names_every_file_it_could_not_w
     assert "free space on the disk the results are written to" in html
 
     # The disk fills while the report is written: the CSV and the gradebooks are, and the error says what to do.
-    from lmgrade.regrade import run
+    from lmgrade.course.regrade import run
 
     def no_room(path, *args):
         raise OSError(errno.ENOSPC, "No space left on device")
@@ -261,7 +261,7 @@ def test_gradescope_s_score_is_beside_the_regrade_s_and_the_report_lists_what_ch
 
 def test_the_command_names_an_output_it_could_not_write_in_one_line(tmp_path, monkeypatch):
     from helpers import invoke
-    from lmgrade.regrade import run
+    from lmgrade.course.regrade import run
 
     def no_room(path, *args):
         raise OSError(errno.ENOSPC, "No space left on device")

@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from helpers import ROOT
-from lmgrade import catalog, templates
-from lmgrade.regrade.graded import CheckScore, Graded, grade_folder
-from lmgrade.regrade.insights import identical_groups, paid_by_stand_ins, zero_causes
-from lmgrade.regrade.layout import Student, SubmissionFolder
+from lmgrade.course.regrade.graded import CheckScore, Graded, grade_folder
+from lmgrade.course.regrade.insights import identical_groups, paid_by_stand_ins, zero_causes
+from lmgrade.course.regrade.layout import Student, SubmissionFolder
+from lmgrade.declare import catalog, templates
 
 
 @pytest.mark.parametrize(

@@ -7,22 +7,15 @@ from pathlib import Path
 
 import pytest
 
-from lmgrade import catalog
-from lmgrade.regrade.content import grading_fingerprint, read_files, write_files
-from lmgrade.regrade.failures import remedy
-from lmgrade.regrade.graded import CheckScore, Graded
-from lmgrade.regrade.layout import (
-    METADATA,
-    LayoutError,
-    Student,
-    SubmissionFolder,
-    discover,
-    read_metadata,
-)
-from lmgrade.regrade.report import histogram, mistake_counts
-from lmgrade.regrade.scores_csv import points, scores_table
-from lmgrade.selection import Selection
-from lmgrade.submission import content_hash
+from lmgrade.core.selection import Selection
+from lmgrade.course.regrade.content import grading_fingerprint, read_files, write_files
+from lmgrade.course.regrade.failures import remedy
+from lmgrade.course.regrade.graded import CheckScore, Graded
+from lmgrade.course.regrade.layout import METADATA, LayoutError, Student, SubmissionFolder, discover, read_metadata
+from lmgrade.course.regrade.report import histogram, mistake_counts
+from lmgrade.course.regrade.scores_csv import points, scores_table
+from lmgrade.declare import catalog
+from lmgrade.submissions.submitted_files import content_hash
 
 EXPORT = """\
 submission_101:

@@ -23,13 +23,14 @@ import pytest
 import replay_support
 
 from helpers import ASSIGNMENTS, TEST_SECRET, invoke, study_unless, variant_params
-from lmgrade import catalog, wire
-from lmgrade.expected import draw_cases
-from lmgrade.loader import load_files
-from lmgrade.oracle import one_thread, run_scenario
-from lmgrade.scenario_call import call_scenario
-from lmgrade.seeds import PUBLIC_SECRET, SECRET_ENV
-from lmgrade.selection import Selection
+from lmgrade.boundary import wire
+from lmgrade.core.scenario_arguments import call_scenario
+from lmgrade.core.seeds import PUBLIC_SECRET, SECRET_ENV
+from lmgrade.core.selection import Selection
+from lmgrade.declare import catalog
+from lmgrade.grading.expected_values import draw_cases
+from lmgrade.grading.oracle import one_thread, run_scenario
+from lmgrade.submissions.loader import load_files
 
 # Training for hundreds of steps and timing dozens of calls: too slow to record and replay here. Their
 # cases are drawn data (a corpus, weights, sizes), which the first test holds them to like every other.

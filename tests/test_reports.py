@@ -8,7 +8,7 @@ from pathlib import Path
 
 from helpers import validate
 from lmgrade.reports.gradescope import NOT_GRADED, ResultsFile, results_json
-from lmgrade.results import CheckScore
+from lmgrade.reports.results import CheckScore
 
 # Gradescope's results.json format (its autograder specification), as a JSON schema.
 
@@ -74,10 +74,15 @@ def _imported(path: Path) -> set[str]:
 
 
 def test_reports_read_results_and_grading_writes_none():
-    """The verdict types live below both: a report never imports the grading, nor the grading a report."""
+    """The verdict types are the bottom of reports/: a report never imports the grading, nor the grading a report."""
     for path in (HARNESS / "reports").glob("*.py"):
-        assert not {m for m in _imported(path) if m.startswith(("lmgrade.grading", "lmgrade.grade"))}, path.name
-    for name in ("grading.py", "expected.py", "import_probe.py", "timing_grading.py", "results.py"):
-        reports = {m for m in _imported(HARNESS / name) if m.startswith("lmgrade.reports")}
+        assert not {
+            m for m in _imported(path) if m.startswith(("lmgrade.grading.grader", "lmgrade.grading.submission_grading"))
+        }, path.name
+    for name in ("grader.py", "expected_values.py", "import_probe.py", "timing_verdicts.py"):
+        imported = _imported(HARNESS / "grading" / name)
+        reports = {
+            m for m in imported if m.startswith("lmgrade.reports") and not m.startswith("lmgrade.reports.results")
+        }
         assert not reports, f"{name} imports {reports}"
-    assert "lmgrade.results.Verdict" in _imported(HARNESS / "reports" / "terminal.py")
+    assert "lmgrade.reports.results.Verdict" in _imported(HARNESS / "reports" / "terminal.py")

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from lmgrade.comparison import Tolerance
-from lmgrade.reproduce import differences
+from lmgrade.core.comparison import Tolerance
+from lmgrade.grading.reproduce import differences
 
 
 def test_each_differing_entry_of_an_array_is_one_line():

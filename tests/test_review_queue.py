@@ -16,12 +16,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from helpers import ROOT, SUBMISSIONS, shortened
-from lmgrade import Case, Check, Tolerance, catalog, templates
-from lmgrade.checks import CaseVerdict
-from lmgrade.feedback import FORBIDDEN_HIDDEN, UNANSWERED_HIDDEN, forbidden_message
-from lmgrade.grading import Grader
-from lmgrade.oracle import LiveReference
-from lmgrade.regrade.graded import (
+from lmgrade import Case, Check, Tolerance
+from lmgrade.course.regrade.graded import (
     BUDGET,
     FORBIDDEN,
     IMPORT,
@@ -34,14 +30,19 @@ from lmgrade.regrade.graded import (
     limit_words,
     observed_facts,
 )
-from lmgrade.regrade.insights import identical_groups
-from lmgrade.regrade.layout import Student, SubmissionFolder
-from lmgrade.regrade.near_duplicates import NearDuplicate, near_duplicates
-from lmgrade.regrade.report import render_report
-from lmgrade.regrade.review_queue import MAX_REASON_CHARS, review_queue
-from lmgrade.results import GradingRun, Verdict, not_run
-from lmgrade.speed import Timing
-from lmgrade.timing_grading import Laps, judge_case
+from lmgrade.course.regrade.insights import identical_groups
+from lmgrade.course.regrade.layout import Student, SubmissionFolder
+from lmgrade.course.regrade.near_duplicates import NearDuplicate, near_duplicates
+from lmgrade.course.regrade.report import render_report
+from lmgrade.course.regrade.review_queue import MAX_REASON_CHARS, review_queue
+from lmgrade.declare import catalog, templates
+from lmgrade.declare.checks import CaseVerdict
+from lmgrade.grading.feedback import FORBIDDEN_HIDDEN, UNANSWERED_HIDDEN, forbidden_message
+from lmgrade.grading.grader import Grader
+from lmgrade.grading.oracle import LiveReference
+from lmgrade.grading.timing_laps import Timing
+from lmgrade.grading.timing_verdicts import Laps, judge_case
+from lmgrade.reports.results import GradingRun, Verdict, not_run
 
 LAST_OUTPUT = "\nlast output:\n"  # how the sandbox ends a dead child's message with what it printed last
 USED = forbidden_message(["torch.nn.functional.layer_norm"], " in layers.py line 3 (`F.layer_norm(x, s)`)")

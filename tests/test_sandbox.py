@@ -372,7 +372,7 @@ def test_available_cpus_follows_the_cgroup_quota(tmp_path, files, expected):
 
 
 def test_an_oversized_submission_fails_its_cases_not_the_harness(pool, tmp_path):
-    from lmgrade.submission import MAX_SUBMISSION_BYTES
+    from lmgrade.submissions.submitted_files import MAX_SUBMISSION_BYTES
 
     (tmp_path / "victim.py").write_text(VICTIM)
     with open(tmp_path / "data.bin", "wb") as f:

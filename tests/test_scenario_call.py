@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 
 from lmgrade import Case, Check, asked_beside, takes_args_whole
-from lmgrade.errors import HarnessFault
-from lmgrade.expected import draw_cases
-from lmgrade.reproduce import snippet
-from lmgrade.scenario_call import binding_error, call_scenario, takes_args_by_name
+from lmgrade.core.errors import HarnessFault
+from lmgrade.core.scenario_arguments import binding_error, call_scenario, takes_args_by_name
+from lmgrade.grading.expected_values import draw_cases
+from lmgrade.grading.reproduce import snippet
 
 
 def by_name(modules, sentence, n, k=None):

@@ -6,12 +6,12 @@ import json
 
 import pytest
 
-from lmgrade import catalog
-from lmgrade.device import DeviceError
-from lmgrade.regrade.cluster import DaskExecutor
-from lmgrade.regrade.content import grading_fingerprint
-from lmgrade.regrade.executor import ExecutorError
-from lmgrade.selection import Selection, SelectionError
+from lmgrade.core.device import DeviceError
+from lmgrade.core.selection import Selection, SelectionError
+from lmgrade.course.regrade.cluster import DaskExecutor
+from lmgrade.course.regrade.content import grading_fingerprint
+from lmgrade.course.regrade.executor import ExecutorError
+from lmgrade.declare import catalog
 
 
 def test_a_selection_is_the_same_whichever_way_it_was_spelled():
@@ -56,7 +56,7 @@ def test_the_catalogue_resolves_a_selection_and_binds_no_device():
 
 
 def test_cuda_where_there_is_none_is_refused_when_binding(monkeypatch):
-    monkeypatch.setattr("lmgrade.device.cuda_available", lambda: False)
+    monkeypatch.setattr("lmgrade.core.device.cuda_available", lambda: False)
     assignment, _ = catalog.load("transformer")
     with pytest.raises(DeviceError, match="no CUDA GPU is usable here"):
         assignment.on("cuda")

@@ -6,11 +6,12 @@ from __future__ import annotations
 import pytest
 
 from helpers import TEST_SECRET
-from lmgrade import catalog, wire
-from lmgrade.expected import ExpectedValues
-from lmgrade.expected_store import ExpectedStore
-from lmgrade.oracle import LiveReference
-from lmgrade.regrade.cluster import ShippedStore, course_expected
+from lmgrade.boundary import wire
+from lmgrade.course.regrade.cluster import ShippedStore, course_expected
+from lmgrade.declare import catalog
+from lmgrade.grading.expected_store import ExpectedStore
+from lmgrade.grading.expected_values import ExpectedValues
+from lmgrade.grading.oracle import LiveReference
 
 
 class NeverRun(LiveReference):

@@ -8,8 +8,8 @@ import dataclasses
 import pytest
 
 from lmgrade import Case, Check, Timing, Tolerance
-from lmgrade.speed import SLOW_HINT
-from lmgrade.timing_grading import Laps, judge_case
+from lmgrade.grading.timing_laps import SLOW_HINT
+from lmgrade.grading.timing_verdicts import Laps, judge_case
 
 CACHE_HINT = "The cache is the usual cause: generate must reuse past keys and values, not recompute them"
 

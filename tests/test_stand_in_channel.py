@@ -1,14 +1,14 @@
 """A stand-in's record and a timed run's nonces never enter the child: its supervisor reads them after the fork
-and answers one call at a time (`lmgrade.sandbox.stand_in_channel`, `lmgrade.stand_in_answers`)."""
+and answers one call at a time (`lmgrade.sandbox.stand_in_channel`, `lmgrade.boundary.stand_in_answers`)."""
 
 from __future__ import annotations
 
 import pytest
 from sandbox_fixtures import sandbox_pool, submission_of
 
-from lmgrade import wire
+from lmgrade.boundary import wire
+from lmgrade.boundary.stand_in_answers import Answerer
 from lmgrade.sandbox.limits import Limits
-from lmgrade.stand_in_answers import Answerer
 
 # Searches everything the child can reach from Python for a string it builds from parts (its own copy is
 # skipped): the objects the collector tracks, and every frame's locals and globals up the stack.

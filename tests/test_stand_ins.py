@@ -9,11 +9,14 @@ import numpy as np
 import pytest
 
 from helpers import by_name
-from lmgrade import catalog, composition, recorded_calls, stand_in, wire
-from lmgrade.checks import Check
-from lmgrade.flawed import write_flawed
+from lmgrade.boundary import call_snapshots as recorded_calls
+from lmgrade.boundary import wire
+from lmgrade.boundary.stand_in_answers import Answerer
+from lmgrade.declare import catalog, composition
+from lmgrade.declare.checks import Check
+from lmgrade.declare.flawed import write_flawed
+from lmgrade.grading import stand_in
 from lmgrade.sandbox import stand_in_channel
-from lmgrade.stand_in_answers import Answerer
 
 
 def _component_module():
@@ -182,7 +185,7 @@ def test_no_stand_in_run_for_a_file_that_is_missing_or_does_not_import(ngram_gra
 
 def test_a_stand_in_record_is_encoded_once_per_grader(ngram, ngram_grader, monkeypatch, tmp_path):
     """Every submission failing the same component sends the same record: encoded once, not once a grading."""
-    from lmgrade import wire
+    from lmgrade.boundary import wire
 
     made = []
     original = wire.Encoded.__init__
@@ -370,8 +373,8 @@ def test_a_torch_stand_in_whose_forward_returns_a_tuple_gives_the_references_gra
 def test_a_forbidden_api_in_a_component_is_judged_without_fault(tmp_path):
     """A port of nanoGPT that calls F.layer_norm: every check running its LayerNorm is refused unrun (a verdict
     with cases but no answers), and the composed and property checks' rescue reads no answer it lacks."""
-    from lmgrade.grading import Grader
-    from lmgrade.oracle import LiveReference
+    from lmgrade.grading.grader import Grader
+    from lmgrade.grading.oracle import LiveReference
 
     assignment, variant = catalog.load("transformer")
     folder = Path(__file__).parent / "submissions" / "ports" / "transformer" / "bugs" / "nanogpt_f_layer_norm"

@@ -1,8 +1,8 @@
-"""The sampling judges' shared tests (lmgrade.stats): the seeding rule's level."""
+"""The sampling judges' shared tests (lmgrade.core.stats): the seeding rule's level."""
 
 from __future__ import annotations
 
-from lmgrade.stats import collision_estimate, seeding_problem
+from lmgrade.core.stats import collision_estimate, seeding_problem
 
 
 def _answer(draws, other):

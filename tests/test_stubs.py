@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from helpers import variant_params
-from lmgrade import catalog, templates
-from lmgrade.loader import load_files
-from lmgrade.selection import Selection
+from lmgrade.core.selection import Selection
+from lmgrade.declare import catalog, templates
+from lmgrade.submissions.loader import load_files
 
 
 def public_api(module) -> dict[str, str]:

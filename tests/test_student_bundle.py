@@ -30,14 +30,15 @@ import numpy as np
 import pytest
 
 from helpers import TEST_SECRET, distinctive_reference_lines
-from lmgrade import catalog, templates, wire
-from lmgrade.bundle.sources import FIXTURES_PACKAGE, grader_files
-from lmgrade.expected import draw_cases
-from lmgrade.fixtures import describe
-from lmgrade.flawed import write_flawed
-from lmgrade.oracle import LiveReference
-from lmgrade.seeds import PUBLIC_SECRET
-from lmgrade.selection import Selection
+from lmgrade.boundary import wire
+from lmgrade.core.seeds import PUBLIC_SECRET
+from lmgrade.core.selection import Selection
+from lmgrade.course.bundle.fixtures import describe
+from lmgrade.course.bundle.sources import FIXTURES_PACKAGE, grader_files
+from lmgrade.declare import catalog, templates
+from lmgrade.declare.flawed import write_flawed
+from lmgrade.grading.expected_values import draw_cases
+from lmgrade.grading.oracle import LiveReference
 
 # Slow: builds bundles and installs them into virtual environments.
 pytestmark = pytest.mark.slow
@@ -188,7 +189,7 @@ def test_bundle_holds_stubs_handout_checker_and_public_fixtures(bundles):
             assert (folder / filename).is_file()
         (wheel,) = (folder / "wheels").glob("*.whl")
         members = zipfile.ZipFile(wheel).namelist()
-        assert f"{FIXTURES_PACKAGE}/{name}/fixtures.json" in members and "lmgrade/cli.py" in members
+        assert f"{FIXTURES_PACKAGE}/{name}/fixtures.json" in members and "lmgrade/cli/__init__.py" in members
         fixture_text = contents(wheel)[f"{wheel}!{FIXTURES_PACKAGE}/{name}/fixtures.json"].decode()
         # A check not run by the bundle is only named (with its points and why), as the handout names it.
         left_out = {c["name"] for c in json.loads(fixture_text)["left_out"]}
@@ -209,7 +210,7 @@ def test_no_reference_code_inside(bundles, name):
     lines = distinctive_reference_lines(name)
     assert len(lines) >= 40  # enough to notice any file of the reference
     files = contents(bundles[name])
-    assert any(path.endswith(".whl!lmgrade/oracle.py") for path in files)  # wheels were unpacked
+    assert any(path.endswith(".whl!lmgrade/grading/oracle.py") for path in files)  # wheels were unpacked
     for line in lines:
         found = [path for path, data in files.items() if line.encode() in data]
         assert not found, f"{line!r} of the reference is in {found}"
@@ -415,8 +416,8 @@ def test_student_bundle_refuses_to_overwrite(tmp_path):
 def test_a_torch_bundle_requires_the_supported_range_and_says_how_to_install_a_cpu_build():
     from importlib.metadata import version
 
-    from lmgrade.bundle import texts
-    from lmgrade.bundle.build import torch_support
+    from lmgrade.course.bundle import texts
+    from lmgrade.course.bundle.build import torch_support
 
     graded = version("torch").partition("+")[0]
     major, minor = map(int, graded.split(".")[:2])

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from lmgrade.grade import grade_submission
-from lmgrade.submission import locate, missing_hint
+from lmgrade.grading.submission_grading import grade_submission
+from lmgrade.submissions.submitted_files import locate, missing_hint
 
 
 def touch(path):
@@ -133,7 +133,7 @@ def test_a_missing_or_empty_folder_is_graded_zero_with_the_reason(ngram, ngram_g
 
 
 def test_a_file_that_goes_away_while_it_is_copied_is_left_out(tmp_path, monkeypatch):
-    from lmgrade import submission
+    from lmgrade.submissions import submitted_files as submission
 
     (tmp_path / "src").mkdir()
     (tmp_path / "src" / "ngram.py").write_text("x = 1\n")
@@ -149,7 +149,7 @@ def test_a_file_that_goes_away_while_it_is_copied_is_left_out(tmp_path, monkeypa
 
 
 def test_a_copy_stops_at_the_size_limit_and_leaves_out_what_it_is_told(tmp_path, monkeypatch):
-    from lmgrade import submission
+    from lmgrade.submissions import submitted_files as submission
 
     (tmp_path / "src").mkdir()
     (tmp_path / "src" / "ngram.py").write_text("x = 1\n")

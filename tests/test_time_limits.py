@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import time
 
-from lmgrade.checks import Case, Check
-from lmgrade.grading import Grader
-from lmgrade.handout import limits_in_words
+from lmgrade.declare.checks import Case, Check
+from lmgrade.declare.handout import limits_in_words
+from lmgrade.grading.grader import Grader
 from lmgrade.sandbox.limits import Limits
 
 

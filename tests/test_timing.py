@@ -14,14 +14,14 @@ from hypothesis import strategies as st
 from sandbox_fixtures import sandbox_pool, submission_of
 
 from lmgrade import Case, CaseContext, Check, Mistake, Tolerance
-from lmgrade.assignment import AssignmentError, bind, load_assignment, on_device
-from lmgrade.device import DeviceError, cuda_available, resolve
+from lmgrade.boundary.protocol import NONCE, TICK_END, TICK_READY, pack_tick
+from lmgrade.core.device import DeviceError, cuda_available, resolve
+from lmgrade.declare.assignment import AssignmentError, bind, load_assignment, on_device
+from lmgrade.grading.timing_laps import Timing
+from lmgrade.grading.timing_verdicts import Explaining, Laps, clear, grade_timing, judge_case
 from lmgrade.sandbox.limits import Limits
 from lmgrade.sandbox.pool import Output
-from lmgrade.sandbox.protocol import NONCE, TICK_END, TICK_READY, pack_tick
 from lmgrade.sandbox.stopwatch import Timekeeper
-from lmgrade.speed import Timing
-from lmgrade.timing_grading import Explaining, Laps, clear, grade_timing, judge_case
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -402,9 +402,9 @@ def test_case_context_carries_the_device():
 def test_a_check_not_counted_is_listed_in_results_json_with_its_reason(tmp_path):
     import json
 
-    from lmgrade import catalog
-    from lmgrade.assignment import Assignment
-    from lmgrade.grade import grade_submission
+    from lmgrade.declare import catalog
+    from lmgrade.declare.assignment import Assignment
+    from lmgrade.grading.submission_grading import grade_submission
 
     assignment, variant = catalog.load("ngram")
     first = on_device(replace(assignment.checks[0], device="cuda", when_absent="not_counted"), "cpu")
@@ -426,16 +426,16 @@ needs_cuda = pytest.mark.skipif(not cuda_available(), reason="needs a CUDA GPU (
 
 @needs_cuda
 def test_on_cuda_the_reference_passes_and_a_query_loop_fails(tmp_path):
-    from lmgrade import catalog
-    from lmgrade.flawed import write_flawed
-    from lmgrade.grade import grade_submission
+    from lmgrade.declare import catalog
+    from lmgrade.declare.flawed import write_flawed
+    from lmgrade.grading.submission_grading import grade_submission
     from lmgrade.plugins.transformer.bugs import BUGS
 
     assignment, variant = catalog.load("transformer")
     assignment = assignment.on("cuda")
     only = [c for c in assignment.checks if c.name in ("training", "attention_speed", "train_step_speed")]
     assert all(c.device == "cuda" for c in only)
-    from lmgrade.assignment import Assignment
+    from lmgrade.declare.assignment import Assignment
 
     graded = Assignment(assignment.spec, only, device="cuda")
     run = grade_submission(graded, variant, ROOT / "reference" / "transformer", jobs=1)
@@ -517,8 +517,8 @@ def test_the_timekeeper_takes_any_bytes_without_raising(chunks):
 
 
 def test_a_hidden_timing_check_says_its_kind_of_failure_and_no_time():
-    from lmgrade.feedback import WRONG_HIDDEN
-    from lmgrade.timing_grading import TIME_HIDDEN, hidden
+    from lmgrade.grading.feedback import WRONG_HIDDEN
+    from lmgrade.grading.timing_verdicts import TIME_HIDDEN, hidden
 
     slow = _judge(_laps(0.035))
     wrong = _judge(_laps(0.02, wrong=True))

@@ -20,10 +20,10 @@ from pathlib import Path
 import pytest
 
 from helpers import ROOT
-from lmgrade import catalog, torch_requirement
-from lmgrade.assignment import tomllib
-from lmgrade.bundle.build import requirements
-from lmgrade.flawed import write_flawed
+from lmgrade.course.bundle.build import requirements
+from lmgrade.declare import catalog, torch_requirement
+from lmgrade.declare.assignment import tomllib
+from lmgrade.declare.flawed import write_flawed
 
 NUMPY_ASSIGNMENTS = ("ngram", "rnn", "lstm")
 TORCH_ASSIGNMENTS = ("embeddings", "seq2seq", "transformer")

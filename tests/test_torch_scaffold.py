@@ -15,9 +15,9 @@ import pytest
 from test_authoring_kit import as_installed
 
 from helpers import TEST_SECRET, invoke
-from lmgrade import catalog
-from lmgrade.plugin_manager import make_manager
-from lmgrade.scaffold import TORCH_TEMPLATE, words
+from lmgrade.declare import catalog
+from lmgrade.declare.plugin_manager import make_manager
+from lmgrade.declare.scaffold import TORCH_TEMPLATE, words
 
 NAME = "torch_demo"
 PACKAGE = words(NAME)["__PACKAGE__"]
@@ -60,7 +60,7 @@ def test_the_torch_assignment_loads_with_what_a_torch_check_needs(generated):
 def _context():
     import numpy as np
 
-    from lmgrade.checks import CaseContext
+    from lmgrade.declare.checks import CaseContext
 
     return CaseContext(rng=np.random.default_rng(0), variant={})
 
@@ -82,8 +82,8 @@ def test_the_generated_torch_package_passes_its_own_tests(generated):
 def test_the_figures_the_authoring_kit_states_of_it_are_its_own(generated):
     """authoring-kit.md's proofs and mutants of the torch package: counted here, never typed stale."""
     from helpers import ROOT
-    from lmgrade.mutants import all_mutants
-    from lmgrade.selftest import plan
+    from lmgrade.prove.mutants import all_mutants
+    from lmgrade.prove.selftest import plan
 
     page = (ROOT / "docs" / "authoring-kit.md").read_text(encoding="utf-8")
     said = re.search(

@@ -14,19 +14,21 @@ from click.testing import CliRunner
 from rich.console import Console
 
 from helpers import ROOT, lmgrade
-from lmgrade import catalog, cli
-from lmgrade.bundle import cli as bundle_cli
-from lmgrade.bundle import public
-from lmgrade.checks import Case, CaseVerdict, Tolerance, explains
-from lmgrade.comparison import compare
-from lmgrade.fixtures import describe
-from lmgrade.mutants import MutantResult, MutantsReport
-from lmgrade.mutation import Mutant
-from lmgrade.plural import counted
+from lmgrade.cli import app as cli
+from lmgrade.cli import proving_commands
+from lmgrade.cli import student_bundle_commands as bundle_cli
+from lmgrade.core.comparison import compare
+from lmgrade.core.plural import counted
+from lmgrade.core.selection import Selection
+from lmgrade.core.stats import fit_problem
+from lmgrade.course.bundle import public
+from lmgrade.course.bundle.fixtures import describe
+from lmgrade.declare import catalog
+from lmgrade.declare.checks import Case, CaseVerdict, Tolerance, explains
+from lmgrade.prove.mutants import MutantResult, MutantsReport
+from lmgrade.prove.mutation import Mutant
+from lmgrade.reports.results import Verdict
 from lmgrade.reports.terminal import print_report
-from lmgrade.results import Verdict
-from lmgrade.selection import Selection
-from lmgrade.stats import fit_problem
 
 
 def printed(monkeypatch, *args) -> str:
@@ -68,14 +70,16 @@ def _report(names: list[tuple[str, str]]) -> MutantsReport:
 def test_mutants_tables_keep_their_names_whole_when_output_is_redirected(monkeypatch):
     buffer = io.StringIO()
     monkeypatch.setattr(cli, "console", Console(file=buffer, width=80, highlight=False))
-    cli.print_mutants_report(_report([("recurrent.py", "BiRNN.__init__"), ("recurrent.py", "StackedRNN.backward")]))
+    proving_commands.print_mutants_report(
+        _report([("recurrent.py", "BiRNN.__init__"), ("recurrent.py", "StackedRNN.backward")])
+    )
     shown = buffer.getvalue()
     assert "recurrent.py BiRNN.__init__" in shown and "recurrent.py StackedRNN.backward" in shown
     assert "…" not in shown and "killed with a named mistake" in shown
     # At a terminal of 60 columns, the names stay whole and the other columns make room.
     terminal = io.StringIO()
     monkeypatch.setattr(cli, "console", Console(file=terminal, width=60, force_terminal=True, highlight=False))
-    cli.print_mutants_report(_report([("recurrent.py", "BiRNN.__init__")]))
+    proving_commands.print_mutants_report(_report([("recurrent.py", "BiRNN.__init__")]))
     assert "recurrent.py BiRNN.__init__" in terminal.getvalue() and "…" not in terminal.getvalue()
 
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from lmgrade.checks import Case, Check
-from lmgrade.comparison import Tolerance
-from lmgrade.speed import Timing
-from lmgrade.timing_grading import Laps, judge_case
+from lmgrade.core.comparison import Tolerance
+from lmgrade.declare.checks import Case, Check
+from lmgrade.grading.timing_laps import Timing
+from lmgrade.grading.timing_verdicts import Laps, judge_case
 
 
 def _timed_check():

@@ -24,10 +24,10 @@ from pathlib import Path
 import pytest
 
 from helpers import ROOT, TEST_SECRET, validate
-from lmgrade import catalog, templates
-from lmgrade.gradescope.local import clean_env, this_environments_libraries
-from lmgrade.gradescope.trial import place_submission, try_zip
-from lmgrade.gradescope.wheel import distribution_wheel, editable_source
+from lmgrade.course.gradescope.local import clean_env, this_environments_libraries
+from lmgrade.course.gradescope.trial import place_submission, try_zip
+from lmgrade.course.gradescope.wheel import distribution_wheel, editable_source
+from lmgrade.declare import catalog, templates
 
 TINY = ROOT / "docs" / "examples" / "lmgrade-tiny"
 

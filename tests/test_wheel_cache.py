@@ -5,7 +5,7 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from lmgrade.gradescope import wheel
+from lmgrade.course.gradescope import wheel
 
 
 def _fake_pip(calls: list):

@@ -8,9 +8,8 @@ import pickle
 import numpy as np
 import pytest
 
-from lmgrade import wire
-from lmgrade.comparison import Tolerance, compare
-from lmgrade.sandbox import protocol
+from lmgrade.boundary import protocol, wire
+from lmgrade.core.comparison import Tolerance, compare
 
 
 @pytest.mark.parametrize(
@@ -109,7 +108,7 @@ def test_numbers_read_as_numbers_with_the_digits_the_tolerance_needs():
     # Arrays as arrays, long ones shortened.
     msg = compare([1.0], [np.linspace(0, 1, 100)], TOL)
     assert "array of shape (100,)" in msg
-    from lmgrade.comparison import number, plain
+    from lmgrade.core.comparison import number, plain
 
     assert number(np.float32(0.1), Tolerance(rtol=2e-4)) == "0.1" and number(np.int64(3)) == "3"
     assert number(2.0, TOL) == "2.0" and number(float("inf"), TOL) == "inf"

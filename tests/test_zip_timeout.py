@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from lmgrade import catalog
-from lmgrade.gradescope.config import (
+from lmgrade.core.selection import Selection
+from lmgrade.course.gradescope.config import (
     DEFAULT_TIMEOUT_S,
     MAX_TIMEOUT_S,
     TIMEOUT_ENV,
@@ -15,7 +15,7 @@ from lmgrade.gradescope.config import (
     timeout_advice,
     timeout_needed,
 )
-from lmgrade.selection import Selection
+from lmgrade.declare import catalog
 
 
 @pytest.mark.parametrize("worst_case_s", [556.0, 680.0, 1430.0, 2355.0])

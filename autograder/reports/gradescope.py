@@ -22,11 +22,11 @@ from typing import TYPE_CHECKING
 from gradescope_utils.autograder_utils.decorators import number, partial_credit, visibility
 from gradescope_utils.autograder_utils.json_test_runner import JSONTestRunner
 
-from ..atomic import write_atomically
-from ..results import CheckScore
+from ..core.atomic import write_atomically
+from .results import CheckScore
 
 if TYPE_CHECKING:  # the Gradescope supervisor writes results.json without numpy
-    from ..checks import Check
+    from ..declare.checks import Check
 
 NOT_GRADED = "not graded: the autograder stopped before this check finished"
 

@@ -1,7 +1,7 @@
 """The feedback page: one self-contained HTML file per grading (`lmgrade check --html`, `grade --html`).
 
 For each check, its verdict, the known mistake it names, the text the terminal shows and, for a visible
-check that failed, pictures of one of its failed cases (`pictured_case`; `lmgrade.pictures`: a plugin's,
+check that failed, pictures of one of its failed cases (`pictured_case`; `lmgrade.reports.pictures`: a plugin's,
 through the `lmgrade_pictures` hook, or the defaults). A hidden check shows its text alone: no case, expected value,
 answer or picture of it reaches the page.
 
@@ -23,16 +23,8 @@ from typing import Any
 
 import jinja2
 
-from ..pictures import (
-    MAX_PICTURES,
-    Picture,
-    across_cases,
-    default_pictures,
-    draw_svgs,
-    numbers_in,
-    pictures_available,
-)
-from ..results import GradingRun, Verdict
+from .pictures import MAX_PICTURES, Picture, across_cases, default_pictures, draw_svgs, numbers_in, pictures_available
+from .results import GradingRun, Verdict
 
 TEMPLATES = Path(__file__).with_name("templates")
 NO_MATPLOTLIB = (

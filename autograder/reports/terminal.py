@@ -6,7 +6,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from ..results import Verdict
+from .results import Verdict
 
 
 def verdict_table(title: str, verdicts: list[Verdict]) -> Table:

@@ -26,14 +26,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from .. import wire
-from ..expected_parts import answer_as_a_submission
-from ..explanations import explain_answers
-from ..loader import load_files
-from ..scenario_call import call_scenario
+from ..boundary import wire
+from ..boundary.protocol import CASE_RESULT, CASE_START, DONE, HELLO, SAFE_ENV_KEYS, pack_frame, write_all
+from ..core.expected_only import answer_as_a_submission
+from ..core.explanations import explain_answers
+from ..core.scenario_arguments import call_scenario
+from ..submissions.loader import load_files
 from . import devices, guards, landlock, privileges, stand_in_channel, stopwatch
 from .limits import Limits, apply_rlimits
-from .protocol import CASE_RESULT, CASE_START, DONE, HELLO, SAFE_ENV_KEYS, pack_frame, write_all
 
 RESULT_FD = 3
 PRIVATE_FOLDERS = ("tmp", "home/.cache", "home/.config")

@@ -2,7 +2,7 @@
 
 An assignment may forbid the library's own version of what students write
 (``torch.nn.LayerNorm`` in a LayerNorm assignment). The static scan
-(`lmgrade.forbidden`) finds most uses in the source; this guard catches the
+(`lmgrade.boundary.forbidden`) finds most uses in the source; this guard catches the
 rest at run time: the fork server replaces each forbidden object, wherever
 the library's modules expose it (``torch.layer_norm`` is the same function as
 ``torch.nn.functional.layer_norm`` under another name), by one that records

@@ -31,11 +31,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .. import wire
-from ..errors import HarnessFault
-from . import devices, lease, schema, zygote
-from .limits import Limits
-from .protocol import (
+from ..boundary import schema, wire
+from ..boundary.protocol import (
     CASE_RESULT,
     CASE_START,
     DONE,
@@ -46,7 +43,10 @@ from .protocol import (
     unpack_frames,
     write_message,
 )
-from .schema import CaseOutcome
+from ..boundary.schema import CaseOutcome
+from ..core.errors import HarnessFault
+from . import devices, lease, zygote
+from .limits import Limits
 
 
 class HarnessError(HarnessFault):

@@ -40,11 +40,20 @@ import tempfile
 import time
 from pathlib import Path
 
-from .. import submission, wire
-from ..stand_in_answers import Answerer
+from ..boundary import wire
+from ..boundary.protocol import (
+    CASE_RESULT,
+    CASE_START,
+    FRAME,
+    RunReply,
+    read_message,
+    read_message_exactly,
+    write_message,
+)
+from ..boundary.stand_in_answers import Answerer
+from ..submissions import submitted_files
 from . import child, devices, guards, ipc, landlock, privileges, reads, stand_in_channel, zygote
 from .limits import Limits
-from .protocol import CASE_RESULT, CASE_START, FRAME, RunReply, read_message, read_message_exactly, write_message
 from .stopwatch import Timekeeper
 
 MAX_RESULT_BYTES = 256 * 2**20
@@ -247,7 +256,7 @@ class Server:
         workdir = Path(tempfile.mkdtemp(prefix="lmgrade-run-", dir=self.runs_root))
         try:
             try:
-                submission.copy_files(Path(req["submission"]), workdir / "submission")
+                submitted_files.copy_files(Path(req["submission"]), workdir / "submission")
             except (OSError, ValueError) as exc:
                 # The submission's fault (too large, unreadable files), not the harness's.
                 return RunReply("rejected", detail=f"the submission could not be copied: {exc}"), b""

@@ -1,9 +1,9 @@
 """The stand-in's channel: a child's calls of the grader's stand-in, asked one at a time of its supervisor.
 
-A stand-in run (`lmgrade.stand_in`) replaces a failed component of the student's by the grader's. The
+A stand-in run (`lmgrade.grading.stand_in`) replaces a failed component of the student's by the grader's. The
 record of what the reference's component did is never in the child: its supervisor reads it from the
 grading process only after the child is forked (`server.py`), and answers each call the child makes
-(`lmgrade.stand_in_answers`). Two pipes, as the timing checks' ticks have:
+(`lmgrade.boundary.stand_in_answers`). Two pipes, as the timing checks' ticks have:
 
     child --question--> supervisor      (QUESTION_FD: a length, then a wire document)
     child <--answer---- supervisor      (ANSWER_FD: the same)
@@ -19,9 +19,9 @@ import os
 import struct
 from collections.abc import Callable
 
-from .. import wire
-from ..recorded_calls import NoRecordedCall
-from .protocol import read_exactly, write_all
+from ..boundary import wire
+from ..boundary.call_snapshots import NoRecordedCall
+from ..boundary.protocol import read_exactly, write_all
 
 QUESTION_FD, ANSWER_FD = 6, 7
 LENGTH = struct.Struct(">Q")

@@ -21,7 +21,7 @@ from __future__ import annotations
 import os
 import time
 
-from .protocol import NONCE, TICK_END, TICK_READY, pack_tick, read_exactly, unpack_ticks, write_all
+from ..boundary.protocol import NONCE, TICK_END, TICK_READY, pack_tick, read_exactly, unpack_ticks, write_all
 
 # The child's ends of the two tick pipes (next to the result pipe, fd 3).
 TICK_FD, NONCE_FD = 4, 5

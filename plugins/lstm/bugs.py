@@ -5,7 +5,7 @@ contain (the known mistake named, where the grader knows it). Tests prove the
 graders with every bug; the demo grades a submission with the `demo` ones.
 A bug in one component loses on its own checks only: a check that composes
 it is paid where its run with the grader's stand-in for the component passes
-(`lmgrade.stand_in`), and otherwise earns what its own cases earn.
+(`lmgrade.grading.stand_in`), and otherwise earns what its own cases earn.
 """
 
 from __future__ import annotations

@@ -315,7 +315,7 @@ def depth_direction(modules, net, cell, layers, x, J):
 
 def _observed_array(value) -> np.ndarray:
     """An observation as the grading process decoded it, as float64 numbers (raises where it holds none)."""
-    inner = getattr(value, "values", None)  # a torch tensor arrives as lmgrade.wire.Tensor
+    inner = getattr(value, "values", None)  # a torch tensor arrives as lmgrade.boundary.wire.Tensor
     return np.asarray(inner if isinstance(inner, np.ndarray) else value, dtype=np.float64)
 
 

@@ -7,7 +7,7 @@ backward that are wrong together, but consistent, get a different sentence
 from a right forward with a wrong backward.
 
 `judge_sample` tests the draws of `RNNLM.sample` against the exact
-probability of every possible sample, by chi-square (`lmgrade.stats`).
+probability of every possible sample, by chi-square (`lmgrade.core.stats`).
 """
 
 from __future__ import annotations

@@ -373,7 +373,7 @@ def train(modules, params, sequences, epochs, lr, seed):
 
 def _observed(value):
     """An observation as the grading process decoded it, numpy where it holds numbers."""
-    inner = getattr(value, "values", None)  # a torch tensor arrives as lmgrade.wire.Tensor
+    inner = getattr(value, "values", None)  # a torch tensor arrives as lmgrade.boundary.wire.Tensor
     return inner if isinstance(inner, np.ndarray) else value
 
 

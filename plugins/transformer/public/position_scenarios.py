@@ -203,7 +203,7 @@ def _weights_seen(seen, expected: dict) -> tuple[np.ndarray, np.ndarray] | None:
     found = []
     for key in ("alone", "after"):
         value = seen[key]
-        value = getattr(value, "values", value)  # a torch tensor arrives as lmgrade.wire.Tensor
+        value = getattr(value, "values", value)  # a torch tensor arrives as lmgrade.boundary.wire.Tensor
         if not isinstance(value, np.ndarray) or value.shape != np.shape(expected[key]) or value.dtype.kind != "f":
             return None
         found.append(value.astype(np.float64))

@@ -328,7 +328,7 @@ def _sent(value):
 
 def _observed(value):
     """An observation as the grading process decoded it: numpy where it holds numbers."""
-    inner = getattr(value, "values", None)  # a torch tensor arrives as lmgrade.wire.Tensor
+    inner = getattr(value, "values", None)  # a torch tensor arrives as lmgrade.boundary.wire.Tensor
     return inner if isinstance(inner, np.ndarray) else value
 
 

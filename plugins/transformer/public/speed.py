@@ -1,6 +1,6 @@
 """The timing checks of the transformer: what one timed call is, and its fingerprint.
 
-Two calls are timed (see `lmgrade.speed` for how): causal self-attention
+Two calls are timed (see `lmgrade.grading.timing_laps` for how): causal self-attention
 forward and backward, and one training step of a small TransformerLM
 (forward, the submission's cross_entropy, backward, an AdamW step). Each
 lap draws new inputs from its nonce and returns a fingerprint that needs
