@@ -1,8 +1,8 @@
 """A `Grader`: grades the submissions of one assignment and variant, check by check.  It owns the sandbox pool
 and runs each check's cases in it, in waves (a composed check after its components), and judges the answers.
-What it asks of others: the expected values and the known mistakes' answers (`expected.ExpectedValues`,
+What it asks of others: the expected values and the known mistakes' answers (`expected_values.ExpectedValues`,
 computed once per check and shared by every submission it grades), the import probe and its hints
-(`import_probe`), the timing checks (`timing_grading`), the words (`feedback`). Whatever the submission does
+(`import_probe`), the timing checks (`timing_verdicts`), the words (`feedback`). Whatever the submission does
 is a `results.Verdict`. `grade.grade_submission` is what every command grades one submission with.
 """
 
@@ -377,7 +377,7 @@ class Grader(ComposedChecks):
         wrong: str | None = None,
         named: tuple[tuple[str, Mistake], ...] = (),
     ) -> Verdict:
-        """A timing check: the submission's laps against the reference's, interleaved (`speed`); `named`: the
+        """A timing check: the submission's laps against the reference's, interleaved (`timing_laps`); `named`: the
         known mistakes named on the failed checks of the timed code (`wrong`), as (check name, mistake)."""
         reference = self.reference_submission()
         if reference is None:

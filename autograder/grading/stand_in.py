@@ -19,7 +19,7 @@ reference's component says to the calls the rest of the student's code makes; th
 where that code makes them as the reference does and does everything else right, and the
 reference's code never enters the child. Nothing of that run but its verdict reaches the student.
 
-A torch module's stand-in (`stand_in_torch`) also answers the backward pass with the reference's
+A torch module's stand-in (`stand_in_modules`) also answers the backward pass with the reference's
 recorded vector-Jacobian products. What a stand-in cannot do, the check is not paid for: a component
 whose state the contract leaves free (a method of a class whose other methods the composed check
 grades) has none, and neither has a call graph too large to record (`MAX_RECORDED_CALLS`).

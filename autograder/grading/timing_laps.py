@@ -11,7 +11,7 @@ in its process moves the times, and reading the fingerprint forces every
 output to exist before the lap ends.
 
 This module is the child's side; the grading process's (both sides' laps
-run, then judged) is `timing_grading`.
+run, then judged) is `timing_verdicts`.
 """
 
 from __future__ import annotations

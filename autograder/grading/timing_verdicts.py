@@ -1,6 +1,6 @@
 """A timing check's verdict, in the grading process: both sides' laps run, then judged.
 
-The reference's files run as a submission of their own (`speed.run_laps` in
+The reference's files run as a submission of their own (`timing_laps.run_laps` in
 the sandboxed child), in the same pool, interleaved with the submission's
 (submission, reference, submission, reference), so a burst of load hits
 both. A round after which every case passes by a wide margin ends the

@@ -74,7 +74,7 @@ IMPORT, BUDGET = "(import)", "(budget)"
 TIMEOUT_OPENINGS = ("time limit exceeded", "CPU time limit exceeded", "not run: the check's time limit was used up")
 IMPORT_OPENING = "could not import the submission: "  # `feedback.outcome_verdict`, before an import's failure
 # How the grader begins the message of a forbidden use (`feedback.forbidden_message`), and how a timing check
-# says a time much below the reference's (`timing_grading.judge_case`).
+# says a time much below the reference's (`timing_verdicts.judge_case`).
 FORBIDDEN_OPENING = "used "
 FASTER_WORDS = "flagged for review by the course staff"
 _API = re.compile(r"[A-Za-z0-9_.:*]{1,120}")
