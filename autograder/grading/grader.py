@@ -3,7 +3,7 @@ and runs each check's cases in it, in waves (a composed check after its componen
 What it asks of others: the expected values and the known mistakes' answers (`expected_values.ExpectedValues`,
 computed once per check and shared by every submission it grades), the import probe and its hints
 (`import_probe`), the timing checks (`timing_verdicts`), the words (`feedback`). Whatever the submission does
-is a `results.Verdict`. `grade.grade_submission` is what every command grades one submission with.
+is a `results.Verdict`. `submission_grading.grade_submission` is what every command grades one submission with.
 """
 
 from __future__ import annotations
