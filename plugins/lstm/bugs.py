@@ -49,7 +49,7 @@ BUGS = {
     "h_from_old_cell": _bug(
         M.CELL_ORDER,
         "h_t is computed before C_t is updated.",
-        {"lstm_forward": "update the cell state first", "lstm_backward": "the forward is wrong"},
+        {"lstm_forward": "update the cell state first", "lstm_backward": "update the cell state first"},
     ),
     # nicodjimenez's lstm.py: [x; h] and no tanh on the cell at once, named as the pair.
     "hx_order_and_no_tanh": Bug(
@@ -125,7 +125,7 @@ BUGS = {
         "the reset gate multiplies W_nh h_{t-1} (PyTorch's way).",
         {
             "gru_forward": "after the product",
-            "gru_backward": "the forward is wrong",
+            "gru_backward": "after the product",
         },
     ),
     "backward_half_not_reversed": _bug(
@@ -176,30 +176,16 @@ BUGS = {
         {"lstmlm": "np.add.at"},
     ),
     "train_no_shuffle": _bug(M.NO_SHUFFLE, "train ignores rng.permutation.", {"train": "given order"}),
-    "sigmoid_naive": Bug(
+    "sigmoid_naive": _bug(
+        M.SIGMOID_NAIVE,
         "sigmoid is 1 / (1 + exp(-x)) as written, which overflows for x far below 0.",
-        R,
-        (
-            (
-                "    z = np.exp(-np.abs(x))  # in (0, 1]: never overflows, whatever the sign of x\n"
-                "    return np.where(x >= 0, 1.0, z) / (1.0 + z)",
-                "    return 1.0 / (1.0 + np.exp(-x))",
-            ),
-        ),
-        {"sigmoid": "overflow"},
+        {"sigmoid": "exp(-x) overflows"},
     ),
     # Every cell calls sigmoid: the cells' checks and what builds on them are paid through the grader's.
-    "sigmoid_tanh_without_half": Bug(
+    "sigmoid_tanh_without_half": _bug(
+        M.SIGMOID_TANH_WITHOUT_HALF,
         "sigmoid is 0.5 * (1 + tanh(x)), the identity without its x / 2.",
-        R,
-        (
-            (
-                "    z = np.exp(-np.abs(x))  # in (0, 1]: never overflows, whatever the sign of x\n"
-                "    return np.where(x >= 0, 1.0, z) / (1.0 + z)",
-                "    return 0.5 * (1.0 + np.tanh(x))",
-            ),
-        ),
-        {"sigmoid": "values wrong"},
+        {"sigmoid": "the x / 2 is missing"},
     ),
     "gru_reset_gradient_to_h_missing": Bug.from_mistake(
         M.GRU_RESET_TO_H_MISSING,
@@ -245,102 +231,59 @@ BUGS = {
         {"step": "clips every gradient jointly"},
         "step clips the head and each layer on its own norm.",
     ),
-    "stacked_all_layers_read_x": Bug(
+    "stacked_all_layers_read_x": _bug(
+        M.STACKED_ALL_LAYERS_READ_X,
         "every layer of the StackedRNN is built with input_size inputs.",
-        R,
-        (("Cell(input_size if l == 0 else hidden_size, hidden_size, rng)", "Cell(input_size, hidden_size, rng)"),),
-        {"stacked": "what the constructor made is wrong"},
+        {"stacked": "each layer above reads"},
     ),
-    "stacked_backward_bottom_up": Bug(
+    "stacked_backward_bottom_up": _bug(
+        M.STACKED_BACKWARD_BOTTOM_UP,
         "StackedRNN.backward runs the layers bottom-up.",
-        R,
-        (("for layer in reversed(self.layers):", "for layer in self.layers:"),),
-        {"stacked": "raised ValueError"},
+        {"stacked": "run them top-down"},
     ),
-    "birnn_halves_swapped": Bug(
+    "birnn_halves_swapped": _bug(
+        M.BI_HALVES_SWAPPED,
         "BiRNN concatenates [h<-_t ; h->_t].",
-        R,
-        (
-            ("return np.concatenate([h_fwd, h_bwd], axis=1)", "return np.concatenate([h_bwd, h_fwd], axis=1)"),
-            ("dx_fwd = self.fwd.backward(grad_y[:, :J])", "dx_fwd = self.fwd.backward(grad_y[:, J:])"),
-            (
-                "dx_bwd = self.bwd.backward(grad_y[::-1, J:])[::-1]",
-                "dx_bwd = self.bwd.backward(grad_y[::-1, :J])[::-1]",
-            ),
-        ),
-        {
-            "birnn": "the forward is wrong",
-            "depth_direction": "forward half, of the output did not change when x_1 changed",
-        },
+        {"birnn": "the forward half first", "depth_direction": "the forward half first"},
     ),
-    "named_grads_keys": Bug(
+    "named_grads_keys": _bug(
+        M.NAMED_GRADS_KEYS,
         "named_grads (and step, consistently) names layer l's gradients 'rnn{l}.key'.",
-        R,
-        (
-            (
-                'named.update({f"rnn.{l}.{k}": layer.grads[k] for k in layer.params})',
-                'named.update({f"rnn{l}.{k}": layer.grads[k] for k in layer.params})',
-            ),
-            ('grads[f"rnn.{l}.{k}"]', 'grads[f"rnn{l}.{k}"]'),
-        ),
-        {"named_grads": "keys"},
+        {"named_grads": "with a dot after rnn"},
     ),
-    "step_skips_layers": Bug(
+    "step_skips_layers": _bug(
+        M.STEP_SKIPS_LAYERS,
         "step updates E, W_y and b_y only.",
-        R,
-        (
-            (
-                "        for l, layer in enumerate(self.rnn.layers):\n            for k in layer.params:\n"
-                '                layer.params[k] = layer.params[k] - lr * grads[f"rnn.{l}.{k}"]\n',
-                "",
-            ),
-        ),
-        {"step": "rnn.layers[0].params"},
+        {"step": "every layer's params"},
     ),
-    "train_divides_by_sequences": Bug(
+    "train_divides_by_sequences": _bug(
+        M.TRAIN_DIV_SEQUENCES,
         "train divides each epoch's loss by the number of sequences.",
-        R,
-        (("losses.append(total / n_predicted)", "losses.append(total / len(sequences))"),),
-        {"train": "losses"},
+        {"train": "by the number of sequences"},
     ),
     "train_divides_by_tokens": Bug.from_mistake(
         M.TRAIN_DIV_LEN,
         {"train": "divide by sum(len(s) - 1)"},
         "train divides the epoch's loss by sum(len(s)) rather than by the number of predictions.",
     ),
-    "train_forgets_max_norm": Bug(
+    "train_forgets_max_norm": _bug(
+        M.TRAIN_FORGETS_MAX_NORM,
         "train calls step(lr) without max_norm.",
-        R,
-        (("model.step(lr, max_norm)", "model.step(lr)"),),
-        {"train": "max_norm=1.0"},
+        {"train": "step(lr, max_norm)"},
     ),
-    "W_y_gradient_transposed": Bug(
+    "W_y_gradient_transposed": _bug(
+        M.W_Y_GRAD_TRANSPOSED,
         "W_y's gradient is h.T @ d_logits, (J, V).",
-        R,
-        (('"W_y": d_logits.T @ h', '"W_y": h.T @ d_logits'),),
-        {"lstmlm": "the backward is wrong"},
+        {"lstmlm": "so it is d_logits.T @ h"},
     ),
-    "unknown_cell_is_lstm": Bug(
+    "unknown_cell_is_lstm": _bug(
+        M.UNKNOWN_CELL_IS_LSTM,
         "any unknown cell silently means an LSTM.",
-        R,
-        (
-            (
-                "    if cell not in _CELLS:\n        raise ValueError(f\"cell must be 'lstm' or 'gru', got {cell!r}\")\n"
-                "    return _CELLS[cell]",
-                "    return _CELLS.get(cell, LSTM)",
-            ),
-        ),
-        {"bad_arguments": "got 'raised nothing'"},
+        {"bad_arguments": "silently means an LSTM"},
     ),
-    "lstm_backward_mutates_grad_h": Bug(
+    "lstm_backward_mutates_grad_h": _bug(
+        M.BACKWARD_MUTATES_GRAD_H,
         "LSTM.backward adds the carried gradient into grad_h in place.",
-        R,
-        (
-            (
-                "            dh = grad_h[t] + dh_next\n            # C_t",
-                "            grad_h[t] += dh_next\n            dh = grad_h[t]\n            # C_t",
-            ),
-        ),
-        {"no_mutation": "wrong at ['grad_h after the call']"},
+        {"no_mutation": "grad_h[t] += dh_next"},
     ),
 }

@@ -370,3 +370,118 @@ STEP_CLIPS_PER_MODULE = Mistake(
         ),
     ),
 )
+
+_SIGMOID = (
+    "    z = np.exp(-np.abs(x))  # in (0, 1]: never overflows, whatever the sign of x\n"
+    "    return np.where(x >= 0, 1.0, z) / (1.0 + z)"
+)
+
+SIGMOID_NAIVE = Mistake(
+    "sigmoid_naive",
+    "sigmoid is 1 / (1 + np.exp(-x)) as written, whose exp(-x) overflows for x far below 0: compute it "
+    "from z = exp(-|x|), which is in (0, 1], as 1 / (1 + z) for x >= 0 and z / (1 + z) below",
+    edits=((R, _SIGMOID, "    return 1.0 / (1.0 + np.exp(-x))"),),
+)
+
+SIGMOID_TANH_WITHOUT_HALF = Mistake(
+    "sigmoid_tanh_without_half",
+    "sigmoid is 0.5 * (1 + tanh(x)): the identity is sigmoid(x) = 0.5 * (1 + tanh(x / 2)), the x / 2 is missing",
+    edits=((R, _SIGMOID, "    return 0.5 * (1.0 + np.tanh(x))"),),
+)
+
+STACKED_ALL_LAYERS_READ_X = Mistake(
+    "stacked_all_layers_read_x",
+    "every layer is built with input_size inputs; layer 0 reads x (input_size), each layer above reads "
+    "the hidden states below it (hidden_size)",
+    edits=((R, "Cell(input_size if l == 0 else hidden_size, hidden_size, rng)", "Cell(input_size, hidden_size, rng)"),),
+)
+
+STACKED_BACKWARD_BOTTOM_UP = Mistake(
+    "stacked_backward_bottom_up",
+    "StackedRNN.backward runs the layers bottom-up; the gradient enters at the top layer, so run them "
+    "top-down (reversed(self.layers)), each passing its dx to the layer below",
+    edits=((R, "for layer in reversed(self.layers):", "for layer in self.layers:"),),
+)
+
+NAMED_GRADS_KEYS = Mistake(
+    "named_grads_keys",
+    "layer l's gradients are named 'rnn{l}.key'; the contract's keys are 'rnn.{l}.key', with a dot after rnn",
+    edits=(
+        (
+            R,
+            'named.update({f"rnn.{l}.{k}": layer.grads[k] for k in layer.params})',
+            'named.update({f"rnn{l}.{k}": layer.grads[k] for k in layer.params})',
+        ),
+        (R, 'grads[f"rnn.{l}.{k}"]', 'grads[f"rnn{l}.{k}"]'),
+    ),
+)
+
+STEP_SKIPS_LAYERS = Mistake(
+    "step_skips_layers",
+    "step updates E, W_y and b_y only: every layer's params in rnn.layers must take p -= lr * g too",
+    edits=(
+        (
+            R,
+            "        for l, layer in enumerate(self.rnn.layers):\n            for k in layer.params:\n"
+            '                layer.params[k] = layer.params[k] - lr * grads[f"rnn.{l}.{k}"]\n',
+            "",
+        ),
+    ),
+)
+
+TRAIN_DIV_SEQUENCES = Mistake(
+    "train_divides_by_sequences",
+    "train divides each epoch's loss by the number of sequences; the contract's is a loss per predicted "
+    "token, divided by sum(len(s) - 1)",
+    edits=((R, "losses.append(total / n_predicted)", "losses.append(total / len(sequences))"),),
+)
+
+TRAIN_FORGETS_MAX_NORM = Mistake(
+    "train_forgets_max_norm",
+    "train calls step(lr) without max_norm, so its gradients are never clipped: pass max_norm on, step(lr, max_norm)",
+    edits=((R, "model.step(lr, max_norm)", "model.step(lr)"),),
+)
+
+W_Y_GRAD_TRANSPOSED = Mistake(
+    "W_y_gradient_transposed",
+    "W_y's gradient is h.T @ d_logits, of shape (J, V); logits = h @ W_y.T, so it is d_logits.T @ h, "
+    "of W_y's shape (V, J)",
+    edits=((R, '"W_y": d_logits.T @ h', '"W_y": h.T @ d_logits'),),
+)
+
+UNKNOWN_CELL_IS_LSTM = Mistake(
+    "unknown_cell_is_lstm",
+    "a cell other than 'lstm' or 'gru' silently means an LSTM: the contract asks for a ValueError",
+    edits=(
+        (
+            R,
+            "    if cell not in _CELLS:\n        raise ValueError(f\"cell must be 'lstm' or 'gru', got {cell!r}\")\n"
+            "    return _CELLS[cell]",
+            "    return _CELLS.get(cell, LSTM)",
+        ),
+    ),
+)
+
+BACKWARD_MUTATES_GRAD_H = Mistake(
+    "lstm_backward_mutates_grad_h",
+    "LSTM.backward adds the gradient carried from t + 1 into grad_h in place (grad_h[t] += dh_next), "
+    "which changes the caller's array: add into a new one, dh = grad_h[t] + dh_next",
+    edits=(
+        (
+            R,
+            "            dh = grad_h[t] + dh_next\n            # C_t",
+            "            grad_h[t] += dh_next\n            dh = grad_h[t]\n            # C_t",
+        ),
+    ),
+)
+
+BI_HALVES_SWAPPED = Mistake(
+    "birnn_halves_swapped",
+    "the halves are concatenated as [h<-_t ; h->_t]; the contract's row t is [h->_t ; h<-_t], the forward "
+    "half first (and grad_y[:, :J] goes to the forward cell)",
+    edits=(
+        (R, "return np.concatenate([h_fwd, h_bwd], axis=1)", "return np.concatenate([h_bwd, h_fwd], axis=1)"),
+        (R, "dx_fwd = self.fwd.backward(grad_y[:, :J])", "dx_fwd = self.fwd.backward(grad_y[:, J:])"),
+        (R, _BI_BACKWARD, "dx_bwd = self.bwd.backward(grad_y[::-1, :J])[::-1]"),
+    ),
+)
