@@ -126,19 +126,17 @@ BUGS = {
         "sample always takes the most likely token.",
         E,
         (("token = int(rng.choice(V, p=y_t / y_t.sum()))", "rng.random()\n            token = int(np.argmax(y_t))"),),
-        {"sample": ""},
+        {"sample": "likeliest token"},
     ),
-    "sample_ignores_end": Bug(
+    "sample_ignores_end": Bug.from_mistake(
+        mistakes.SAMPLE_IGNORES_END,
+        {"sample": "goes on after drawing the end token"},
         "sample does not stop at the end token.",
-        E,
-        (("            if token == end:\n                break\n", ""),),
-        {"sample": "end token"},
     ),
-    "train_no_shuffle": Bug(
+    "train_no_shuffle": Bug.from_mistake(
+        mistakes.TRAIN_IN_GIVEN_ORDER,
+        {"train": "rng.permutation(len(sequences))"},
         "train visits the sequences in their given order, not rng.permutation's.",
-        E,
-        (("for i in rng.permutation(len(sequences)):", "for i in range(len(sequences)):"),),
-        {"train": "wrong"},
     ),
     "linear_transposed_gradient": Bug(
         "Linear's weight gradient is x.T @ g.",
@@ -153,16 +151,10 @@ BUGS = {
         {"softmax": "does not subtract each row's maximum"},
         demo=True,
     ),
-    "sigmoid_naive": Bug(
+    "sigmoid_naive": Bug.from_mistake(
+        mistakes.SIGMOID_NAIVE,
+        {"activations": "exp(-|x|) never overflows"},
         "Sigmoid is 1 / (1 + exp(-x)) as written, which overflows for x far below 0.",
-        M,
-        (
-            (
-                "        z = np.exp(-np.abs(x))\n        self.y = np.where(x >= 0, 1.0, z) / (1.0 + z)",
-                "        self.y = 1.0 / (1.0 + np.exp(-x))",
-            ),
-        ),
-        {"activations": "overflow"},
     ),
     "cross_entropy_mean": Bug(
         "CrossEntropy averages over rows.",
@@ -197,23 +189,12 @@ BUGS = {
                 "x -= x.max(axis=-1, keepdims=True)\n        e = np.exp(x)",
             ),
         ),
-        {"no_mutation": "wrong"},
+        {"no_mutation": "subtracts the row maximum in place"},
     ),
-    "no_activation_check": Bug(
+    "no_activation_check": Bug.from_mistake(
+        mistakes.UNKNOWN_ACTIVATION_IS_SIGMOID,
+        {"bad_arguments": "falls back to sigmoid"},
         "any unknown activation silently means sigmoid.",
-        E,
-        (
-            (
-                "        if not isinstance(activation, str) or activation not in _ACTIVATIONS:\n"
-                "            raise ValueError(f\"activation must be 'sigmoid' or 'tanh', got {activation!r}\")\n",
-                "",
-            ),
-            (
-                "self.act, self.act_grad = _ACTIVATIONS[activation]",
-                'self.act, self.act_grad = _ACTIVATIONS.get(activation, _ACTIVATIONS["sigmoid"])',
-            ),
-        ),
-        {"bad_arguments": "no exception"},
     ),
     "cross_entropy_eps_in_log": Bug(
         "CrossEntropy adds 1e-8 inside the log, to avoid log(0).",

@@ -195,3 +195,72 @@ SGD_ASCENDS = Mistake(
     "sgd_step adds the gradient, p + lr * grad, which climbs the loss; the step is p - lr * grad",
     edits=((E, "self.params[k] - lr * self.grads[k]", "self.params[k] + lr * self.grads[k]"),),
 )
+
+SIGMOID_NAIVE = Mistake(
+    "sigmoid_naive",
+    "Sigmoid is 1 / (1 + exp(-x)) as written, and exp(-x) overflows for x far below 0: "
+    "exp(-|x|) never overflows (x >= 0: 1 / (1 + exp(-x)); x < 0: exp(x) / (1 + exp(x)))",
+    edits=(
+        (
+            M,
+            "        z = np.exp(-np.abs(x))\n        self.y = np.where(x >= 0, 1.0, z) / (1.0 + z)",
+            "        self.y = 1.0 / (1.0 + np.exp(-x))",
+        ),
+    ),
+)
+
+SOFTMAX_SHIFTS_IN_PLACE = Mistake(
+    "softmax_shifts_in_place",
+    "Softmax subtracts the row maximum in place (x -= x.max(...)), which changes the caller's array: "
+    "shift a new array, e = np.exp(x - x.max(axis=-1, keepdims=True))",
+    edits=(
+        (
+            M,
+            "e = np.exp(x - x.max(axis=-1, keepdims=True))",
+            "x -= x.max(axis=-1, keepdims=True)\n        e = np.exp(x)",
+        ),
+    ),
+)
+
+UNKNOWN_ACTIVATION_IS_SIGMOID = Mistake(
+    "unknown_activation_is_sigmoid",
+    "an activation other than 'sigmoid' and 'tanh' is not refused (it falls back to sigmoid): "
+    "the contract asks for a ValueError",
+    edits=(
+        (
+            E,
+            "        if not isinstance(activation, str) or activation not in _ACTIVATIONS:\n"
+            "            raise ValueError(f\"activation must be 'sigmoid' or 'tanh', got {activation!r}\")\n",
+            "",
+        ),
+        (
+            E,
+            "self.act, self.act_grad = _ACTIVATIONS[activation]",
+            'self.act, self.act_grad = _ACTIVATIONS.get(activation, _ACTIVATIONS["sigmoid"])',
+        ),
+    ),
+)
+
+TRAIN_IN_GIVEN_ORDER = Mistake(
+    "train_in_given_order",
+    "train visits the sequences in the order given (range(len(sequences))) in every epoch: "
+    "the contract's order is rng.permutation(len(sequences)), drawn anew each epoch",
+    edits=((E, "for i in rng.permutation(len(sequences)):", "for i in range(len(sequences)):"),),
+)
+
+# Samplers' mistakes: named where the submission's draws are exactly those the mistaken reference draws from the
+# same rng, on every case. Never tried in pairs: each one's draws are as long to make as a pair's.
+_DRAW = "token = int(rng.choice(V, p=y_t / y_t.sum()))"
+SAMPLE_GREEDY = Mistake(
+    "sample_greedy",
+    "sample takes the likeliest token of y_t at every step (an argmax) instead of drawing one with rng.choice",
+    edits=((E, _DRAW, "token = int(np.argmax(y_t))"),),
+    paired=False,
+)
+SAMPLE_IGNORES_END = Mistake(
+    "sample_ignores_end",
+    "sample goes on after drawing the end token: a drawn end is kept and stops the sample",
+    edits=((E, "            if token == end:\n                break\n", ""),),
+    paired=False,
+)
+SAMPLER = (SAMPLE_GREEDY, SAMPLE_IGNORES_END)
