@@ -163,8 +163,9 @@ class ExpectedValues:
         for check in self.assignment.checks:
             if check.timing is None and not check.unavailable:
                 cases, _ = self.of(check)
-                for mistake in check.mistakes:  # as a submission answers: what `diagnose` compares
+                for mistake in check.mistakes:  # both forms: what `diagnose` compares, and whether it shows
                     self.mistake_answers(check, cases, mistake)
+                    self.mistake_answers(check, cases, mistake, as_expected=True)
                 # As expected values: what `with_stand_ins` judges the check's answers against.
                 theirs = (m for c in composition.components(check, by_name) for m in c.mistakes)
                 for mistake in dict.fromkeys(theirs):
