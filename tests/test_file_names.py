@@ -97,4 +97,6 @@ def test_a_reason_is_one_line_shortened_at_a_word(text, limit):
     assert line.endswith("…")
     kept = line[:-1].split()
     if kept and len(words[0]) < limit - 1:  # only a first word longer than the line is ever cut
-        assert words[: len(kept)] == kept, (words, kept)
+        # Whole words, the last without the comma, semicolon or colon it ended on before the "…".
+        assert words[: len(kept) - 1] == kept[:-1], (words, kept)
+        assert words[len(kept) - 1].rstrip(",;:") == kept[-1], (words, kept)

@@ -212,7 +212,7 @@ SIGMOID_NAIVE = Mistake(
 SOFTMAX_SHIFTS_IN_PLACE = Mistake(
     "softmax_shifts_in_place",
     "Softmax subtracts the row maximum in place (x -= x.max(...)), which changes the caller's array: "
-    "shift a new array, e = np.exp(x - x.max(axis=-1, keepdims=True))",
+    "subtract it into a new array (x - x.max(...)) and take np.exp of that",
     edits=(
         (
             M,
