@@ -239,4 +239,23 @@ BUGS = {
     "perplexity_exp_of_bits": _made(
         M.PERPLEXITY_EXP_OF_BITS, "perplexity takes exp of the mean NLL in bits.", {"perplexity": "in bits (log2)"}
     ),
+    # Conventions of public code (tests/submissions/ports/embeddings/bugs/), each its known mistake.
+    "end_joined_to_the_last_character": _made(
+        M.END_JOINED,
+        "words start as subword-nmt writes them, END glued to the last character.",
+        {"train_bpe": "glued to each word's last character", "encode_word": "glued to each word's last character"},
+    ),
+    "loss_mean_over_the_k_plus_1_scores": _made(
+        M.LOSS_MEAN_OVER_SCORES, "sgns_loss averages its K + 1 terms (d2l's SigmoidBCELoss).", {"sgns_loss": "mean"}
+    ),
+    "sigmoid_saturated_past_6": _made(
+        M.SIGMOID_SATURATED, "sgns_grads saturates σ past |f| = 6 (word2vec.c's MAX_EXP).", {"sgns_grads": "MAX_EXP"}
+    ),
+    "negatives_redrawn_while_equal_to_the_context": _made(
+        M.NEGATIVES_REDRAWN,
+        "train draws each negative alone, again while it equals c (CS224N's getNegativeSamples).",
+        {"train": "drawn again while it equals the context word"},
+    ),
+    "hidden_relu": _made(M.RELU_HIDDEN, "the hidden layer is a ReLU.", {"ffnn_forward": "ReLU"}),
+    "adam_instead_of_sgd": _made(M.ADAM, "train_ffnn steps with Adam.", {"train_ffnn": "torch.optim.Adam"}),
 }

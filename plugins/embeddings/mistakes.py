@@ -493,20 +493,93 @@ PERPLEXITY_EXP_OF_BITS = _mistake(
     (F, PPL, "return math.exp(F.cross_entropy(model(contexts), targets).item() / math.log(2))"),
 )
 
-TRAIN_BPE = (TIES_FIRST, TIES_LARGEST, OVERLAP, NO_END, END_FIRST, UNWEIGHTED, STRING_REPLACE)
-ENCODE_WORD = (ENCODE_LONGEST_FIRST, ENCODE_EARLIEST_PAIR, OVERLAP, ENCODE_NO_END, ENCODE_END_FIRST, STRING_REPLACE)
+# --- conventions of public code a student ports (tests/submissions/ports/embeddings/bugs/), as it shapes them ---
+END_JOINED = Mistake(
+    "end_joined_to_the_last_character",
+    'END is glued to each word\'s last character ("l o w</w>", as subword-nmt writes words), so it is never a '
+    "symbol of its own; the contract starts a word as its characters followed by a separate END",
+    edits=(
+        (
+            B,
+            WORDS,
+            "words = [tuple(word[:-1]) + (word[-1] + END,) for word in word_counts]  # the symbols of each word",
+        ),
+        (B, ENCODE_START, "symbols = tuple(word[:-1]) + (word[-1] + END,)\n    for pair in merges:"),
+    ),
+    paired=False,  # train_bpe's other seven are tried in pairs (at most MAX_PAIRED are)
+)
+LOSS_MEAN_OVER_SCORES = _mistake(
+    "loss_mean_over_the_k_plus_1_scores",
+    "the loss is the mean of the K + 1 binary cross-entropies (as d2l's SigmoidBCELoss averages them); the "
+    "contract's loss is their sum",
+    (
+        W,
+        LOSS,
+        "return float((-_log_sigmoid(c_vec @ w_vec) - _log_sigmoid(-(neg_vecs @ w_vec)).sum()) / (len(neg_vecs) + 1))",
+    ),
+)
+# word2vec.c reads σ from its table only for |f| < MAX_EXP = 6; past that it takes σ as exactly 1 or 0.
+_SATURATED = "np.where({f} > 6, 1.0, np.where({f} < -6, 0.0, sigmoid({f})))"
+SIGMOID_SATURATED = _mistake(
+    "sigmoid_saturated_past_6",
+    "the gradients take σ(f) as exactly 1 for f > 6 and 0 for f < -6 (word2vec.c's MAX_EXP); the contract's "
+    "gradients use σ itself at every dot product",
+    (W, POS, "pos = " + _SATURATED.format(f="(c_vec @ w_vec)") + " - 1.0  # scalar: dL/d(c·w)"),
+    (W, "neg = sigmoid(neg_vecs @ w_vec)  # (K,)", "neg = " + _SATURATED.format(f="(neg_vecs @ w_vec)") + "  # (K,)"),
+)
+NEGATIVES_REDRAWN = _mistake(
+    "negatives_redrawn_while_equal_to_the_context",
+    "each negative is drawn on its own and drawn again while it equals the context word (as CS224N's "
+    "getNegativeSamples does); the contract draws the k negatives at once, rng.choice(V, size=k, p=p), "
+    "and keeps one equal to c",
+    (
+        W,
+        DRAW,
+        "negatives = np.empty(k, dtype=np.int64)  # (K,)\n"
+        "                for j in range(k):\n"
+        "                    negatives[j] = rng.choice(V, p=p)\n"
+        "                    while negatives[j] == c:\n"
+        "                        negatives[j] = rng.choice(V, p=p)",
+    ),
+)
+RELU_HIDDEN = _mistake(
+    "hidden_relu",
+    "the hidden layer uses a ReLU (as PyTorch's n-gram tutorial does); the contract's is tanh",
+    (F, HIDDEN, "h = torch.relu(self.W(e))  # (B, H)"),
+)
+ADAM = _mistake(
+    "adam_instead_of_sgd",
+    "train_ffnn steps with torch.optim.Adam (as nlp-tutorial's NNLM trains); the contract's optimizer is "
+    "torch.optim.SGD(model.parameters(), lr=lr)",
+    (
+        F,
+        "optimizer = torch.optim.SGD(model.parameters(), lr=lr)",
+        "optimizer = torch.optim.Adam(model.parameters(), lr=lr)",
+    ),
+)
+
+TRAIN_BPE = (TIES_FIRST, TIES_LARGEST, OVERLAP, NO_END, END_FIRST, UNWEIGHTED, STRING_REPLACE, END_JOINED)
+ENCODE_WORD = (
+    ENCODE_LONGEST_FIRST,
+    ENCODE_EARLIEST_PAIR,
+    OVERLAP,
+    ENCODE_NO_END,
+    ENCODE_END_FIRST,
+    STRING_REPLACE,
+    END_JOINED,
+)
 ENCODE = (SPLIT_ON_SPACE,)
 DECODE = (DECODE_KEEPS_LAST, DECODE_NO_SPACES)
 SIGMOID = (SIGMOID_OVERFLOW,)
 PAIRS = (PAIRS_CENTRE, PAIRS_WRAP, PAIRS_SHORT, PAIRS_BY_DISTANCE, PAIRS_SHORT_RIGHT)
 NOISE = (NO_POWER, ZERO_SMOOTHED, POWER_AFTER_NORMALISING)
-LOSS = (POSITIVE_SIGN, NEGATIVE_SIGN, UNSTABLE_LOG, NEGATIVES_MEAN)
-GRADS = (POSITIVE_SIGN, DW_WITHOUT_NEGATIVES, D_NEG_TRANSPOSED)
+LOSS = (POSITIVE_SIGN, NEGATIVE_SIGN, UNSTABLE_LOG, NEGATIVES_MEAN, LOSS_MEAN_OVER_SCORES)
+GRADS = (POSITIVE_SIGN, DW_WITHOUT_NEGATIVES, D_NEG_TRANSPOSED, SIGMOID_SATURATED)
 INIT = (W_UNSCALED, C_RANDOM)
 STEP = (C_BEFORE_W, NEGATIVES_OVERWRITE, NEGATIVES_INTO_W, LOSS_AFTER_STEP, W_BEFORE_C, SEQUENTIAL_UPDATES)
-TRAIN = (EPOCH_SUM, UNIFORM_NEGATIVES, PAIRS_IN_ORDER, NEGATIVES_BEFORE_SHUFFLE)
+TRAIN = (EPOCH_SUM, UNIFORM_NEGATIVES, PAIRS_IN_ORDER, NEGATIVES_BEFORE_SHUFFLE, NEGATIVES_REDRAWN)
 SIMILAR = (DOT_PRODUCT, TIES_LARGER_ID, SELF_INCLUDED)
-FORWARD = (NEWEST_FIRST, NO_TANH, SIGMOID_HIDDEN)
+FORWARD = (NEWEST_FIRST, NO_TANH, SIGMOID_HIDDEN, RELU_HIDDEN)
 EXAMPLES = (NO_PADDING, TARGET_IN_CONTEXT, PADDED_RIGHT, EXAMPLES_NEWEST_FIRST)
-TRAIN_FFNN = (MEAN_OF_BATCHES, NO_ZERO_GRAD, ONE_ORDER, RANDPERM_GLOBAL)
+TRAIN_FFNN = (MEAN_OF_BATCHES, NO_ZERO_GRAD, ONE_ORDER, RANDPERM_GLOBAL, ADAM)
 PERPLEXITY = (PERPLEXITY_MEAN, PERPLEXITY_NO_EXP, PERPLEXITY_BASE_2, PERPLEXITY_EXP_OF_BITS)

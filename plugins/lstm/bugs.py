@@ -286,4 +286,9 @@ BUGS = {
         "LSTM.backward adds the carried gradient into grad_h in place.",
         {"no_mutation": "grad_h[t] += dh_next"},
     ),
+    "log_of_probabilities": _bug(
+        M.LOG_OF_PROBS,
+        "LSTMLM.loss takes np.log of the softmax's probabilities (CS231n's temporal_softmax_loss).",
+        {"lstmlm": "np.log of the softmax's probabilities"},
+    ),
 }

@@ -616,7 +616,7 @@ def lstm_checks() -> list[Check]:
             lstmlm_cases,
             tolerance=GRADS,
             judge=judge_gradients,
-            mistakes=(M.LOSS_MEAN, M.GRAD_E_NOT_ACCUMULATED, M.W_Y_GRAD_TRANSPOSED),
+            mistakes=(M.LOSS_MEAN, M.GRAD_E_NOT_ACCUMULATED, M.W_Y_GRAD_TRANSPOSED, M.LOG_OF_PROBS),
             composes=("stacked",),
             limits=quick,
             grades=("recurrent.LSTMLM",),

@@ -485,3 +485,17 @@ BI_HALVES_SWAPPED = Mistake(
         (R, _BI_BACKWARD, "dx_bwd = self.bwd.backward(grad_y[::-1, :J])[::-1]"),
     ),
 )
+
+LOG_OF_PROBS = Mistake(
+    "log_of_probabilities",
+    "the loss takes np.log of the softmax's probabilities (as CS231n's temporal_softmax_loss does), which is "
+    "-inf once a target's probability underflows to 0; the contract's loss stays finite for logits far apart: "
+    "a log-softmax, the logits shifted by their maximum and the log of the summed exponentials subtracted",
+    edits=(
+        (
+            R,
+            "return float(-log_y[np.arange(len(h)), tokens[1:]].sum())",
+            "return float(-np.log(np.exp(log_y)[np.arange(len(h)), tokens[1:]]).sum())",
+        ),
+    ),
+)

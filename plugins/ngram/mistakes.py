@@ -290,4 +290,11 @@ SAMPLE_KEEPS_EOS = Mistake(
     ),
     paired=False,
 )
-SAMPLER = (SAMPLE_GREEDY, SAMPLE_STALE_CONTEXT, SAMPLE_SEEN_SUCCESSORS_ONLY, SAMPLE_KEEPS_EOS)
+SAMPLE_GLOBAL_RANDOM = Mistake(
+    "sample_global_random",
+    "sample draws with numpy's global generator (numpy.random.choice) instead of the rng it is given: the same "
+    "rng does not give the same draws",
+    edits=(("ngram.py", _DRAW, _DRAW.replace("rng.choice", "numpy.random.choice")),),
+    paired=False,
+)
+SAMPLER = (SAMPLE_GREEDY, SAMPLE_STALE_CONTEXT, SAMPLE_SEEN_SUCCESSORS_ONLY, SAMPLE_KEEPS_EOS, SAMPLE_GLOBAL_RANDOM)

@@ -211,4 +211,31 @@ BUGS = {
         ),
         {"cross_entropy": "epsilon (1e-8) is added inside the log"},
     ),
+    # Conventions of public code (tests/submissions/ports/rnn/bugs/), each its known mistake.
+    "sigmoid_with_tanh_derivative": Bug.from_mistake(
+        mistakes.SIGMOID_WITH_TANH_DERIVATIVE,
+        {
+            "elman_backward": "tanh's derivative",
+            "bptt_hidden": "tanh's derivative",
+        },
+        "BPTT keeps min-char-rnn's tanh derivative, 1 - h^2, in a sigmoid network.",
+    ),
+    "cross_entropy_logits_gradient": Bug.from_mistake(
+        mistakes.CE_LOGITS_GRADIENT,
+        {"cross_entropy": "the softmax's input"},
+        "CrossEntropy.backward returns g (probs - onehot), the gradient a fused softmax-and-loss gives.",
+    ),
+    "sgd_step_adagrad": Bug.from_mistake(
+        mistakes.SGD_ADAGRAD, {"sgd_step": "Adagrad"}, "sgd_step keeps min-char-rnn's Adagrad update."
+    ),
+    "sample_global_rng": Bug.from_mistake(
+        mistakes.SAMPLE_GLOBAL_RNG,
+        {"sample": "global generator"},
+        "sample draws with np.random.choice, numpy's global generator, instead of rng.",
+    ),
+    "grads_accumulate_over_backward_calls": Bug.from_mistake(
+        mistakes.GRADS_ACCUMULATE,
+        {"repeatable_backward": "flush_gradients"},
+        "backward adds the cell's gradients to the last backward's until the next loss().",
+    ),
 }

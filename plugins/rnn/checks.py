@@ -373,6 +373,7 @@ BACKWARD_MISTAKES = (
     M.LOSS_MEAN,
     M.H0_IGNORED,
     M.GRAD_H0_WITHOUT_W_AH,
+    M.SIGMOID_WITH_TANH_DERIVATIVE,
 )
 
 
@@ -425,7 +426,7 @@ def rnn_checks() -> list[Check]:
             files=MODULES,
             tolerance=GRADS,
             judge=judge_gradients,
-            mistakes=(M.CE_MEAN, M.CE_EPS_IN_LOG),
+            mistakes=(M.CE_MEAN, M.CE_EPS_IN_LOG, M.CE_LOGITS_GRADIENT),
             limits=quick,
             grades=("modules.CrossEntropy",),
         ),
@@ -475,6 +476,7 @@ def rnn_checks() -> list[Check]:
                 M.DERIVATIVE_AT_PREACTIVATION,
                 M.LOSS_MEAN,
                 M.EMBEDDING_GRAD_NOT_ACCUMULATED,
+                M.SIGMOID_WITH_TANH_DERIVATIVE,
             ),
             composes=("elman_forward", "elman_loss", "elman_backward"),
             limits=quick,
@@ -486,7 +488,7 @@ def rnn_checks() -> list[Check]:
             scenarios.sgd_step,
             sgd_cases,
             tolerance=GRADS,
-            mistakes=(M.SGD_ASCENDS,),
+            mistakes=(M.SGD_ASCENDS, M.SGD_ADAGRAD),
             limits=quick,
             grades=("elman.RNNLM.sgd_step",),
             stands_in=False,
@@ -521,6 +523,7 @@ def rnn_checks() -> list[Check]:
             tolerance=GRADS,
             property_check=True,
             holds=scenarios.repeatable_holds,
+            mistakes=(M.GRADS_ACCUMULATE, M.SIGMOID_WITH_TANH_DERIVATIVE),
             composes=("linear", "activations", "softmax", "elman_backward"),
             limits=quick,
         ),

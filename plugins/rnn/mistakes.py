@@ -263,4 +263,80 @@ SAMPLE_IGNORES_END = Mistake(
     edits=((E, "            if token == end:\n                break\n", ""),),
     paired=False,
 )
-SAMPLER = (SAMPLE_GREEDY, SAMPLE_IGNORES_END)
+
+# Conventions of public code a student ports (tests/submissions/ports/rnn/bugs/), each as that code shapes it.
+
+SIGMOID_WITH_TANH_DERIVATIVE = Mistake(
+    "sigmoid_with_tanh_derivative",
+    "backpropagation uses tanh's derivative 1 - h_t^2 (as min-char-rnn writes it into its BPTT loop) for a "
+    "sigmoid network, whose derivative is h_t (1 - h_t)",
+    edits=((E, '"sigmoid": (_sigmoid, lambda h: h * (1.0 - h)),', '"sigmoid": (_sigmoid, lambda h: 1.0 - h**2),'),),
+    paired=False,  # elman_backward's other seven are tried in pairs (at most MAX_PAIRED are)
+)
+
+CE_LOGITS_GRADIENT = Mistake(
+    "cross_entropy_logits_gradient",
+    "CrossEntropy.backward returns g (probs - onehot(targets)), the gradient with respect to the softmax's input "
+    "(as code that fuses the softmax into its loss returns it); the contract's backward is the gradient with "
+    "respect to probs: -g / probs[i, targets[i]] at each target, 0 elsewhere",
+    edits=(
+        (
+            M,
+            "        grad = np.zeros_like(self.probs)  # (N, K)\n"
+            '        with np.errstate(divide="ignore"):\n'
+            "            grad[self.rows, self.targets] = -float(g) / self.probs[self.rows, self.targets]\n"
+            "        return grad\n",
+            "        grad = self.probs.copy()  # (N, K)\n"
+            "        grad[self.rows, self.targets] -= 1.0\n"
+            "        return float(g) * grad\n",
+        ),
+    ),
+)
+
+SGD_ADAGRAD = Mistake(
+    "sgd_step_adagrad",
+    "sgd_step divides each step by the root of the squared gradients summed so far (Adagrad, as min-char-rnn "
+    "updates its parameters); the contract's step is plain p - lr * grad",
+    edits=(
+        (
+            E,
+            "self.params.update({k: self.params[k] - lr * self.grads[k] for k in self.params})",
+            'if not hasattr(self, "mem"):\n'
+            "            self.mem = {k: np.zeros_like(p) for k, p in self.params.items()}\n"
+            "        for k in self.params:\n"
+            "            self.mem[k] = self.mem[k] + self.grads[k] * self.grads[k]\n"
+            "            self.params[k] = self.params[k] - lr * self.grads[k] / np.sqrt(self.mem[k] + 1e-8)",
+        ),
+    ),
+)
+
+SAMPLE_GLOBAL_RNG = Mistake(
+    "sample_global_rng",
+    "sample draws with numpy's global generator (np.random.choice, as min-char-rnn samples) instead of the rng "
+    "it is given: the same rng does not give the same sample",
+    edits=((E, _DRAW, "token = int(np.random.choice(V, p=y_t / y_t.sum()))"),),
+    paired=False,
+)
+SAMPLER = (SAMPLE_GREEDY, SAMPLE_IGNORES_END, SAMPLE_GLOBAL_RNG)
+
+GRADS_ACCUMULATE = Mistake(
+    "grads_accumulate_over_backward_calls",
+    "backward adds the recurrent cell's gradients (W_ah, W_ax, b_a) to those of the backward before it, and "
+    "only a new loss() starts them from zero (numpy-ml's RNN cell keeps them until flush_gradients): a second "
+    "backward after one loss doubles them",
+    edits=(
+        (
+            E,
+            "        self.grad_h0 = W_ah.T @ delta[0]  # (J,)\n",
+            '        for k in ("W_ah", "W_ax", "b_a"):\n'
+            "            self._summed[k] = self._summed.get(k, 0) + self.grads[k]\n"
+            "        self.grads.update(self._summed)\n"
+            "        self.grad_h0 = W_ah.T @ delta[0]  # (J,)\n",
+        ),
+        (
+            E,
+            "        self._last_loss = (x, h0, h, np.exp(log_y), targets)\n",
+            "        self._last_loss = (x, h0, h, np.exp(log_y), targets)\n        self._summed = {}\n",
+        ),
+    ),
+)

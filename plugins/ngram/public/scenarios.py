@@ -74,9 +74,12 @@ def sample(modules, corpus, n, k, max_len, draws, repeat, seed, fitted_before_on
         def draw(rng):
             return lm.sample(rng, max_len=max_len)
 
+    # Only rng may be random: the global generators are seeded, so that a sampler drawing from one draws the
+    # same in every run (and its known mistake can be named by its draws), then shaken between the two runs.
+    np.random.seed(seed % 2**32)
+    __import__("random").seed(seed)
     rng = np.random.default_rng(seed)
     first = [draw(rng) for _ in range(draws)]
-    # Only rng may be random: shake the global generators between the two runs.
     np.random.seed(seed % 2**32 ^ 0x5EED)
     __import__("random").seed(seed ^ 0x5EED)
     rng = np.random.default_rng(seed)

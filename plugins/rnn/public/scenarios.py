@@ -288,9 +288,12 @@ def sample(modules, params, activation, start, max_len, end, draws, repeat, seed
     def draw(rng):
         return [int(t) for t in lm.sample(rng, start, max_len, end=end)]
 
+    # Only rng may be random: the global generator is seeded, so that a sampler drawing from it draws the same
+    # in every run (and its known mistake can be named by its draws), then shaken before drawing again.
+    np.random.seed(seed % 2**32)
     rng = np.random.default_rng(seed)
     first = [draw(rng) for _ in range(draws)]
-    np.random.seed(seed % 2**32 ^ 0x5EED)  # only rng may be random
+    np.random.seed(seed % 2**32 ^ 0x5EED)
     rng = np.random.default_rng(seed)
     again = [draw(rng) for _ in range(repeat)]
     rng = np.random.default_rng(seed + 1)
