@@ -476,9 +476,21 @@ GREEDY_MISTAKES = (
     GREEDY_TOPK,
     GREEDY_STOPS_AT_FIRST_EOS,
 )
-# Not the order drawn from torch's global generator: its state differs between the grader's run and the
-# child's, so no answer could match the mistake's.
-TRAIN_MISTAKES = (TRAIN_NO_ZERO_GRAD, TRAIN_OPTIMIZER_PER_EPOCH, TRAIN_BATCHES_IN_ORDER)
+# The scenario seeds torch's global generator (apart from the one it passes), so that an order drawn from it is
+# the same in the grader's run and the child's.
+TRAIN_GLOBAL_GENERATOR = Mistake(
+    "train_global_generator",
+    "train draws each epoch's order with torch.randperm(len(batches)) from torch's global generator instead of "
+    "the generator it is given, so the same generator does not give the same training",
+    edits=(
+        (
+            F,
+            "order = torch.randperm(len(batches), generator=generator, device=generator.device)",
+            "order = torch.randperm(len(batches))",
+        ),
+    ),
+)
+TRAIN_MISTAKES = (TRAIN_NO_ZERO_GRAD, TRAIN_OPTIMIZER_PER_EPOCH, TRAIN_BATCHES_IN_ORDER, TRAIN_GLOBAL_GENERATOR)
 
 ALL = (
     H_N_PADDED_END,

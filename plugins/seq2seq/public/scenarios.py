@@ -336,6 +336,9 @@ def train(
     `copy_task` and `falls_to` are the judge's (`judge_train`)."""
     model = build_model(modules, sizes, kind, state, dtype)
     generator = torch.Generator().manual_seed(seed)
+    # Only the given generator may be drawn from: the global one is seeded apart from it, so that a train drawing
+    # from the global one draws the same in every run (its known mistake is named by its answers).
+    torch.manual_seed(seed ^ 0x5EED)
     answer = {}
     if zero_epochs_first:
         # epochs=0: no step and no draw, so the call after it starts from the same model and generator.
