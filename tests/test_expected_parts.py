@@ -3,6 +3,7 @@ a submission, whose judge reads it from the expected value alone."""
 
 from __future__ import annotations
 
+import pickle
 import threading
 import types
 
@@ -107,6 +108,24 @@ def test_the_reference_computes_it_and_a_known_mistake_does_not():
     assert set(expected["model"]) == {"vocab", "table"} and expected["model"]["table"]
     mistake = checks["no_mutation"].mistakes[0]
     assert reference.mistaken(check, case, mistake)["model"] is None
+
+
+@pytest.mark.parametrize("name,check_name", [("ngram", "sample"), ("rnn", "sample")])
+def test_one_run_gives_a_mistakes_answers_in_both_forms_as_two_runs_do(name, check_name):
+    """`mistaken_both` (what recording a zip's values uses): the draws made once, the table once, both forms
+    exactly those of a run as a submission and a run as an expected value."""
+    assignment, variant = catalog.load(Selection.parse(name, ()))
+    check = next(c for c in assignment.checks if c.name == check_name)
+    reference = LiveReference(assignment.spec)
+    for case in draw_cases(check, name, variant, "expected-parts")[:2]:
+        for mistake in check.mistakes:
+            plain, expected = reference.mistaken_both(check, case, mistake)
+            assert pickle.dumps(plain) == pickle.dumps(reference.mistaken(check, case, mistake))
+            assert pickle.dumps(expected) == pickle.dumps(reference.mistaken(check, case, mistake, as_expected=True))
+            assert plain[TABLE[name]] is None and expected[TABLE[name]] is not None
+
+
+TABLE = {"ngram": "model", "rnn": "table"}
 
 
 def _generate_case(p_greedy: float, draws: int = 300):

@@ -26,11 +26,44 @@ from typing import Any
 from .context_setting import ContextSetting
 
 _as_submission = ContextSetting("lmgrade_answering_as_a_submission", default=False)
+_marking = ContextSetting("lmgrade_marking_expected_parts", default=False)
+
+
+class ExpectedPart:
+    """A part only the expected value holds, marked where one run answers in both forms (`both_forms`)."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any):
+        self.value = value
 
 
 def expected_only(compute: Callable[[], Any]) -> Any:
     """`compute()` for the expected value; None where the scenario runs as a submission does."""
-    return None if _as_submission.get() else compute()
+    if _as_submission.get():
+        return None
+    return ExpectedPart(compute()) if _marking.get() else compute()
+
+
+def marking_expected_parts() -> AbstractContextManager[None]:
+    """Scenarios run in this block mark their `expected_only` parts (`ExpectedPart`), for `both_forms`."""
+    return _marking.within(True)
+
+
+def both_forms(answer: Any) -> tuple[Any, Any]:
+    """(the answer as a submission gives it, as an expected value) from an answer made while marking: the
+    marked parts None, then their values. A scenario puts them in its answer's dicts, lists or tuples."""
+
+    def form(value: Any, expected: bool) -> Any:
+        if isinstance(value, ExpectedPart):
+            return value.value if expected else None
+        if isinstance(value, dict):
+            return {k: form(v, expected) for k, v in value.items()}
+        if isinstance(value, (list, tuple)) and any(isinstance(v, (ExpectedPart, dict, list, tuple)) for v in value):
+            return type(value)(form(v, expected) for v in value)
+        return value
+
+    return form(answer, False), form(answer, True)
 
 
 def answering_as_a_submission() -> AbstractContextManager[None]:

@@ -164,6 +164,7 @@ class ExpectedValues:
             if check.timing is None and not check.unavailable:
                 cases, _ = self.of(check)
                 for mistake in check.mistakes:  # both forms: what `diagnose` compares, and whether it shows
+                    self._both_forms(check, cases, mistake)
                     self.mistake_answers(check, cases, mistake)
                     self.mistake_answers(check, cases, mistake, as_expected=True)
                 # As expected values: what `with_stand_ins` judges the check's answers against.
@@ -221,17 +222,45 @@ class ExpectedValues:
                 else:
                     answers = [self._mistaken_answer(check, case, mistake, as_expected) for case in cases]
                     if stored_key is not None:
-                        self.store.put(
-                            stored_key,
-                            [
-                                {"crashed": True, "raised": a.kind, "message": a.message}
-                                if isinstance(a, Raised)
-                                else {"answer": a}
-                                for a in answers
-                            ],
-                        )
+                        self.store.put(stored_key, self._storable(answers))
                 self._mistaken[key] = answers
             return self._mistaken[key]
+
+    def _both_forms(self, check: Check, cases: list[Case], mistake: Mistake) -> None:
+        """Where a check has a judge of its own, a mistake's answers in both forms from one run of each case
+        (`LiveReference.mistaken_both`), kept as `mistake_answers` keeps them; nothing where either is known."""
+        both = getattr(self.oracle, "mistaken_both", None)
+        if check.judge is None or both is None:
+            return
+        keys = {as_expected: (check.name, mistake, as_expected) for as_expected in (False, True)}
+        stored = {
+            as_expected: self._stored_key(check, cases, f"mistake {mistake.name} {mistake.edits!r} messages{form}")
+            for as_expected, form in ((False, ""), (True, " as expected"))
+        }
+        with self._lock:
+            if any(k in self._mistaken for k in keys.values()) or any(
+                k is not None and self.store.get(k) is not None for k in stored.values()
+            ):
+                return
+            answers: dict[bool, list] = {False: [], True: []}
+            for case in cases:
+                try:
+                    plain, expected = both(check, case, mistake)
+                except Exception as exc:
+                    plain = expected = Raised(type(exc).__name__, str(exc)[:2000])
+                answers[False].append(plain)
+                answers[True].append(expected)
+            for as_expected, found in answers.items():
+                self._mistaken[keys[as_expected]] = found
+                if stored[as_expected] is not None:
+                    self.store.put(stored[as_expected], self._storable(found))
+
+    @staticmethod
+    def _storable(answers: list[Any]) -> list[dict]:
+        return [
+            {"crashed": True, "raised": a.kind, "message": a.message} if isinstance(a, Raised) else {"answer": a}
+            for a in answers
+        ]
 
     def _mistaken_answer(self, check: Check, case: Case, mistake: Mistake, as_expected: bool = False) -> Any:
         try:

@@ -27,7 +27,7 @@ import numpy as np
 
 from ..boundary import wire
 from ..core.errors import HarnessFault
-from ..core.expected_only import answering_as_a_submission
+from ..core.expected_only import answering_as_a_submission, both_forms, marking_expected_parts
 from ..core.scenario_arguments import call_scenario
 from ..declare.assignment import AssignmentSpec
 from ..declare.checks import Case, Check, Mistake
@@ -178,6 +178,15 @@ class LiveReference:
         with REFERENCE_RUNS, np.errstate(all="ignore"), warnings.catch_warnings(), answering:
             warnings.simplefilter("ignore")
             return run_scenario(check, self.flawed_modules(mistake), case)
+
+    def mistaken_both(self, check: Check, case: Case, mistake: Mistake) -> tuple[Any, Any]:
+        """`mistaken` in both forms (as a submission answers, as an expected value) from one run: the parts
+        only the expected value holds (a sampler's table) are computed once, and the draws once too."""
+        with REFERENCE_RUNS, np.errstate(all="ignore"), warnings.catch_warnings(), marking_expected_parts():
+            warnings.simplefilter("ignore")
+            args = wire.decode(wire.encode(case.args))
+            answer = call_scenario(check.scenario, self.flawed_modules(mistake), args)
+        return tuple(wire.decode(wire.encode(form)) for form in both_forms(answer))
 
 
 def one_thread() -> None:
