@@ -639,7 +639,7 @@ def bad_argument_cases(ctx: CaseContext) -> list[Case]:
     rng = ctx.rng
     # Two merges without a tie, (c, </w>) then (b, c</w>), in letters renamed in order.
     good = _crafted(rng, {"abc": 4, "bc": 1, "c": 2})
-    below = -int(rng.integers(1, 50))
+    below = -1  # the boundary: a check written num_merges < -1 (or <= -2) lets it through
     narrow = -int(rng.integers(1, 9))
     calls = [
         ("train_bpe", {"word_counts": good, "num_merges": below}, f"num_merges={below}"),
