@@ -62,6 +62,11 @@ def draw_cases(check: Check, assignment: str, variant: dict, secret: str) -> lis
     return cases
 
 
+def _raised(exc: Exception) -> Raised:
+    """What making a mistake raised, as the grader compares it with what a submission raised."""
+    return Raised(type(exc).__name__, str(exc)[:2000])
+
+
 class ExpectedValues:
     """The expected values of one assignment and variant, for the cases `secret` draws."""
 
@@ -208,18 +213,9 @@ class ExpectedValues:
         key = (check.name, mistake, as_expected)
         with self._lock:
             if key not in self._mistaken:
-                # (what a mistake raised is kept with its message)
-                form = " as expected" if as_expected else ""
-                stored_key = self._stored_key(check, cases, f"mistake {mistake.name} {mistake.edits!r} messages{form}")
-                stored = self.store.get(stored_key) if stored_key is not None else None
-                if isinstance(stored, list) and len(stored) == len(cases):
-                    answers = [
-                        Raised(str(a.get("raised", "")), str(a.get("message", "")))
-                        if a.get("crashed")
-                        else a.get("answer")
-                        for a in stored
-                    ]
-                else:
+                stored_key = self._mistake_key(check, cases, mistake, as_expected)
+                answers = self._stored_answers(stored_key, cases)
+                if answers is None:
                     answers = [self._mistaken_answer(check, case, mistake, as_expected) for case in cases]
                     if stored_key is not None:
                         self.store.put(stored_key, self._storable(answers))
@@ -228,32 +224,48 @@ class ExpectedValues:
 
     def _both_forms(self, check: Check, cases: list[Case], mistake: Mistake) -> None:
         """Where a check has a judge of its own, a mistake's answers in both forms from one run of each case
-        (`LiveReference.mistaken_both`), kept as `mistake_answers` keeps them; nothing where either is known."""
+        (`LiveReference.mistaken_both`), kept as `mistake_answers` keeps them; where either form is known
+        already (here or in the store), `mistake_answers` makes the other alone."""
         both = getattr(self.oracle, "mistaken_both", None)
         if check.judge is None or both is None:
             return
-        keys = {as_expected: (check.name, mistake, as_expected) for as_expected in (False, True)}
-        stored = {
-            as_expected: self._stored_key(check, cases, f"mistake {mistake.name} {mistake.edits!r} messages{form}")
-            for as_expected, form in ((False, ""), (True, " as expected"))
-        }
+        forms = (False, True)
+        keys = {as_expected: (check.name, mistake, as_expected) for as_expected in forms}
         with self._lock:
-            if any(k in self._mistaken for k in keys.values()) or any(
-                k is not None and self.store.get(k) is not None for k in stored.values()
-            ):
+            if any(key in self._mistaken for key in keys.values()):
                 return
-            answers: dict[bool, list] = {False: [], True: []}
+            stored_keys = {as_expected: self._mistake_key(check, cases, mistake, as_expected) for as_expected in forms}
+            stored = {as_expected: self._stored_answers(stored_keys[as_expected], cases) for as_expected in forms}
+            if any(answers is not None for answers in stored.values()):
+                self._mistaken.update({keys[f]: answers for f, answers in stored.items() if answers is not None})
+                return
+            made: dict[bool, list] = {as_expected: [] for as_expected in forms}
             for case in cases:
                 try:
                     plain, expected = both(check, case, mistake)
                 except Exception as exc:
-                    plain = expected = Raised(type(exc).__name__, str(exc)[:2000])
-                answers[False].append(plain)
-                answers[True].append(expected)
-            for as_expected, found in answers.items():
-                self._mistaken[keys[as_expected]] = found
-                if stored[as_expected] is not None:
-                    self.store.put(stored[as_expected], self._storable(found))
+                    plain = expected = _raised(exc)
+                made[False].append(plain)
+                made[True].append(expected)
+            for as_expected, answers in made.items():
+                self._mistaken[keys[as_expected]] = answers
+                if stored_keys[as_expected] is not None:
+                    self.store.put(stored_keys[as_expected], self._storable(answers))
+
+    def _mistake_key(self, check: Check, cases: list[Case], mistake: Mistake, as_expected: bool) -> str | None:
+        """The store's key of a mistake's answers in one form (what it raised is kept with its message)."""
+        form = " as expected" if as_expected else ""
+        return self._stored_key(check, cases, f"mistake {mistake.name} {mistake.edits!r} messages{form}")
+
+    def _stored_answers(self, stored_key: str | None, cases: list[Case]) -> list[Any] | None:
+        """A mistake's answers as the store holds them under `stored_key`, one per case; None where it holds none."""
+        stored = self.store.get(stored_key) if stored_key is not None else None
+        if not (isinstance(stored, list) and len(stored) == len(cases)):
+            return None
+        return [
+            Raised(str(a.get("raised", "")), str(a.get("message", ""))) if a.get("crashed") else a.get("answer")
+            for a in stored
+        ]
 
     @staticmethod
     def _storable(answers: list[Any]) -> list[dict]:
@@ -271,7 +283,7 @@ class ExpectedValues:
             kind, _, message = str(exc).partition(":")
             return Raised(kind.strip(), message.strip())
         except Exception as exc:
-            return Raised(type(exc).__name__, str(exc)[:2000])
+            return _raised(exc)
 
     def diagnose(self, check: Check, cases: list[Case], outcomes: list[CaseOutcome]) -> Mistake | None:
         """The first known mistake that explains every answer the submission gave.

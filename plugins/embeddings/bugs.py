@@ -18,10 +18,8 @@ BPE, W2V, FFNN = "bpe.py", "word2vec.py", "ffnn_lm.py"
 
 
 def _made(mistake: Mistake, what: str, loses: dict[str, str], demo: bool = False) -> Bug:
-    """The bug a student makes when they make `mistake`."""
-    files = {file for file, _, _ in mistake.edits}
-    assert len(files) == 1, mistake.name
-    return Bug(what, files.pop(), tuple((old, new) for _, old, new in mistake.edits), loses, demo=demo)
+    """The bug a student makes when they make `mistake` (`Bug.from_mistake`, in this file's argument order)."""
+    return Bug.from_mistake(mistake, loses, what, demo=demo)
 
 
 BUGS = {

@@ -18,8 +18,8 @@ R = "recurrent.py"
 
 
 def _bug(mistake, what, loses, demo=False) -> Bug:
-    """A bug that is exactly a known mistake: the same edits."""
-    return Bug(what, R, tuple((old, new) for _, old, new in mistake.edits), loses, demo=demo)
+    """A bug that is exactly a known mistake: the same edits (`Bug.from_mistake`, in this file's argument order)."""
+    return Bug.from_mistake(mistake, loses, what, demo=demo)
 
 
 BUGS = {
