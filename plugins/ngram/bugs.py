@@ -102,11 +102,10 @@ BUGS = {
         (("sum(len(s) + 1 for s in corpus)", "sum(len(s) for s in corpus)"),),
         {"perplexity": "leaves out the EOS", "perplexity_hidden": ""},
     ),
-    "sample_global_random": Bug(
-        "sample draws from numpy's global generator, not rng.",
-        F,
-        ((DRAW, DRAW.replace("rng.choice", "numpy.random.choice")),),
+    "sample_global_random": Bug.from_mistake(
+        M.SAMPLE_GLOBAL_RANDOM,
         {"sample": "same seed gave different draws"},
+        "sample draws from numpy's global generator, not rng.",
     ),
     "sample_greedy": Bug(
         "sample always takes the most likely word.",

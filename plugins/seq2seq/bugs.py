@@ -227,16 +227,10 @@ BUGS = {
         "train draws the permutation but takes the batches in their given order.",
         {"train": "in their given order"},
     ),
-    "train_global_generator": Bug(
-        "train draws the order from torch's global generator instead of the one given.",
-        F,
-        (
-            (
-                "order = torch.randperm(len(batches), generator=generator, device=generator.device)",
-                "order = torch.randperm(len(batches))",
-            ),
-        ),
+    "train_global_generator": Bug.from_mistake(
+        M.TRAIN_GLOBAL_GENERATOR,
         {"train": VALUE},
+        "train draws the order from torch's global generator instead of the one given.",
     ),
     # --- conventions of public code, as the ports of tests/submissions/ports carry them ---
     "scores_unmasked": Bug.from_mistake(
