@@ -89,6 +89,8 @@ def test_an_unreadable_file_or_folder_costs_its_own_row_as_a_user_without_root()
             )
         except subprocess.SubprocessError:
             pytest.skip("cannot drop to an unprivileged user here (setuid refused)")
+        except PermissionError:  # exec refused: a checkout in a folder only root may enter (mktemp -d's 0700)
+            pytest.skip("an unprivileged user cannot run this Python (a folder above it is root's alone)")
         if probe.returncode != 0:
             pytest.skip("an unprivileged user cannot run this Python and lmgrade (their folders are root's alone)")
     with tempfile.TemporaryDirectory(prefix="lmgrade-unreadable-") as tmp:  # pytest's own is root's alone
